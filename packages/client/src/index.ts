@@ -1,0 +1,3 @@
+// @shameless/client: the Shameless SDK.
+
+export * from './transport/index.js';

@@ -1,0 +1,93 @@
+// The method catalogue, typed off the generated service definition, and the one place that
+// invokes the generated grpc-js StoreClient methods.
+
+import type {
+  CallOptions,
+  ClientReadableStream,
+  ClientUnaryCall,
+  Metadata,
+  ServiceError,
+} from '@grpc/grpc-js';
+import type { StoreClient, StoreService } from '@shameless/proto';
+
+type Methods = typeof StoreService;
+
+/** The lowerCamel names of the Store's unary methods: `defineModel`, `put`, `getCell`, ... */
+export type UnaryMethodName = {
+  [K in keyof Methods]: Methods[K]['responseStream'] extends false ? K : never;
+}[keyof Methods];
+
+/** The lowerCamel names of the Store's server-streaming methods: `where`, `each`. */
+export type StreamMethodName = {
+  [K in keyof Methods]: Methods[K]['responseStream'] extends true ? K : never;
+}[keyof Methods];
+
+/** The generated request type of a method (`RequestOf<'put'>` is `PutRequest`). */
+export type RequestOf<M extends keyof Methods> = Parameters<Methods[M]['requestSerialize']>[0];
+
+/** The generated response type of a method (`ResponseOf<'put'>` is `PutResponse`). */
+export type ResponseOf<M extends keyof Methods> = ReturnType<Methods[M]['responseDeserialize']>;
+
+type UnaryInvoker<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response?: Res) => void,
+) => ClientUnaryCall;
+
+type StreamInvoker<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+) => ClientReadableStream<Res>;
+
+/** A started unary call: its outcome and a way to cancel it. */
+export interface UnaryCallHandle<Res> {
+  readonly result: Promise<Res>;
+  cancel(): void;
+}
+
+/**
+ * Starts one unary call of `method` on `client`. The promise rejects with the raw grpc-js
+ * error (the caller maps it); `cancel()` cancels the call (the promise then rejects with
+ * CANCELLED).
+ */
+export function startUnaryCall<M extends UnaryMethodName>(
+  client: StoreClient,
+  method: M,
+  request: RequestOf<M>,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+): UnaryCallHandle<ResponseOf<M>> {
+  // The overloads of the generated methods do not survive indexing by a generic name.
+  const invoke = client[method] as unknown as UnaryInvoker<RequestOf<M>, ResponseOf<M>>;
+  let call: ClientUnaryCall | undefined;
+  const result = new Promise<ResponseOf<M>>((resolve, reject) => {
+    call = invoke.call(client, request, metadata, options, (error, response) => {
+      if (error !== null) reject(error);
+      else resolve(response as ResponseOf<M>);
+    });
+  });
+  return {
+    result,
+    cancel: () => call?.cancel(),
+  };
+}
+
+/** Starts one server-streaming call of `method` on `client`. */
+export function startServerStream<M extends StreamMethodName>(
+  client: StoreClient,
+  method: M,
+  request: RequestOf<M>,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+): ClientReadableStream<ResponseOf<M>> {
+  const invoke = client[method] as unknown as StreamInvoker<RequestOf<M>, ResponseOf<M>>;
+  return invoke.call(client, request, metadata, options);
+}
+
+/** Converts a deadline on a {@link Clock} scale into the wall-clock deadline grpc-js wants. */
+export function grpcDeadline(remainingMs: number): number {
+  if (!Number.isFinite(remainingMs)) return Number.POSITIVE_INFINITY;
+  return Date.now() + Math.max(0, remainingMs);
+}

@@ -1,0 +1,10 @@
+// The generated modules each repeat ts-proto's helper types, so cell and model messages are
+// re-exported by name and the service module (which imports both) wholesale.
+export { Cell, IndexValue, Record } from './gen/shameless/v1/cell.js';
+export {
+  FieldDefinition,
+  FieldType,
+  IndexDefinition,
+  ModelDefinition,
+} from './gen/shameless/v1/model.js';
+export * from './gen/shameless/v1/store.js';

@@ -1,0 +1,177 @@
+// The storage engine: every operation of the store, in terms of the engine's own types. It
+// knows nothing of gRPC; the service maps requests onto these calls.
+import { CellWriter } from './cellWriter.js';
+import { decodeBody } from './body.js';
+import { InvalidArgumentError, NotFoundError } from './errors.js';
+import { rejectIndexFields } from './indexValues.js';
+import type { StoreLayout } from './layout.js';
+import { LogNotifier } from './logNotifier.js';
+import { BASE_CELL, type ModelSpec } from './model.js';
+import { ModelRegistry } from './modelRegistry.js';
+import type { PartitionSet } from './partitions.js';
+import { PutOperation, type PutResult } from './putOperation.js';
+import { requireRequestId, requireUuid } from './requestFields.js';
+import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
+import { type StoredCell, readCell, toStoredCell } from './sql/contentTable.js';
+import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
+import type { Logger } from './logger.js';
+
+export interface WriteCellInput {
+  model: string;
+  uuid: string;
+  cell: string;
+  body: Buffer;
+  mode: 'replace' | 'merge';
+  expectedRefKey?: number;
+  requestId: string;
+}
+
+export interface PartitionInfo {
+  index: number;
+  host: string;
+  port: number;
+  database: string;
+  firstShard: number;
+  lastShard: number;
+}
+
+export interface StoreDescription {
+  namespace: string;
+  shardsCount: number;
+  partitions: PartitionInfo[];
+  models: ModelSpec[];
+}
+
+export class Engine {
+  readonly models: ModelRegistry;
+  private readonly cells: CellWriter;
+  private readonly puts: PutOperation;
+  private readonly wheres: WhereQuery;
+  private readonly log: ShardLog;
+
+  constructor(
+    readonly layout: StoreLayout,
+    private readonly partitions: PartitionSet,
+    logger: Logger,
+    options: { followPollIntervalMs: number },
+  ) {
+    const notifier = new LogNotifier();
+    this.models = new ModelRegistry(layout, partitions, logger);
+    this.cells = new CellWriter(layout, partitions, notifier);
+    this.puts = new PutOperation(layout, partitions, this.cells);
+    this.wheres = new WhereQuery(layout, partitions, this.models);
+    this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
+  }
+
+  defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+    return this.models.define(spec);
+  }
+
+  async describe(): Promise<StoreDescription> {
+    await this.models.refresh();
+    return {
+      namespace: this.layout.namespace,
+      shardsCount: this.layout.shardsCount,
+      partitions: this.partitions.partitions.map((partition) => {
+        const shards = this.layout.shardsOf(partition.index);
+        return {
+          index: partition.index,
+          host: partition.location.host,
+          port: partition.location.port,
+          database: partition.location.database,
+          firstShard: shards[0] ?? 0,
+          lastShard: shards[shards.length - 1] ?? 0,
+        };
+      }),
+      models: this.models.all().map((model) => model.spec),
+    };
+  }
+
+  findShard(key: { value: number | bigint } | { uuid: string }): { shard: number; partition: number } {
+    const shard =
+      'uuid' in key
+        ? this.layout.contentShard(requireUuid(key.uuid))
+        : this.layout.findShard(key.value);
+    return { shard, partition: this.layout.partitionOf(shard) };
+  }
+
+  async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
+    const model = await this.models.get(modelName);
+    requireRequestId(requestId);
+    return this.puts.put(model, values, requestId);
+  }
+
+  async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
+    let model = await this.models.get(input.model);
+    requireUuid(input.uuid);
+    model = await this.models.requireCell(model, input.cell || BASE_CELL);
+    requireRequestId(input.requestId);
+    if (input.expectedRefKey !== undefined && input.expectedRefKey < -1) {
+      throw new InvalidArgumentError('expected_ref_key', 'must be -1 (no version yet) or a version');
+    }
+    const body = decodeBody(input.body, 'body');
+    rejectIndexFields(model, body, 'body');
+    return this.cells.append({
+      model,
+      uuid: input.uuid,
+      cell: input.cell || BASE_CELL,
+      content: input.mode === 'merge' ? { mode: 'merge', patch: body } : { mode: 'replace', bytes: input.body },
+      expectedRefKey: input.expectedRefKey,
+      requestId: input.requestId,
+      requireRecord: true,
+    });
+  }
+
+  async getCell(modelName: string, uuid: string, cellName: string, refKey?: number): Promise<StoredCell> {
+    let model = await this.models.get(modelName);
+    requireUuid(uuid);
+    const cell = cellName || BASE_CELL;
+    model = await this.models.requireCell(model, cell);
+    if (refKey !== undefined && refKey < 0) {
+      throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
+    }
+    const shard = this.layout.contentShard(uuid);
+    const row = await this.partitions
+      .forShard(shard)
+      .run((pool) => readCell(pool, this.layout.contentTable(model, shard), uuid, cell, refKey));
+    if (!row) {
+      throw new NotFoundError(
+        refKey === undefined
+          ? `cell ${cell} of record ${uuid} has no version`
+          : `cell ${cell} of record ${uuid} has no version ${refKey}`,
+      );
+    }
+    return toStoredCell(row, shard);
+  }
+
+  /** The version before refKey, or undefined at version 0. */
+  async previous(modelName: string, uuid: string, cellName: string, refKey: number) {
+    if (!Number.isInteger(refKey) || refKey < 0) {
+      throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
+    }
+    if (refKey === 0) {
+      // Still validate the rest of the request, so a bad one never looks like "no previous".
+      await this.models.requireCell(await this.models.get(modelName), cellName || BASE_CELL);
+      requireUuid(uuid);
+      return undefined;
+    }
+    return this.getCell(modelName, uuid, cellName, refKey - 1);
+  }
+
+  where(input: WhereInput): Promise<WherePage> {
+    return this.wheres.page(input);
+  }
+
+  async fetchLatestCells(modelName: string, shard: number, cursor: number, limit: number): Promise<LogPage> {
+    return this.log.fetchPage(await this.models.get(modelName), shard, cursor, limit);
+  }
+
+  async each(modelName: string, input: EachInput, signal: AbortSignal): Promise<AsyncGenerator<EachEvent>> {
+    const model = await this.models.get(modelName);
+    return this.log.each(model, input, signal);
+  }
+
+  close(): Promise<void> {
+    return this.partitions.end();
+  }
+}

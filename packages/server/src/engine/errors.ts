@@ -1,0 +1,54 @@
+// The engine's errors. They say what went wrong in terms of the request, never in terms of
+// SQL, so that the gRPC layer can pass their messages to clients as they are.
+
+export abstract class EngineError extends Error {
+  abstract readonly kind:
+    | 'invalid_argument'
+    | 'not_found'
+    | 'failed_precondition'
+    | 'conflict'
+    | 'unavailable'
+    | 'internal';
+}
+
+/** A request field is missing or malformed. `field` is the request field's name. */
+export class InvalidArgumentError extends EngineError {
+  readonly kind = 'invalid_argument';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+export class NotFoundError extends EngineError {
+  readonly kind = 'not_found';
+}
+
+/** The request is well-formed but conflicts with the store's state (e.g. a model redefinition). */
+export class FailedPreconditionError extends EngineError {
+  readonly kind = 'failed_precondition';
+}
+
+/** An optimistic-concurrency check failed: the caller should re-read and decide again. */
+export class ConflictError extends EngineError {
+  readonly kind = 'conflict';
+}
+
+/** A partition could not be reached, or asked us to try again; retrying may succeed. */
+export class UnavailableError extends EngineError {
+  readonly kind = 'unavailable';
+  constructor(
+    readonly partition: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Anything unexpected. The message is generic; the cause is for the server's log only. */
+export class InternalError extends EngineError {
+  readonly kind = 'internal';
+}

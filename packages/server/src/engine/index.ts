@@ -1,0 +1,13 @@
+export { Engine, type StoreDescription, type WriteCellInput } from './engine.js';
+export * from './errors.js';
+export type { Logger } from './logger.js';
+export { silentLogger } from './logger.js';
+export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
+export { BASE_CELL } from './model.js';
+export { openStore, StoreConfigError, type StoreConfig } from './openStore.js';
+export type { EachEvent, EachInput } from './shardLog.js';
+export type { StoredCell } from './sql/contentTable.js';
+export type { IndexScalar, Operator } from './sql/indexTable.js';
+export * from './sharding.js';
+export * from './tableNames.js';
+export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './whereQuery.js';

@@ -1,0 +1,73 @@
+// Reading typed index-field values out of request bodies and conditions.
+import { InvalidArgumentError } from './errors.js';
+import type { CompiledModel, FieldSpec, IndexSpec } from './model.js';
+import type { Body } from './body.js';
+import type { IndexScalar } from './sql/indexTable.js';
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const STRING_MAX = 255;
+
+/** Checks a value against its field's type; `path` names the request field for errors. */
+export function toIndexScalar(field: FieldSpec, value: unknown, path: string): IndexScalar {
+  if (field.type === 'integer') {
+    if (typeof value === 'number' && Number.isInteger(value)) return value;
+    if (typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX) {
+      return Number.isSafeInteger(Number(value)) ? Number(value) : value;
+    }
+    throw new InvalidArgumentError(path, `${field.name} must be an integer, got ${describe(value)}`);
+  }
+  if (typeof value === 'string' && [...value].length <= STRING_MAX) return value;
+  throw new InvalidArgumentError(
+    path,
+    typeof value === 'string'
+      ? `${field.name} must be at most ${STRING_MAX} characters`
+      : `${field.name} must be a string, got ${describe(value)}`,
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return 'nil';
+  if (value instanceof Map) return 'a map';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Uint8Array) return 'binary';
+  return `${typeof value} ${JSON.stringify(typeof value === 'bigint' ? String(value) : value)}`;
+}
+
+/** The index's values from a body, in field order; every field is required. */
+export function indexValuesFrom(index: IndexSpec, body: Body, path: string): IndexScalar[] {
+  return index.fields.map((field) => {
+    if (!body.has(field.name)) {
+      throw new InvalidArgumentError(
+        path,
+        `${field.name} is required (a field of index ${index.name})`,
+      );
+    }
+    return toIndexScalar(field, body.get(field.name), path);
+  });
+}
+
+export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): number | bigint {
+  const position = index.fields.findIndex((field) => field.name === index.shardOn);
+  return values[position] as number | bigint;
+}
+
+/** The body without any index field: what an update may change. */
+export function withoutIndexFields(model: CompiledModel, body: Body): Body {
+  const rest = new Map(body);
+  for (const field of model.indexOfField.keys()) rest.delete(field);
+  return rest;
+}
+
+/** Refuses a cell body that would write an index field (index values never change). */
+export function rejectIndexFields(model: CompiledModel, body: Body, path: string): void {
+  for (const key of body.keys()) {
+    const owner = model.indexOfField.get(key);
+    if (owner) {
+      throw new InvalidArgumentError(
+        path,
+        `${key} cannot be written: it is part of the ${owner.index} index of ${model.name}`,
+      );
+    }
+  }
+}

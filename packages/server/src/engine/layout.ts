@@ -1,0 +1,46 @@
+// Where each of a store's rows lives: table names per model, index and shard, and the
+// partition of each shard. Built once per store; everything here is derived.
+import type { CompiledModel } from './model.js';
+import { contentShard, findShard, partitionOfShard, shardsOfPartition } from './sharding.js';
+import { contentTableName, indexTableName, storeTableName } from './tableNames.js';
+
+export class StoreLayout {
+  readonly storeTable: string;
+  readonly modelsTable: string;
+  readonly logLocksTable: string;
+
+  constructor(
+    readonly namespace: string,
+    readonly shardsCount: number,
+    readonly partitionCount: number,
+  ) {
+    this.storeTable = storeTableName(namespace, 'store');
+    this.modelsTable = storeTableName(namespace, 'models');
+    this.logLocksTable = storeTableName(namespace, 'log_locks');
+  }
+
+  findShard(value: number | bigint): number {
+    return findShard(value, this.shardsCount);
+  }
+
+  contentShard(uuid: string): number {
+    return contentShard(uuid, this.shardsCount);
+  }
+
+  partitionOf(shard: number): number {
+    return partitionOfShard(shard, this.shardsCount, this.partitionCount);
+  }
+
+  shardsOf(partition: number): number[] {
+    const { first, last } = shardsOfPartition(partition, this.shardsCount, this.partitionCount);
+    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  }
+
+  contentTable(model: CompiledModel, shard: number): string {
+    return contentTableName(this.namespace, model.name, shard);
+  }
+
+  indexTable(model: CompiledModel, index: string, shard: number): string {
+    return indexTableName(this.namespace, model.name, index, shard);
+  }
+}

@@ -1,0 +1,192 @@
+// Model definitions: defining (tables first, then the definition as the commit point), and a
+// cache that refreshes from the schema table when another server has defined something new.
+import { FailedPreconditionError, InternalError, NotFoundError } from './errors.js';
+import type { Logger } from './logger.js';
+import type { StoreLayout } from './layout.js';
+import {
+  BASE_CELL,
+  CompiledModel,
+  type ModelSpec,
+  compareDefinitions,
+  normaliseModelSpec,
+} from './model.js';
+import type { PartitionSet } from './partitions.js';
+import {
+  addRequestIdColumnSql,
+  createContentTableSql,
+  tablesWithoutRequestId,
+} from './sql/contentTable.js';
+import { createIndexTableSql } from './sql/indexTable.js';
+import {
+  insertLogLocks,
+  lockModelDefinition,
+  readModelDefinitions,
+  writeModelDefinition,
+} from './sql/storeTables.js';
+import { PRIMARY_INDEX } from './tableNames.js';
+
+const REFRESH_MIN_INTERVAL_MS = 250;
+const DDL_CONCURRENCY_PER_PARTITION = 4;
+
+export class ModelRegistry {
+  private models = new Map<string, CompiledModel>();
+  private lastRefresh = 0;
+
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly partitions: PartitionSet,
+    private readonly logger: Logger,
+  ) {}
+
+  all(): CompiledModel[] {
+    return [...this.models.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async refresh(): Promise<void> {
+    this.lastRefresh = Date.now();
+    const rows = await this.partitions
+      .at(0)
+      .run((pool) => readModelDefinitions(pool, this.layout.modelsTable));
+    this.models = new Map(
+      rows.map(({ name, definition }) => [name, new CompiledModel(parseDefinition(definition))]),
+    );
+  }
+
+  /** The named model; NOT_FOUND when no server has defined it. */
+  async get(name: string): Promise<CompiledModel> {
+    const cached = this.models.get(name);
+    if (cached) return cached;
+    if (Date.now() - this.lastRefresh >= REFRESH_MIN_INTERVAL_MS) await this.refresh();
+    const model = this.models.get(name);
+    if (!model) {
+      throw new NotFoundError(`model ${JSON.stringify(name)} is not defined; define it with DefineModel`);
+    }
+    return model;
+  }
+
+  /** Checks a cell name, refreshing once in case another server added the cell. */
+  async requireCell(model: CompiledModel, cell: string): Promise<CompiledModel> {
+    if (model.cellNames.has(cell)) return model;
+    if (Date.now() - this.lastRefresh >= REFRESH_MIN_INTERVAL_MS) await this.refresh();
+    const fresh = this.models.get(model.name) ?? model;
+    if (!fresh.cellNames.has(cell)) {
+      throw new NotFoundError(
+        `model ${model.name} has no cell ${JSON.stringify(cell)}; its cells are ${[...fresh.cellNames].join(', ')}`,
+      );
+    }
+    return fresh;
+  }
+
+  async define(requested: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+    const spec = normaliseModelSpec(requested, this.layout.namespace);
+    await this.refresh();
+    const stored = this.models.get(spec.name);
+    if (stored) {
+      const comparison = compareDefinitions(stored.spec, spec);
+      if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
+      if (comparison.change === 'none') return { model: stored.spec, changed: false };
+    } else {
+      await this.createTables(new CompiledModel(spec));
+    }
+    return this.commitDefinition(spec);
+  }
+
+  /** Writes the definition under a row lock, comparing again with what is stored by then. */
+  private async commitDefinition(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+    const table = this.layout.modelsTable;
+    const result = await this.partitions.at(0).withConnection(async (connection) => {
+      await connection.query('START TRANSACTION');
+      try {
+        const current = await lockModelDefinition(connection, table, spec.name);
+        let next = spec;
+        if (current !== undefined) {
+          const stored = parseDefinition(current);
+          const comparison = compareDefinitions(stored, spec);
+          if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
+          if (comparison.change === 'none') {
+            await connection.query('ROLLBACK');
+            return { model: stored, changed: false };
+          }
+          next = { ...stored, cells: comparison.cells };
+        }
+        await writeModelDefinition(connection, table, spec.name, JSON.stringify(next));
+        await connection.query('COMMIT');
+        return { model: next, changed: true };
+      } catch (error) {
+        await connection.query('ROLLBACK').catch(() => connection.destroy());
+        throw error;
+      }
+    });
+    this.models.set(result.model.name, new CompiledModel(result.model));
+    return result;
+  }
+
+  /**
+   * CREATE TABLE IF NOT EXISTS for every shard of every partition, then the request_id column on
+   * tables the gem created, then the shards' log-lock rows. Safe to repeat after any failure.
+   */
+  private async createTables(model: CompiledModel): Promise<void> {
+    const indices = [model.primaryIndex, ...model.spec.secondaryIndices];
+    const total = this.layout.shardsCount * (1 + indices.length);
+    let created = 0;
+    let lastReport = Date.now();
+    const started = Date.now();
+    this.logger.info('creating tables', { model: model.name, tables: total });
+    await Promise.all(
+      this.partitions.partitions.map((partition) =>
+        partition.run(async (pool) => {
+          const shards = this.layout.shardsOf(partition.index);
+          const statements = shards.flatMap((shard) => [
+            createContentTableSql(this.layout.contentTable(model, shard)),
+            ...indices.map((index) =>
+              createIndexTableSql(
+                this.layout.indexTable(model, index.name, shard),
+                index,
+                index.name === PRIMARY_INDEX,
+              ),
+            ),
+          ]);
+          await forEachConcurrently(statements, DDL_CONCURRENCY_PER_PARTITION, async (sql) => {
+            await pool.query(sql);
+            created += 1;
+            if (Date.now() - lastReport > 1000) {
+              lastReport = Date.now();
+              this.logger.info('creating tables', { model: model.name, created, of: total });
+            }
+          });
+          const contentTables = shards.map((shard) => this.layout.contentTable(model, shard));
+          for (const table of await tablesWithoutRequestId(pool, contentTables)) {
+            this.logger.info('adding request_id to a table created by the gem', { table });
+            await pool.query(addRequestIdColumnSql(table));
+          }
+          await insertLogLocks(pool, this.layout.logLocksTable, contentTables);
+        }),
+      ),
+    );
+    this.logger.info('tables ready', { model: model.name, tables: total, ms: Date.now() - started });
+  }
+}
+
+function parseDefinition(json: string): ModelSpec {
+  try {
+    const spec = JSON.parse(json) as ModelSpec;
+    return { ...spec, cells: spec.cells.filter((cell) => cell !== BASE_CELL) };
+  } catch (error) {
+    throw new InternalError('a stored model definition is unreadable', { cause: error });
+  }
+}
+
+async function forEachConcurrently<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}

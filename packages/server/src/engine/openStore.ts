@@ -1,0 +1,135 @@
+// Opening a store: connect to every partition (creating its database when missing), check that
+// the data there was written with this layout, and load the model definitions.
+import { Engine } from './engine.js';
+import { isNamespace } from './identifiers.js';
+import { StoreLayout } from './layout.js';
+import type { Logger } from './logger.js';
+import {
+  type MysqlLocation,
+  createMysqlPool,
+  ensureDatabase,
+  parseMysqlUrl,
+  redactUrl,
+} from './mysqlPool.js';
+import { Partition, PartitionSet } from './partitions.js';
+import { shardLayoutProblem } from './sharding.js';
+import { claimStoreRecord, createStoreTables } from './sql/storeTables.js';
+
+export interface StoreConfig {
+  namespace: string;
+  shardsCount: number;
+  /** mysql://user:password@host:port/database, one per partition, in a fixed order. */
+  partitionUrls: readonly string[];
+  poolSize: number;
+  connectTimeoutMs: number;
+  /** How long to wait for partitions to come up at start. */
+  startupTimeoutMs: number;
+  followPollIntervalMs: number;
+}
+
+/** The store cannot be opened as configured; the message says what to change. */
+export class StoreConfigError extends Error {}
+
+export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
+  if (!isNamespace(config.namespace)) {
+    throw new StoreConfigError(
+      `namespace ${JSON.stringify(config.namespace)} must be empty or a lowercase identifier ([a-z][a-z0-9_]*)`,
+    );
+  }
+  const layoutProblem = shardLayoutProblem(config.shardsCount, config.partitionUrls.length);
+  if (layoutProblem) throw new StoreConfigError(layoutProblem);
+  const locations = config.partitionUrls.map((url, i) => {
+    try {
+      return parseMysqlUrl(url);
+    } catch (error) {
+      throw new StoreConfigError(`partition ${i}: ${(error as Error).message}`);
+    }
+  });
+  const layout = new StoreLayout(config.namespace, config.shardsCount, locations.length);
+
+  await Promise.all(
+    locations.map((location, i) => waitForDatabase(location, i, config, logger)),
+  );
+  const partitions = new PartitionSet(
+    locations.map(
+      (location, i) =>
+        new Partition(
+          i,
+          location,
+          createMysqlPool(location, {
+            connectionLimit: config.poolSize,
+            connectTimeoutMs: config.connectTimeoutMs,
+          }),
+        ),
+    ),
+    config.shardsCount,
+  );
+  try {
+    for (const partition of partitions.partitions) {
+      await partition.run(async (pool) => {
+        await createStoreTables(pool, {
+          store: layout.storeTable,
+          models: layout.modelsTable,
+          logLocks: layout.logLocksTable,
+        });
+        const stored = await claimStoreRecord(pool, layout.storeTable, {
+          namespace: config.namespace,
+          shardsCount: config.shardsCount,
+          partitionCount: locations.length,
+          partitionIndex: partition.index,
+        });
+        if (
+          stored.shardsCount !== config.shardsCount ||
+          stored.partitionCount !== locations.length ||
+          stored.partitionIndex !== partition.index
+        ) {
+          throw new StoreConfigError(
+            `partition ${partition.index} (${describeLocation(partition.location)}) belongs to a store ` +
+              `created with shardsCount=${stored.shardsCount} and ${stored.partitionCount} partition(s), as partition ` +
+              `${stored.partitionIndex}; this server was started with shardsCount=${config.shardsCount} and ` +
+              `${locations.length} partition(s). Changing either would silently remap stored data: start with ` +
+              `--shards-count ${stored.shardsCount} and the original partition URLs in their original order, ` +
+              `or use another namespace or database for a new store.`,
+          );
+        }
+      });
+    }
+    const engine = new Engine(layout, partitions, logger, {
+      followPollIntervalMs: config.followPollIntervalMs,
+    });
+    await engine.models.refresh();
+    return engine;
+  } catch (error) {
+    await partitions.end();
+    throw error;
+  }
+}
+
+function describeLocation(location: MysqlLocation): string {
+  return `${location.host}:${location.port}/${location.database}`;
+}
+
+async function waitForDatabase(
+  location: MysqlLocation,
+  index: number,
+  config: StoreConfig,
+  logger: Logger,
+): Promise<void> {
+  const deadline = Date.now() + config.startupTimeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ensureDatabase(location, config.connectTimeoutMs);
+      return;
+    } catch (error) {
+      const reason = (error as { code?: string; message?: string }).code ?? (error as Error).message;
+      if (Date.now() >= deadline) {
+        throw new StoreConfigError(
+          `cannot reach partition ${index} at ${describeLocation(location)} as ${location.user} (${reason}). ` +
+            `Is MySQL running there? Check --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}).`,
+        );
+      }
+      logger.warn('waiting for partition', { partition: index, at: describeLocation(location), attempt, reason });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}

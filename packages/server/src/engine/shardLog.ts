@@ -1,0 +1,126 @@
+// Reading a model's content shards as ordered logs: single pages (FetchLatestCells) and
+// streams that can follow new writes (Each). Gap-freedom comes from the writers (see
+// cellWriter.ts); readers simply read `id > cursor`.
+import type { StoreLayout } from './layout.js';
+import type { LogNotifier } from './logNotifier.js';
+import type { CompiledModel } from './model.js';
+import type { PartitionSet } from './partitions.js';
+import { requireLimit, requireShard } from './requestFields.js';
+import { type StoredCell, readLogPage, readMaxIds, toStoredCell } from './sql/contentTable.js';
+
+export interface LogPage {
+  cells: StoredCell[];
+  nextCursor: number;
+  maxId: number;
+}
+
+export interface EachInput {
+  shards: readonly number[];
+  cursors: ReadonlyMap<number, number>;
+  follow: boolean;
+  batchSize: number;
+  heartbeatIntervalMs: number;
+}
+
+export type EachEvent =
+  | { kind: 'batch'; shard: number; cells: StoredCell[]; cursor: number }
+  | { kind: 'heartbeat'; at: Date; cursors: Map<number, number> };
+
+const DEFAULT_PAGE = 1000;
+const DEFAULT_BATCH = 500;
+const MAX_PAGE = 10_000;
+const DEFAULT_HEARTBEAT_MS = 1000;
+
+export class ShardLog {
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly partitions: PartitionSet,
+    private readonly notifier: LogNotifier,
+    private readonly pollIntervalMs: number,
+  ) {}
+
+  async fetchPage(model: CompiledModel, shard: number, cursor: number, limit: number): Promise<LogPage> {
+    requireShard(shard, this.layout.shardsCount, 'shard');
+    const pageSize = requireLimit(limit, 'limit', DEFAULT_PAGE, MAX_PAGE);
+    return this.readPage(model, shard, cursor, pageSize);
+  }
+
+  private async readPage(model: CompiledModel, shard: number, cursor: number, limit: number) {
+    const { rows, maxId } = await this.partitions
+      .forShard(shard)
+      .run((pool) => readLogPage(pool, this.layout.contentTable(model, shard), cursor, limit));
+    const cells = rows.map((row) => toStoredCell(row, shard));
+    return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
+  }
+
+  /**
+   * Streams every listed shard from its cursor, one batch at a time and round-robin across
+   * shards. Pull-based: nothing is read until the consumer asks for the next event, so a slow
+   * consumer holds the stream back instead of filling memory.
+   */
+  async *each(model: CompiledModel, input: EachInput, signal: AbortSignal): AsyncGenerator<EachEvent> {
+    const shards =
+      input.shards.length > 0
+        ? [...new Set(input.shards)].map((shard, i) => requireShard(shard, this.layout.shardsCount, `shards[${i}]`))
+        : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
+    const batchSize = requireLimit(input.batchSize, 'batch_size', DEFAULT_BATCH, MAX_PAGE);
+    const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;
+    const cursors = new Map(shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]));
+    const tables = shards.map((shard) => this.layout.contentTable(model, shard));
+    // Shards that may have rows past their cursor; all of them to begin with.
+    let pending = new Set(shards);
+    let lastSent = Date.now();
+
+    while (!signal.aborted) {
+      for (const shard of pending) {
+        if (signal.aborted) return;
+        const page = await this.readPage(model, shard, cursors.get(shard)!, batchSize);
+        if (page.cells.length < batchSize) pending.delete(shard);
+        if (page.cells.length === 0) continue;
+        cursors.set(shard, page.nextCursor);
+        lastSent = Date.now();
+        yield { kind: 'batch', shard, cells: page.cells, cursor: page.nextCursor };
+      }
+      if (pending.size > 0) continue;
+      if (!input.follow) return;
+
+      const quietFor = Date.now() - lastSent;
+      if (quietFor >= heartbeatMs) {
+        lastSent = Date.now();
+        yield { kind: 'heartbeat', at: new Date(), cursors: new Map(cursors) };
+      }
+      await this.notifier.waitForAny(
+        tables,
+        Math.min(this.pollIntervalMs, Math.max(1, heartbeatMs - (Date.now() - lastSent))),
+        signal,
+      );
+      if (signal.aborted) return;
+      pending = await this.shardsWithNewRows(model, shards, cursors);
+    }
+  }
+
+  /** One max-id query per partition tells which shards have moved past their cursor. */
+  private async shardsWithNewRows(
+    model: CompiledModel,
+    shards: readonly number[],
+    cursors: ReadonlyMap<number, number>,
+  ): Promise<Set<number>> {
+    const byPartition = new Map<number, { shard: number; table: string }[]>();
+    for (const shard of shards) {
+      const partition = this.layout.partitionOf(shard);
+      const list = byPartition.get(partition) ?? [];
+      list.push({ shard, table: this.layout.contentTable(model, shard) });
+      byPartition.set(partition, list);
+    }
+    const moved = new Set<number>();
+    await Promise.all(
+      [...byPartition].map(async ([partition, tables]) => {
+        const maxIds = await this.partitions.at(partition).run((pool) => readMaxIds(pool, tables));
+        for (const [shard, maxId] of maxIds) {
+          if (maxId > (cursors.get(shard) ?? 0)) moved.add(shard);
+        }
+      }),
+    );
+    return moved;
+  }
+}

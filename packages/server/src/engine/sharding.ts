@@ -1,0 +1,41 @@
+// Shard and partition routing, exactly as the Ruby gem does it (SPEC §2). Pure functions: the
+// layout of every stored row depends on them, so they must never change behaviour.
+
+/** Floored modulo: the shard of a shardable integer value. `findShard(-1, 4) === 3`. */
+export function findShard(value: number | bigint, shardsCount: number): number {
+  if (typeof value === 'bigint') {
+    const count = BigInt(shardsCount);
+    return Number(((value % count) + count) % count);
+  }
+  return ((value % shardsCount) + shardsCount) % shardsCount;
+}
+
+/** The content shard of a record: its UUID's first 4 hex characters, read as an integer. */
+export function contentShard(uuid: string, shardsCount: number): number {
+  return findShard(Number.parseInt(uuid.slice(0, 4), 16), shardsCount);
+}
+
+/** Each partition holds a contiguous block of `shardsCount / partitionCount` shards. */
+export function partitionOfShard(shard: number, shardsCount: number, partitionCount: number) {
+  return Math.floor(shard / (shardsCount / partitionCount));
+}
+
+/** The first and last shard held by a partition. */
+export function shardsOfPartition(partition: number, shardsCount: number, partitionCount: number) {
+  const perPartition = shardsCount / partitionCount;
+  return { first: partition * perPartition, last: (partition + 1) * perPartition - 1 };
+}
+
+/** Why a shard layout is invalid, or undefined when it is valid. */
+export function shardLayoutProblem(shardsCount: number, partitionCount: number): string | undefined {
+  if (!Number.isInteger(shardsCount) || shardsCount < 1 || shardsCount > 999_999) {
+    return `shardsCount must be an integer from 1 to 999999 (got ${shardsCount})`;
+  }
+  if (!Number.isInteger(partitionCount) || partitionCount < 1) {
+    return `at least one partition is required (got ${partitionCount})`;
+  }
+  if (shardsCount % partitionCount !== 0) {
+    return `shardsCount (${shardsCount}) must be a multiple of the number of partitions (${partitionCount})`;
+  }
+  return undefined;
+}

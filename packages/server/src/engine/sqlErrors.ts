@@ -1,0 +1,76 @@
+// Which MySQL failures mean "this partition is unavailable, try again" and which are ours to
+// handle (duplicate keys). Driver error codes are read here and nowhere else.
+import { UnavailableError } from './errors.js';
+
+interface DriverError {
+  code?: string;
+  errno?: number;
+  message?: string;
+  fatal?: boolean;
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_NORMAL_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+  'POOL_CLOSED',
+]);
+// Deadlocks and lock waits are transient by nature; the write was rolled back.
+const TRANSIENT_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+
+function asDriverError(error: unknown): DriverError | undefined {
+  return typeof error === 'object' && error !== null ? (error as DriverError) : undefined;
+}
+
+/** True when the error says the connection itself is unusable. */
+export function isConnectionError(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  if (!driverError) return false;
+  return (
+    (driverError.code !== undefined && CONNECTION_CODES.has(driverError.code)) ||
+    driverError.fatal === true ||
+    /Pool is closed|connection is in closed state|Can't add new command when connection is in closed state/i.test(
+      driverError.message ?? '',
+    )
+  );
+}
+
+/** The unique key a duplicate-entry error names, or undefined for any other error. */
+export function duplicateKeyName(error: unknown): string | undefined {
+  const driverError = asDriverError(error);
+  if (driverError?.code !== 'ER_DUP_ENTRY') return undefined;
+  return /for key '(?:[^'.]*\.)?([^']+)'/.exec(driverError.message ?? '')?.[1] ?? '';
+}
+
+export function isMissingTable(error: unknown): boolean {
+  return asDriverError(error)?.code === 'ER_NO_SUCH_TABLE';
+}
+
+/** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
+export function translateSqlError(error: unknown, partition: number): unknown {
+  if (isConnectionError(error)) {
+    return new UnavailableError(partition, `partition ${partition} is unavailable; retry later`, {
+      cause: error,
+    });
+  }
+  const code = asDriverError(error)?.code;
+  if (code !== undefined && TRANSIENT_CODES.has(code)) {
+    return new UnavailableError(partition, `partition ${partition} is busy (lock contention); retry`, {
+      cause: error,
+    });
+  }
+  return error;
+}

@@ -1,0 +1,217 @@
+// Where: one index shard, typed conditions, keyset pages, and the cells of each page read with
+// one query per content shard.
+import { createHash } from 'node:crypto';
+import { InvalidArgumentError, NotFoundError } from './errors.js';
+import { toIndexScalar } from './indexValues.js';
+import type { StoreLayout } from './layout.js';
+import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
+import type { ModelRegistry } from './modelRegistry.js';
+import type { PartitionSet } from './partitions.js';
+import { type StoredCell, readLatestCells, toStoredCell } from './sql/contentTable.js';
+import {
+  type IndexCondition,
+  type IndexScalar,
+  type Operator,
+  queryIndex,
+} from './sql/indexTable.js';
+import { PRIMARY_INDEX } from './tableNames.js';
+import { requireLimit } from './requestFields.js';
+
+export interface WhereCondition {
+  field: string;
+  op: Operator | 'unspecified';
+  values: readonly IndexScalar[];
+}
+
+export interface WhereInput {
+  model: string;
+  index: string;
+  conditions: readonly WhereCondition[];
+  cells: readonly string[];
+  descending: boolean;
+  limit: number;
+  pageToken: string;
+}
+
+export interface FoundRecord {
+  uuid: string;
+  cells: StoredCell[];
+}
+
+export interface WherePage {
+  records: FoundRecord[];
+  nextPageToken: string;
+}
+
+const DEFAULT_LIMIT = 1000;
+const MAX_LIMIT = 10_000;
+const MAX_IN_VALUES = 1000;
+const ARITY: Record<Operator, [number, number]> = {
+  eq: [1, 1],
+  ne: [1, 1],
+  lt: [1, 1],
+  le: [1, 1],
+  gt: [1, 1],
+  ge: [1, 1],
+  in: [1, MAX_IN_VALUES],
+  between: [2, 2],
+};
+
+export class WhereQuery {
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly partitions: PartitionSet,
+    private readonly models: ModelRegistry,
+  ) {}
+
+  /** One page of matching records, in index order. */
+  async page(input: WhereInput): Promise<WherePage> {
+    let model = await this.models.get(input.model);
+    const indexName = input.index || PRIMARY_INDEX;
+    const index = model.indices.get(indexName);
+    if (!index) {
+      throw new NotFoundError(
+        `model ${model.name} has no index ${JSON.stringify(indexName)}; its indices are ${[...model.indices.keys()].join(', ')}`,
+      );
+    }
+    const cells = input.cells.length > 0 ? [...new Set(input.cells)] : [BASE_CELL];
+    for (const cell of cells) model = await this.models.requireCell(model, cell);
+    const limit = requireLimit(input.limit, 'limit', DEFAULT_LIMIT, MAX_LIMIT);
+    const { conditions, shardValue } = validateConditions(index, input.conditions);
+    const fingerprint = queryFingerprint(input, indexName);
+    const after = input.pageToken ? decodePageToken(input.pageToken, fingerprint, index) : undefined;
+
+    const shard = this.layout.findShard(shardValue);
+    const rows = await this.partitions.forShard(shard).run((pool) =>
+      queryIndex(pool, this.layout.indexTable(model, indexName, shard), index, {
+        conditions,
+        descending: input.descending,
+        limit: limit + 1,
+        after,
+      }),
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextPageToken =
+      rows.length > limit && last
+        ? encodePageToken(fingerprint, [...index.fields.map((f) => last[f.name]), last.uuid])
+        : '';
+    const uuids = page.map((row) => String(row.uuid));
+    const cellsByUuid = await this.readCells(model, uuids, cells);
+    return {
+      records: uuids.map((uuid) => ({ uuid, cells: cellsByUuid.get(uuid) ?? [] })),
+      nextPageToken,
+    };
+  }
+
+  /** The latest version of the cells of many records: one query per content shard. */
+  private async readCells(model: CompiledModel, uuids: readonly string[], cells: readonly string[]) {
+    const byShard = new Map<number, string[]>();
+    for (const uuid of uuids) {
+      const shard = this.layout.contentShard(uuid);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), uuid]);
+    }
+    const found = new Map<string, StoredCell[]>();
+    await Promise.all(
+      [...byShard].map(async ([shard, shardUuids]) => {
+        const rows = await this.partitions
+          .forShard(shard)
+          .run((pool) => readLatestCells(pool, this.layout.contentTable(model, shard), shardUuids, cells));
+        for (const row of rows) {
+          const cell = toStoredCell(row, shard);
+          found.set(cell.uuid, [...(found.get(cell.uuid) ?? []), cell]);
+        }
+      }),
+    );
+    const order = new Map(cells.map((cell, i) => [cell, i]));
+    for (const list of found.values()) list.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+    return found;
+  }
+}
+
+function validateConditions(index: IndexSpec, input: readonly WhereCondition[]) {
+  let shardValue: number | bigint | undefined;
+  const conditions: IndexCondition[] = input.map((condition, i) => {
+    const path = `conditions[${i}]`;
+    const field = index.fields.find((f) => f.name === condition.field);
+    if (!field) {
+      throw new InvalidArgumentError(
+        `${path}.field`,
+        `${JSON.stringify(condition.field)} is not a field of index ${index.name} (${index.fields.map((f) => f.name).join(', ')})`,
+      );
+    }
+    if (condition.op === 'unspecified') {
+      throw new InvalidArgumentError(`${path}.op`, 'an operator is required');
+    }
+    const [min, max] = ARITY[condition.op];
+    if (condition.values.length < min || condition.values.length > max) {
+      throw new InvalidArgumentError(
+        `${path}.values`,
+        min === max
+          ? `${condition.op} takes ${min} value${min > 1 ? 's' : ''}, got ${condition.values.length}`
+          : `${condition.op} takes ${min} to ${max} values, got ${condition.values.length}`,
+      );
+    }
+    const values = condition.values.map((value) => toIndexScalar(field, value, `${path}.values`));
+    if (field.name === index.shardOn && condition.op === 'eq') {
+      if (shardValue !== undefined) {
+        throw new InvalidArgumentError(path, `${field.name} has more than one = condition`);
+      }
+      shardValue = values[0] as number | bigint;
+    }
+    return { field: field.name, op: condition.op, values };
+  });
+  if (shardValue === undefined) {
+    throw new InvalidArgumentError(
+      'conditions',
+      `a condition ${index.shardOn} = <integer> is required: it picks the shard of index ${index.name}`,
+    );
+  }
+  return { conditions, shardValue };
+}
+
+function queryFingerprint(input: WhereInput, index: string): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        input.model,
+        index,
+        input.descending,
+        input.conditions.map((c) => [c.field, c.op, c.values.map(String)]),
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 12);
+}
+
+function encodePageToken(fingerprint: string, key: unknown[]): string {
+  const values = key.map((value) => (typeof value === 'bigint' ? `${value}n` : value));
+  return Buffer.from(JSON.stringify([fingerprint, values])).toString('base64url');
+}
+
+function decodePageToken(token: string, fingerprint: string, index: IndexSpec): IndexScalar[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidArgumentError('page_token', 'is not a token returned by Where');
+  }
+  const fields = [...index.fields.map((f) => f.type), 'string'];
+  if (
+    !Array.isArray(parsed) ||
+    parsed[0] !== fingerprint ||
+    !Array.isArray(parsed[1]) ||
+    parsed[1].length !== fields.length
+  ) {
+    throw new InvalidArgumentError(
+      'page_token',
+      'does not belong to this query (model, index, conditions and order must stay the same)',
+    );
+  }
+  return (parsed[1] as unknown[]).map((value, i) => {
+    if (fields[i] === 'integer' && typeof value === 'string' && value.endsWith('n')) {
+      return BigInt(value.slice(0, -1));
+    }
+    return value as IndexScalar;
+  });
+}

@@ -1,0 +1,113 @@
+// Proto messages to engine types and back. Nothing here decides anything.
+import {
+  type Cell,
+  FieldType,
+  type IndexDefinition,
+  type IndexValue,
+  type ModelDefinition,
+  Operator,
+  type Record as ProtoRecord,
+} from '@shameless/proto';
+import { InvalidArgumentError } from '../engine/errors.js';
+import type { FoundRecord } from '../engine/whereQuery.js';
+import type {
+  FieldType as EngineFieldType,
+  IndexScalar,
+  IndexSpec,
+  ModelSpec,
+  Operator as EngineOperator,
+  StoredCell,
+} from '../engine/index.js';
+
+export function toCell(cell: StoredCell): Cell {
+  return {
+    id: cell.id,
+    shard: cell.shard,
+    uuid: cell.uuid,
+    name: cell.name,
+    refKey: cell.refKey,
+    createdAt: cell.createdAt,
+    body: cell.body,
+  };
+}
+
+export function toRecord(record: FoundRecord): ProtoRecord {
+  return { uuid: record.uuid, cells: record.cells.map(toCell) };
+}
+
+function toFieldType(type: FieldType, path: string): EngineFieldType {
+  if (type === FieldType.FIELD_TYPE_INTEGER) return 'integer';
+  if (type === FieldType.FIELD_TYPE_STRING) return 'string';
+  throw new InvalidArgumentError(path, 'must be FIELD_TYPE_INTEGER or FIELD_TYPE_STRING');
+}
+
+function toIndexSpec(index: IndexDefinition, path: string): IndexSpec {
+  return {
+    name: index.name,
+    fields: index.fields.map((field, i) => ({
+      name: field.name,
+      type: toFieldType(field.type, `${path}.fields[${i}].type`),
+    })),
+    shardOn: index.shardOn,
+  };
+}
+
+export function toModelSpec(model: ModelDefinition | undefined): ModelSpec {
+  if (!model) throw new InvalidArgumentError('model', 'is required');
+  if (!model.primaryIndex) throw new InvalidArgumentError('model.primary_index', 'is required');
+  return {
+    name: model.name,
+    primaryIndex: toIndexSpec(model.primaryIndex, 'model.primary_index'),
+    secondaryIndices: model.secondaryIndices.map((index, i) =>
+      toIndexSpec(index, `model.secondary_indices[${i}]`),
+    ),
+    cells: model.cells,
+  };
+}
+
+function fromIndexSpec(index: IndexSpec): IndexDefinition {
+  return {
+    name: index.name,
+    fields: index.fields.map((field) => ({
+      name: field.name,
+      type: field.type === 'integer' ? FieldType.FIELD_TYPE_INTEGER : FieldType.FIELD_TYPE_STRING,
+    })),
+    shardOn: index.shardOn,
+  };
+}
+
+export function toModelDefinition(spec: ModelSpec): ModelDefinition {
+  return {
+    name: spec.name,
+    primaryIndex: fromIndexSpec(spec.primaryIndex),
+    secondaryIndices: spec.secondaryIndices.map(fromIndexSpec),
+    cells: [...spec.cells],
+  };
+}
+
+const OPERATORS: Partial<Record<Operator, EngineOperator>> = {
+  [Operator.OPERATOR_EQ]: 'eq',
+  [Operator.OPERATOR_NE]: 'ne',
+  [Operator.OPERATOR_LT]: 'lt',
+  [Operator.OPERATOR_LE]: 'le',
+  [Operator.OPERATOR_GT]: 'gt',
+  [Operator.OPERATOR_GE]: 'ge',
+  [Operator.OPERATOR_IN]: 'in',
+  [Operator.OPERATOR_BETWEEN]: 'between',
+};
+
+export function toOperator(op: Operator): EngineOperator | 'unspecified' {
+  return OPERATORS[op] ?? 'unspecified';
+}
+
+/** Untyped on purpose: the engine checks each value against its field's type. */
+export function toScalar(value: IndexValue, path: string): IndexScalar {
+  switch (value.kind?.$case) {
+    case 'integer':
+      return value.kind.integer;
+    case 'string':
+      return value.kind.string;
+    default:
+      throw new InvalidArgumentError(path, 'each value must set integer or string');
+  }
+}

@@ -1,0 +1,69 @@
+// The gRPC server: the Store service, the standard health service, and a graceful shutdown.
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { StoreService } from '@shameless/proto';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Engine } from '../engine/engine.js';
+import type { Logger } from '../engine/logger.js';
+import { OpenStreams } from './handlers.js';
+import { createStoreService } from './storeService.js';
+
+export const STORE_SERVICE_NAME = 'shameless.v1.Store';
+
+export interface ServerOptions {
+  /** host:port; port 0 picks a free one. */
+  listen: string;
+  maxMessageBytes: number;
+}
+
+export interface RunningServer {
+  /** The port actually bound. */
+  port: number;
+  /**
+   * Stops taking calls: health goes NOT_SERVING, open streams end cleanly, in-flight calls get
+   * up to graceMs to finish before they are cancelled. Does not close the engine.
+   */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export async function startServer(
+  engine: Engine,
+  options: ServerOptions,
+  logger: Logger,
+): Promise<RunningServer> {
+  const server = new Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+    'grpc.max_send_message_length': options.maxMessageBytes,
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  const streams = new OpenStreams();
+  server.addService(StoreService, createStoreService(engine, logger, streams));
+  const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
+  health.addToServer(server);
+
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(options.listen, ServerCredentials.createInsecure(), (error, boundPort) =>
+      error ? reject(error) : resolve(boundPort),
+    ),
+  );
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (graceMs: number) =>
+    (stopping ??= (async () => {
+      health.setStatus('', 'NOT_SERVING');
+      health.setStatus(STORE_SERVICE_NAME, 'NOT_SERVING');
+      streams.abortAll();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          logger.warn('grace period over; cancelling calls still in flight', { graceMs });
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    })());
+  return { port, shutdown };
+}

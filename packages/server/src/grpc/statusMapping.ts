@@ -1,0 +1,32 @@
+// Engine errors to gRPC statuses, in one place. Messages of engine errors are written for
+// clients; anything else is logged here and answered with a generic INTERNAL, so no SQL text,
+// stack trace or credential ever reaches a client.
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { EngineError, InvalidArgumentError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+
+const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
+  invalid_argument: status.INVALID_ARGUMENT,
+  not_found: status.NOT_FOUND,
+  failed_precondition: status.FAILED_PRECONDITION,
+  conflict: status.ABORTED,
+  unavailable: status.UNAVAILABLE,
+  internal: status.INTERNAL,
+};
+
+export function toServiceError(error: unknown, method: string, logger: Logger): Partial<ServiceError> {
+  if (error instanceof EngineError && error.kind !== 'internal') {
+    const metadata = new Metadata();
+    if (error instanceof InvalidArgumentError) metadata.set('shameless-field', error.field);
+    if (error.kind === 'unavailable') {
+      logger.warn('partition unavailable', { method, message: error.message, cause: String(error.cause) });
+    }
+    return { code: STATUS_OF_KIND[error.kind], details: error.message, metadata };
+  }
+  logger.error('internal error', {
+    method,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    cause: error instanceof Error && error.cause ? String(error.cause) : undefined,
+  });
+  return { code: status.INTERNAL, details: 'internal error; the server log has the details' };
+}

@@ -1,0 +1,147 @@
+// The Store service: each RPC is a mapping of its request onto one engine call and of the
+// result back onto its response. Decisions live in the engine.
+import {
+  type EachResponse,
+  type StoreServer,
+  SortOrder,
+  WriteMode,
+  type WhereResponse,
+} from '@shameless/proto';
+import type { Engine } from '../engine/engine.js';
+import { InvalidArgumentError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+import { type OpenStreams, serverStreamHandler, unaryHandler } from './handlers.js';
+import {
+  toCell,
+  toModelDefinition,
+  toModelSpec,
+  toOperator,
+  toRecord,
+  toScalar,
+} from './protoMapping.js';
+
+// Records per streamed Where message: big enough to amortise framing, small enough to start
+// delivering early.
+const WHERE_RECORDS_PER_MESSAGE = 100;
+
+export function createStoreService(engine: Engine, logger: Logger, streams: OpenStreams): StoreServer {
+  return {
+    defineModel: unaryHandler('DefineModel', logger, async (request) => {
+      const { model, changed } = await engine.defineModel(toModelSpec(request.model));
+      return { model: toModelDefinition(model), changed };
+    }),
+
+    describeStore: unaryHandler('DescribeStore', logger, async () => {
+      const description = await engine.describe();
+      return {
+        namespace: description.namespace,
+        shardsCount: description.shardsCount,
+        partitions: description.partitions,
+        models: description.models.map(toModelDefinition),
+      };
+    }),
+
+    findShard: unaryHandler('FindShard', logger, async (request) => {
+      switch (request.key?.$case) {
+        case 'value':
+          return engine.findShard({ value: request.key.value });
+        case 'uuid':
+          return engine.findShard({ uuid: request.key.uuid });
+        default:
+          throw new InvalidArgumentError('key', 'set value or uuid');
+      }
+    }),
+
+    put: unaryHandler('Put', logger, async (request) => {
+      const result = await engine.put(request.model, request.values, request.requestId);
+      return { uuid: result.uuid, base: toCell(result.base), created: result.created };
+    }),
+
+    writeCell: unaryHandler('WriteCell', logger, async (request) => {
+      if (request.mode !== WriteMode.WRITE_MODE_REPLACE && request.mode !== WriteMode.WRITE_MODE_MERGE) {
+        throw new InvalidArgumentError('mode', 'must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE');
+      }
+      const result = await engine.writeCell({
+        model: request.model,
+        uuid: request.uuid,
+        cell: request.cell,
+        body: request.body,
+        mode: request.mode === WriteMode.WRITE_MODE_MERGE ? 'merge' : 'replace',
+        expectedRefKey: request.expectedRefKey,
+        requestId: request.requestId,
+      });
+      return { cell: toCell(result.cell), replayed: result.replayed };
+    }),
+
+    getCell: unaryHandler('GetCell', logger, async (request) => {
+      const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
+      return { cell: toCell(cell) };
+    }),
+
+    previous: unaryHandler('Previous', logger, async (request) => {
+      const cell = await engine.previous(request.model, request.uuid, request.cell, request.refKey);
+      return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
+    }),
+
+    where: serverStreamHandler('Where', logger, streams, async function* (request): AsyncGenerator<WhereResponse> {
+      const page = await engine.where({
+        model: request.model,
+        index: request.index,
+        conditions: request.conditions.map((condition, i) => ({
+          field: condition.field,
+          op: toOperator(condition.op),
+          values: condition.values.map((value, j) => toScalar(value, `conditions[${i}].values[${j}]`)),
+        })),
+        cells: request.cells,
+        descending: request.order === SortOrder.SORT_ORDER_DESC,
+        limit: request.limit,
+        pageToken: request.pageToken,
+      });
+      const records = page.records.map(toRecord);
+      for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
+        const end = start + WHERE_RECORDS_PER_MESSAGE;
+        yield {
+          records: records.slice(start, end),
+          nextPageToken: end >= records.length ? page.nextPageToken : '',
+        };
+      }
+      if (records.length === 0 && page.nextPageToken) yield { records: [], nextPageToken: page.nextPageToken };
+    }),
+
+    fetchLatestCells: unaryHandler('FetchLatestCells', logger, async (request) => {
+      const page = await engine.fetchLatestCells(request.model, request.shard, request.cursor, request.limit);
+      return { cells: page.cells.map(toCell), nextCursor: page.nextCursor, maxId: page.maxId };
+    }),
+
+    each: serverStreamHandler('Each', logger, streams, async function* (request, signal): AsyncGenerator<EachResponse> {
+      const events = await engine.each(
+        request.model,
+        {
+          shards: request.shards,
+          cursors: new Map(Object.entries(request.cursors).map(([shard, cursor]) => [Number(shard), cursor])),
+          follow: request.follow,
+          batchSize: request.batchSize,
+          heartbeatIntervalMs: request.heartbeatIntervalMs,
+        },
+        signal,
+      );
+      for await (const event of events) {
+        if (event.kind === 'batch') {
+          yield {
+            event: {
+              $case: 'batch',
+              batch: { shard: event.shard, cells: event.cells.map(toCell), cursor: event.cursor },
+            },
+          };
+        } else {
+          yield {
+            event: {
+              $case: 'heartbeat',
+              heartbeat: { at: event.at, cursors: Object.fromEntries(event.cursors) },
+            },
+          };
+        }
+      }
+    }),
+  };
+}

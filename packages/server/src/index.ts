@@ -1,0 +1,3 @@
+export * from './engine/index.js';
+export { startServer, STORE_SERVICE_NAME, type RunningServer, type ServerOptions } from './grpc/server.js';
+export { createLogger } from './logging.js';

@@ -1,0 +1,164 @@
+// Every server setting, once: its flag, environment variable, config-file key, default and
+// meaning. The CLI's options, --help and the precedence rules are all built from this table.
+import { readFileSync } from 'node:fs';
+
+interface SettingDefinition<T> {
+  flag: string;
+  env: string;
+  description: string;
+  defaultValue: T;
+  parse(text: string): T;
+}
+
+const integer =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (text: string): number => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`expected an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
+    }
+    return value;
+  };
+const text = (value: string) => value;
+const urlList = (value: string) =>
+  value
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+
+export const SETTINGS = {
+  partitions: {
+    flag: '--partition <url...>',
+    env: 'SHAMELESS_PARTITIONS',
+    description:
+      'MySQL URL of each partition, in a fixed order (env: comma-separated); the database is created if missing',
+    defaultValue: ['mysql://root@127.0.0.1:3306/shameless'],
+    parse: urlList,
+  },
+  shardsCount: {
+    flag: '--shards-count <n>',
+    env: 'SHAMELESS_SHARDS_COUNT',
+    description:
+      'logical shards across all partitions; a multiple of the partition count, fixed for the life of the store',
+    defaultValue: 16,
+    parse: integer(1, 999_999),
+  },
+  namespace: {
+    flag: '--namespace <name>',
+    env: 'SHAMELESS_NAMESPACE',
+    description: 'prefix of every table name (lowercase identifier); empty for none',
+    defaultValue: '',
+    parse: text,
+  },
+  listen: {
+    flag: '--listen <host:port>',
+    env: 'SHAMELESS_LISTEN',
+    description: 'address the gRPC server binds (port 0: any free port)',
+    defaultValue: '127.0.0.1:50051',
+    parse: text,
+  },
+  maxMessageBytes: {
+    flag: '--max-message-bytes <n>',
+    env: 'SHAMELESS_MAX_MESSAGE_BYTES',
+    description: 'largest gRPC message accepted or sent (cells are MEDIUMBLOBs: up to 16 MiB)',
+    defaultValue: 16 * 1024 * 1024 + 64 * 1024,
+    parse: integer(1024),
+  },
+  poolSize: {
+    flag: '--pool-size <n>',
+    env: 'SHAMELESS_POOL_SIZE',
+    description: 'MySQL connections per partition',
+    defaultValue: 16,
+    parse: integer(1, 1000),
+  },
+  connectTimeoutMs: {
+    flag: '--connect-timeout-ms <ms>',
+    env: 'SHAMELESS_CONNECT_TIMEOUT_MS',
+    description: 'how long a MySQL connection attempt may take before the partition counts as unavailable',
+    defaultValue: 2000,
+    parse: integer(100),
+  },
+  startupTimeoutMs: {
+    flag: '--startup-timeout-ms <ms>',
+    env: 'SHAMELESS_STARTUP_TIMEOUT_MS',
+    description: 'how long to wait at start for every partition to accept connections',
+    defaultValue: 30_000,
+    parse: integer(0),
+  },
+  followPollMs: {
+    flag: '--follow-poll-ms <ms>',
+    env: 'SHAMELESS_FOLLOW_POLL_MS',
+    description:
+      'how often Each followers look for writes made through other servers (writes through this one wake them at once)',
+    defaultValue: 100,
+    parse: integer(1),
+  },
+  graceMs: {
+    flag: '--grace-ms <ms>',
+    env: 'SHAMELESS_GRACE_MS',
+    description: 'on SIGTERM/SIGINT, how long in-flight calls may take to finish',
+    defaultValue: 10_000,
+    parse: integer(0),
+  },
+  logLevel: {
+    flag: '--log-level <level>',
+    env: 'SHAMELESS_LOG_LEVEL',
+    description: 'fatal, error, warn, info, debug or silent',
+    defaultValue: 'info',
+    parse: text,
+  },
+} satisfies Record<string, SettingDefinition<unknown>>;
+
+export type Settings = { [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]['defaultValue'] };
+
+/** The config file's keys are the setting names above, e.g. {"shardsCount": 64}. */
+export function readConfigFile(path: string): Partial<Record<keyof Settings, unknown>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`config file ${path} must hold a JSON object`);
+  }
+  for (const key of Object.keys(parsed)) {
+    if (!(key in SETTINGS)) {
+      throw new Error(
+        `config file ${path}: unknown setting ${JSON.stringify(key)}; known: ${Object.keys(SETTINGS).join(', ')}`,
+      );
+    }
+  }
+  return parsed as Partial<Record<keyof Settings, unknown>>;
+}
+
+/**
+ * Resolves every setting: a flag beats the environment, which beats the config file, which
+ * beats the default. Values from files are re-parsed as text so the same checks apply.
+ */
+export function resolveSettings(
+  flags: Partial<Record<keyof Settings, unknown>>,
+  env: NodeJS.ProcessEnv,
+  file: Partial<Record<keyof Settings, unknown>>,
+): Settings {
+  const resolved: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as [keyof Settings, SettingDefinition<unknown>][]) {
+    const fromFlag = flags[key];
+    const fromEnv = env[setting.env];
+    const fromFile = file[key];
+    const source = fromFlag !== undefined ? 'flag' : fromEnv !== undefined ? 'env' : fromFile !== undefined ? 'file' : 'default';
+    const raw = source === 'flag' ? fromFlag : source === 'env' ? fromEnv : source === 'file' ? fromFile : undefined;
+    try {
+      resolved[key] =
+        raw === undefined
+          ? setting.defaultValue
+          : Array.isArray(raw)
+            ? raw.flatMap((item) => setting.parse(String(item)) as unknown[])
+            : setting.parse(String(raw));
+    } catch (error) {
+      const where = source === 'flag' ? setting.flag.split(' ')[0] : source === 'env' ? setting.env : `config key ${key}`;
+      throw new Error(`${where}: ${(error as Error).message}`);
+    }
+  }
+  return resolved as Settings;
+}

@@ -1,0 +1,20 @@
+export { freePort } from './freePort.js';
+export {
+  startMariaDbServer,
+  type MariaDbServer,
+  type MariaDbServerOptions,
+} from './mariadbServer.js';
+export {
+  startTcpProxy,
+  type DelayFault,
+  type ProxyFaults,
+  type TcpProxy,
+  type TcpProxyOptions,
+  type TcpProxyStats,
+} from './tcpProxy.js';
+export {
+  createTestDatabases,
+  mysqlUrlFromEnv,
+  type TestDatabaseOptions,
+  type TestDatabases,
+} from './testDatabase.js';
