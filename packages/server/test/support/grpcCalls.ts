@@ -1,0 +1,67 @@
+// Promise wrappers over the generated grpc-js client, for tests that speak the raw contract.
+import {
+  type CallOptions,
+  type ClientReadableStream,
+  type ClientUnaryCall,
+  Metadata,
+  type ServiceError,
+  credentials,
+} from '@grpc/grpc-js';
+import { StoreClient } from '@shameless/proto';
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => ClientUnaryCall;
+
+const DEADLINE_MS = 15_000;
+
+/** The Store's unary methods as promises, each with a deadline, plus the raw client. */
+export function connectStore(address: string) {
+  const client = new StoreClient(address, credentials.createInsecure());
+  const unary =
+    <Req, Res>(method: UnaryMethod<Req, Res>) =>
+    (request: Req): Promise<Res> =>
+      new Promise((resolve, reject) => {
+        method.call(
+          client,
+          request,
+          new Metadata(),
+          { deadline: new Date(Date.now() + DEADLINE_MS) },
+          (error, response) => (error ? reject(error) : resolve(response)),
+        );
+      });
+  return {
+    client,
+    defineModel: unary(client.defineModel),
+    describeStore: unary(client.describeStore),
+    findShard: unary(client.findShard),
+    put: unary(client.put),
+    writeCell: unary(client.writeCell),
+    getCell: unary(client.getCell),
+    previous: unary(client.previous),
+    fetchLatestCells: unary(client.fetchLatestCells),
+    close: () => client.close(),
+  };
+}
+
+export type StoreApi = ReturnType<typeof connectStore>;
+
+/** Reads a whole server stream. */
+export async function collect<T>(stream: ClientReadableStream<T>): Promise<T[]> {
+  const messages: T[] = [];
+  for await (const message of stream) messages.push(message as T);
+  return messages;
+}
+
+/** The error a promise rejects with; fails the test when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}

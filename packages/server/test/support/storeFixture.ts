@@ -1,0 +1,104 @@
+// A real store for a test: fresh databases on the local MariaDB (or MYSQL_URL), the engine,
+// and the gRPC server on a loopback port, with a client connected to it.
+import { createTestDatabases } from '@shameless/testkit';
+import { Packr } from 'msgpackr';
+import { FieldType, type ModelDefinition } from '@shameless/proto';
+import { openStore } from '../../src/engine/openStore.js';
+import { silentLogger } from '../../src/engine/logger.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { type RunningServer, startServer } from '../../src/grpc/server.js';
+import { type StoreApi, connectStore } from './grpcCalls.js';
+
+export interface StoreFixture {
+  api: StoreApi;
+  engine: Engine;
+  server: RunningServer;
+  address: string;
+  partitionUrls: string[];
+  close(): Promise<void>;
+}
+
+export interface FixtureOptions {
+  shardsCount?: number;
+  namespace?: string;
+  /** Existing databases to use instead of fresh ones (the caller drops them). */
+  partitionUrls?: string[];
+  partitionCount?: number;
+}
+
+export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
+  const databases = options.partitionUrls
+    ? undefined
+    : await createTestDatabases(options.partitionCount ?? 1);
+  const partitionUrls = options.partitionUrls ?? databases!.urls;
+  const engine = await openStore(
+    {
+      namespace: options.namespace ?? 'test',
+      shardsCount: options.shardsCount ?? 4,
+      partitionUrls,
+      poolSize: 8,
+      connectTimeoutMs: 1000,
+      startupTimeoutMs: 0,
+      followPollIntervalMs: 50,
+    },
+    silentLogger,
+  );
+  const server = await startServer(
+    engine,
+    { listen: '127.0.0.1:0', maxMessageBytes: 16 * 1024 * 1024 },
+    silentLogger,
+  );
+  const address = `127.0.0.1:${server.port}`;
+  const api = connectStore(address);
+  return {
+    api,
+    engine,
+    server,
+    address,
+    partitionUrls,
+    async close() {
+      api.close();
+      await server.shutdown(1000);
+      await engine.close();
+      await databases?.drop();
+    },
+  };
+}
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+export const pack = (value: unknown): Buffer => packr.pack(value);
+export const unpack = (bytes: Buffer): Record<string, unknown> =>
+  packr.unpack(bytes) as Record<string, unknown>;
+
+/** The gem README's rates model: primary (hotel_id, room_type, check_in_date), a secondary index and a meta cell. */
+export const RATE_MODEL: ModelDefinition = {
+  name: 'rate',
+  primaryIndex: {
+    name: '',
+    fields: [
+      { name: 'hotel_id', type: FieldType.FIELD_TYPE_INTEGER },
+      { name: 'room_type', type: FieldType.FIELD_TYPE_STRING },
+      { name: 'check_in_date', type: FieldType.FIELD_TYPE_STRING },
+    ],
+    shardOn: 'hotel_id',
+  },
+  secondaryIndices: [
+    {
+      name: 'secondary',
+      fields: [
+        { name: 'hotel_id', type: FieldType.FIELD_TYPE_INTEGER },
+        { name: 'gateway', type: FieldType.FIELD_TYPE_STRING },
+        { name: 'discount_type', type: FieldType.FIELD_TYPE_STRING },
+      ],
+      shardOn: 'hotel_id',
+    },
+  ],
+  cells: ['meta'],
+};
+
+let counter = 0;
+/** A fresh request id for each logical write. */
+export function requestId(): string {
+  counter += 1;
+  return `test-${process.pid}-${Date.now()}-${counter}`;
+}
