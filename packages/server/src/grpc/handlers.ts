@@ -62,7 +62,8 @@ export function serverStreamHandler<Req, Res>(
         }
         if (!call.cancelled) call.end();
       } catch (error) {
-        if (!call.cancelled) call.destroy(toServiceError(error, method, logger) as Error);
+        // grpc-js turns an 'error' event into the call's final status.
+        if (!call.cancelled) call.emit('error', toServiceError(error, method, logger));
       } finally {
         call.off('cancelled', onCancelled);
         streams.close(controller);

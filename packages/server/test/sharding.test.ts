@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import {
+  contentShard,
+  findShard,
+  partitionOfShard,
+  shardLayoutProblem,
+  shardsOfPartition,
+} from '../src/engine/sharding.js';
+import { contentTableName, indexTableName, padShard, storeTableName, tableNameProblem } from '../src/engine/tableNames.js';
+import { isIdentifier, quoteIdentifier } from '../src/engine/identifiers.js';
+
+describe('sharding (pure)', () => {
+  it('takes the floored modulo, never negative', () => {
+    expect(findShard(0, 4)).to.equal(0);
+    expect(findShard(5, 4)).to.equal(1);
+    expect(findShard(-1, 4)).to.equal(3);
+    expect(findShard(-4, 4)).to.equal(0);
+    expect(findShard(-5, 4)).to.equal(3);
+    expect(findShard(2n ** 62n + 3n, 4)).to.equal(3);
+    expect(findShard(-(2n ** 63n), 7)).to.equal(Number(((-(2n ** 63n) % 7n) + 7n) % 7n));
+  });
+
+  it('shards content by the first four hex characters of the uuid', () => {
+    expect(contentShard('0000aaaa-0000-4000-8000-000000000000', 512)).to.equal(0);
+    expect(contentShard('01ff0000-0000-4000-8000-000000000000', 512)).to.equal(0x01ff % 512);
+    expect(contentShard('ffff0000-0000-4000-8000-000000000000', 512)).to.equal(0xffff % 512);
+  });
+
+  it('places contiguous blocks of shards on each partition', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => partitionOfShard(s, 8, 2))).to.deep.equal([0, 0, 0, 0, 1, 1, 1, 1]);
+    expect(shardsOfPartition(1, 8, 2)).to.deep.equal({ first: 4, last: 7 });
+    expect(partitionOfShard(511, 512, 4)).to.equal(3);
+  });
+
+  it('refuses a shard count that is not a multiple of the partition count', () => {
+    expect(shardLayoutProblem(8, 2)).to.equal(undefined);
+    expect(shardLayoutProblem(9, 2)).to.match(/multiple of the number of partitions/);
+    expect(shardLayoutProblem(0, 1)).to.match(/from 1 to 999999/);
+    expect(shardLayoutProblem(4, 0)).to.match(/at least one partition/);
+  });
+});
+
+describe('table names (pure)', () => {
+  it('follows the gem: namespace, model, index, six-digit shard', () => {
+    expect(padShard(7)).to.equal('000007');
+    expect(contentTableName('rate_store', 'rate', 7)).to.equal('rate_store_rate_000007');
+    expect(contentTableName('', 'rate', 511)).to.equal('rate_000511');
+    expect(indexTableName('rate_store', 'rate', 'primary', 3)).to.equal('rate_store_rate_primary_index_000003');
+    expect(indexTableName('', 'rate', 'secondary', 0)).to.equal('rate_secondary_index_000000');
+    expect(storeTableName('ns', 'models')).to.equal('ns_shameless_models');
+    expect(storeTableName('', 'store')).to.equal('shameless_store');
+  });
+
+  it('validates identifiers and the 64-character limit before any SQL is built', () => {
+    expect(isIdentifier('rate_2')).to.equal(true);
+    for (const bad of ['', 'Rate', '2rate', 'rate-x', 'a`b', 'a b', 'x'.repeat(65)]) {
+      expect(isIdentifier(bad), bad).to.equal(false);
+    }
+    expect(() => quoteIdentifier('a`; DROP TABLE x')).to.throw(/unvalidated identifier/);
+    expect(tableNameProblem(`${'x'.repeat(58)}_000001`)).to.match(/65 characters long; MySQL allows 64/);
+    expect(tableNameProblem('ok_000001')).to.equal(undefined);
+  });
+});
