@@ -26,10 +26,14 @@ for (const [key, setting] of Object.entries(SETTINGS)) {
   );
 }
 
-serveCommand.action(async (flags: Partial<Record<keyof Settings, unknown>> & { config?: string }) => {
+serveCommand.action(async (options: Record<string, unknown> & { config?: string }) => {
+  // Commander names each value after its flag (--partition -> partition); settings have their own keys.
+  const flags = Object.fromEntries(
+    Object.entries(SETTINGS).map(([key, setting]) => [key, options[new Option(setting.flag).attributeName()]]),
+  ) as Partial<Record<keyof Settings, unknown>>;
   let settings: Settings;
   try {
-    settings = resolveSettings(flags, process.env, flags.config ? readConfigFile(flags.config) : {});
+    settings = resolveSettings(flags, process.env, options.config ? readConfigFile(options.config) : {});
   } catch (error) {
     console.error(`shameless: ${(error as Error).message}`);
     process.exit(2);

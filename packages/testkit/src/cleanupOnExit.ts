@@ -82,7 +82,13 @@ function spawnWatchdog(leftover: Leftover): ChildProcess | undefined {
   }
   const watchdog = spawn(
     '/bin/sh',
-    ['-c', WATCHDOG_SCRIPT, 'shameless-testkit-watchdog', pid?.toString() ?? '', leftover.dir ?? ''],
+    [
+      '-c',
+      WATCHDOG_SCRIPT,
+      'shameless-testkit-watchdog',
+      pid?.toString() ?? '',
+      leftover.dir ?? '',
+    ],
     // Detached into its own process group so a Ctrl-C aimed at the test run cannot kill the
     // watchdog before it has done its job.
     { stdio: ['pipe', 'ignore', 'ignore'], detached: true },

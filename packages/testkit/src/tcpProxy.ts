@@ -175,7 +175,11 @@ class FaultInjectingProxy implements TcpProxy {
     }
     const delay =
       direction === 'serverToClient' ? faults.delayServerToClient : faults.delayClientToServer;
-    if (delay !== undefined && delay.ms > 0 && (delay.random ?? Math.random)() < delay.probability) {
+    if (
+      delay !== undefined &&
+      delay.ms > 0 &&
+      (delay.random ?? Math.random)() < delay.probability
+    ) {
       this.counters.chunksDelayed++;
       return delay.ms;
     }
@@ -197,9 +201,14 @@ class FaultInjectingProxy implements TcpProxy {
   private accept(client: Socket): void {
     // Errors such as ECONNRESET are expected here and are handled through 'close'.
     client.on('error', () => {});
+    if (this.closing) {
+      // Accepted just before close(): it would outlive the resetAll() that close() did.
+      client.resetAndDestroy();
+      return;
+    }
     this.counters.connectionsAccepted++;
-    if (this.closing || this.currentFaults.refuseConnections) {
-      this.counters.connectionsRefused += this.closing ? 0 : 1;
+    if (this.currentFaults.refuseConnections) {
+      this.counters.connectionsRefused++;
       client.resetAndDestroy();
       return;
     }
@@ -247,7 +256,12 @@ class ProxiedConnection {
  * Forwards `source` to `sink` through a promise chain, so that each chunk is written only after the
  * one before it, however long either was held back.
  */
-function relay(source: Socket, sink: Socket, direction: Direction, proxy: FaultInjectingProxy): void {
+function relay(
+  source: Socket,
+  sink: Socket,
+  direction: Direction,
+  proxy: FaultInjectingProxy,
+): void {
   let tail = Promise.resolve();
   let queuedChunks = 0;
   const afterQueued = (step: () => Promise<void> | void) => {
@@ -310,7 +324,9 @@ function resetSocket(socket: Socket): void {
 }
 
 function closeOf(socket: Socket): Promise<void> {
-  return socket.closed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve()));
+  return socket.closed
+    ? Promise.resolve()
+    : new Promise((resolve) => socket.once('close', () => resolve()));
 }
 
 function drainedOrClosed(socket: Socket): Promise<void> {

@@ -10,6 +10,7 @@ const SAFE_IDENTIFIER = /^[A-Za-z0-9_]+$/;
 
 /** The MySQL server tests should use: `MYSQL_URL` if set, else the local default server. */
 export function mysqlUrlFromEnv(): string {
+  // || rather than ??: an empty MYSQL_URL (as in `MYSQL_URL= pnpm test`) means unset.
   return process.env.MYSQL_URL || DEFAULT_MYSQL_URL;
 }
 
@@ -74,7 +75,9 @@ export async function createTestDatabases(
 
 function uniqueDatabaseNames(count: number, prefix: string): string[] {
   if (!SAFE_IDENTIFIER.test(prefix)) {
-    throw new Error(`invalid database name prefix ${JSON.stringify(prefix)}: use letters, digits, _`);
+    throw new Error(
+      `invalid database name prefix ${JSON.stringify(prefix)}: use letters, digits, _`,
+    );
   }
   const runId = `${process.pid}_${randomBytes(4).toString('hex')}`;
   const names = Array.from({ length: count }, (_, index) => `${prefix}_${runId}_${index}`);

@@ -82,14 +82,25 @@ describe('startMariaDbServer', () => {
     expect(user?.user).to.match(/^root@/);
   });
 
-  it('refuses to start a server that is already running', async () => {
+  it('refuses to start twice, or on a port another MariaDB holds', async () => {
     const server = await startMariaDbServer();
     servers.push(server);
 
     const error = await server.start().catch((caught: unknown) => caught);
-
-    expect(error).to.be.instanceOf(Error).with.property('message').match(/already running/);
+    expect(error)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .match(/already running/);
     expect(server.running).to.equal(true);
+
+    // The other server accepts root logins too, so readiness must not be judged by that alone.
+    const clash = await startMariaDbServer({ port: server.port }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(clash)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .match(/Address already in use/);
   });
 
   it('reports the tail of the server log when mariadbd cannot start', async () => {

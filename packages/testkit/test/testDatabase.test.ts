@@ -78,7 +78,10 @@ describe('createTestDatabases', () => {
   it('rejects prefixes that would need more than backtick quoting', async () => {
     for (const prefix of ['bad`name', 'semi;colon', 'space d', '']) {
       const error = await createTestDatabases(1, { prefix }).catch((caught: unknown) => caught);
-      expect(error, prefix).to.be.instanceOf(Error).with.property('message').match(/invalid/);
+      expect(error, prefix)
+        .to.be.instanceOf(Error)
+        .with.property('message')
+        .match(/invalid/);
     }
   });
 
@@ -86,7 +89,10 @@ describe('createTestDatabases', () => {
     const error = await createTestDatabases(1, { prefix: 'x'.repeat(50) }).catch(
       (caught: unknown) => caught,
     );
-    expect(error).to.be.instanceOf(Error).with.property('message').match(/longer than 64/);
+    expect(error)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .match(/longer than 64/);
   });
 
   it('rejects a count that is not a positive integer', async () => {

@@ -1,0 +1,92 @@
+// The `shameless serve` process: data survives a restart, a changed layout is refused, and
+// SIGTERM shuts down gracefully.
+import { expect } from 'chai';
+import { credentials, status } from '@grpc/grpc-js';
+import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
+import { service as healthService } from 'grpc-health-check';
+import { makeClientConstructor } from '@grpc/grpc-js';
+import { connectStore, rejection } from './support/grpcCalls.js';
+import { runServerExpectingFailure, startServerProcess } from './support/serverProcess.js';
+import { RATE_MODEL, pack, requestId, unpack } from './support/storeFixture.js';
+
+describe('shameless serve (process)', function () {
+  this.timeout(60_000);
+  let databases: TestDatabases;
+  before(async () => {
+    databases = await createTestDatabases(2);
+  });
+  after(() => databases?.drop());
+
+  const partitionArgs = () => databases.urls.flatMap((url) => ['--partition', url]);
+
+  it('keeps all data across a restart', async () => {
+    const first = await startServerProcess([...partitionArgs(), '--shards-count', '4']);
+    const api = connectStore(first.address);
+    await api.defineModel({ model: RATE_MODEL });
+    const put = await api.put({
+      model: 'rate',
+      values: pack({ hotel_id: 9, room_type: 'r', check_in_date: 'd', gateway: 'g', discount_type: 't', price: 1 }),
+      requestId: requestId(),
+    });
+    api.close();
+    expect(await first.kill('SIGTERM')).to.equal(0);
+
+    const second = await startServerProcess([...partitionArgs(), '--shards-count', '4']);
+    const again = connectStore(second.address);
+    const cell = await again.getCell({ model: 'rate', uuid: put.uuid, cell: 'base', refKey: undefined });
+    expect(unpack(cell.cell!.body).price).to.equal(1);
+    const description = await again.describeStore({});
+    expect(description.models.map((m) => m.name)).to.deep.equal(['rate']);
+    again.close();
+    await second.kill('SIGTERM');
+  });
+
+  it('refuses to start with another shard count or partition list, saying why', async () => {
+    const otherCount = await runServerExpectingFailure([...partitionArgs(), '--shards-count', '8']);
+    expect(otherCount.code).to.equal(1);
+    expect(otherCount.output).to.match(/created with shardsCount=4 and 2 partition\(s\).*started with shardsCount=8/s);
+    expect(otherCount.output).to.match(/--shards-count 4/);
+
+    const reordered = await runServerExpectingFailure([
+      '--partition', databases.urls[1]!, '--partition', databases.urls[0]!, '--shards-count', '4',
+    ]);
+    expect(reordered.code).to.equal(1);
+    expect(reordered.output).to.match(/as partition 1/);
+
+    const notMultiple = await runServerExpectingFailure([...partitionArgs(), '--shards-count', '5']);
+    expect(notMultiple.output).to.match(/must be a multiple of the number of partitions/);
+    const badFlag = await runServerExpectingFailure(['--shards-count', 'lots']);
+    expect(badFlag.code).to.equal(2);
+    expect(badFlag.output).to.match(/--shards-count: expected an integer/);
+  });
+
+  it('on SIGTERM: health goes NOT_SERVING, follow streams end cleanly, the process exits 0', async () => {
+    const server = await startServerProcess([...partitionArgs(), '--shards-count', '4', '--grace-ms', '5000']);
+    const api = connectStore(server.address);
+    const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
+    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
+      check(request: { service: string }, callback: (error: Error | null, response: { status: string }) => void): void;
+      close(): void;
+    };
+    const check = () =>
+      new Promise<string>((resolve, reject) =>
+        health.check({ service: 'shameless.v1.Store' }, (error, response) => (error ? reject(error) : resolve(response.status))),
+      );
+    expect(await check()).to.equal('SERVING');
+
+    const stream = api.client.each({ model: 'rate', shards: [], cursors: {}, follow: true, batchSize: 0, heartbeatIntervalMs: 100 });
+    const ended = new Promise<string>((resolve) => {
+      stream.on('data', () => {});
+      stream.on('end', () => resolve('end'));
+      stream.on('error', (error) => resolve(`error ${(error as { code?: number }).code}`));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    server.process.kill('SIGTERM');
+    expect(await ended).to.equal('end');
+    expect(await server.exited).to.equal(0);
+    const after = await rejection(api.describeStore({}));
+    expect(after.code).to.equal(status.UNAVAILABLE);
+    health.close();
+    api.close();
+  });
+});
