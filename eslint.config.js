@@ -3,7 +3,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'packages/proto/src/gen/**', 'bench-results/**'] },
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', 'packages/proto/src/gen/**', 'bench-results/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,7 +13,10 @@ export default tseslint.config(
       globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       eqeqeq: ['error', 'always'],
       'no-console': 'off',
     },

@@ -2,8 +2,11 @@
 // robin, preferring endpoints that have not just failed and, for hedges and retries, endpoints
 // the call has not used yet.
 
-import { credentials as grpcCredentials, type ChannelCredentials } from '@grpc/grpc-js';
-import type { ChannelOptions } from '@grpc/grpc-js';
+import {
+  credentials as grpcCredentials,
+  type ChannelCredentials,
+  type ChannelOptions,
+} from '@grpc/grpc-js';
 import { StoreClient } from '@shameless/proto';
 import { systemClock, type Clock } from './clock.js';
 

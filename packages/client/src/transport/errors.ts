@@ -201,7 +201,9 @@ function isServiceErrorLike(err: unknown): err is ServiceErrorLike {
 }
 
 function isAbortError(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError';
+  return (
+    typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError'
+  );
 }
 
 /**

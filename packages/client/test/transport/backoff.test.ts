@@ -22,7 +22,9 @@ describe('exponential backoff with full jitter', () => {
       const ceiling = backoffCeiling(options, n);
       expect(low.delay(n)).to.equal(0);
       expect(mid.delay(n)).to.equal(ceiling / 2);
-      expect(high.delay(n)).to.be.below(ceiling).and.above(ceiling * 0.9999);
+      expect(high.delay(n))
+        .to.be.below(ceiling)
+        .and.above(ceiling * 0.9999);
     }
   });
 
@@ -38,8 +40,6 @@ describe('exponential backoff with full jitter', () => {
   it('rejects nonsensical settings', () => {
     expect(() => exponentialBackoff({ baseMs: -1, maxMs: 10, multiplier: 2 })).to.throw(RangeError);
     expect(() => exponentialBackoff({ baseMs: 10, maxMs: 5, multiplier: 2 })).to.throw(RangeError);
-    expect(() => exponentialBackoff({ baseMs: 1, maxMs: 5, multiplier: 0.5 })).to.throw(
-      RangeError,
-    );
+    expect(() => exponentialBackoff({ baseMs: 1, maxMs: 5, multiplier: 0.5 })).to.throw(RangeError);
   });
 });
