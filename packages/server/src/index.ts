@@ -1,3 +1,8 @@
 export * from './engine/index.js';
-export { startServer, STORE_SERVICE_NAME, type RunningServer, type ServerOptions } from './grpc/server.js';
+export {
+  startServer,
+  STORE_SERVICE_NAME,
+  type RunningServer,
+  type ServerOptions,
+} from './grpc/server.js';
 export { createLogger } from './logging.js';

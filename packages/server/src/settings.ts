@@ -74,7 +74,8 @@ export const SETTINGS = {
   connectTimeoutMs: {
     flag: '--connect-timeout-ms <ms>',
     env: 'SHAMELESS_CONNECT_TIMEOUT_MS',
-    description: 'how long a MySQL connection attempt may take before the partition counts as unavailable',
+    description:
+      'how long a MySQL connection attempt may take before the partition counts as unavailable',
     defaultValue: 2000,
     parse: integer(100),
   },
@@ -142,12 +143,29 @@ export function resolveSettings(
   file: Partial<Record<keyof Settings, unknown>>,
 ): Settings {
   const resolved: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(SETTINGS) as [keyof Settings, SettingDefinition<unknown>][]) {
+  for (const [key, setting] of Object.entries(SETTINGS) as [
+    keyof Settings,
+    SettingDefinition<unknown>,
+  ][]) {
     const fromFlag = flags[key];
     const fromEnv = env[setting.env];
     const fromFile = file[key];
-    const source = fromFlag !== undefined ? 'flag' : fromEnv !== undefined ? 'env' : fromFile !== undefined ? 'file' : 'default';
-    const raw = source === 'flag' ? fromFlag : source === 'env' ? fromEnv : source === 'file' ? fromFile : undefined;
+    const source =
+      fromFlag !== undefined
+        ? 'flag'
+        : fromEnv !== undefined
+          ? 'env'
+          : fromFile !== undefined
+            ? 'file'
+            : 'default';
+    const raw =
+      source === 'flag'
+        ? fromFlag
+        : source === 'env'
+          ? fromEnv
+          : source === 'file'
+            ? fromFile
+            : undefined;
     try {
       resolved[key] =
         raw === undefined
@@ -156,7 +174,12 @@ export function resolveSettings(
             ? raw.flatMap((item) => setting.parse(String(item)) as unknown[])
             : setting.parse(String(raw));
     } catch (error) {
-      const where = source === 'flag' ? setting.flag.split(' ')[0] : source === 'env' ? setting.env : `config key ${key}`;
+      const where =
+        source === 'flag'
+          ? setting.flag.split(' ')[0]
+          : source === 'env'
+            ? setting.env
+            : `config key ${key}`;
       throw new Error(`${where}: ${(error as Error).message}`);
     }
   }

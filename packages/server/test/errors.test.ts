@@ -3,7 +3,13 @@ import { expect } from 'chai';
 import { Metadata, status } from '@grpc/grpc-js';
 import { Operator, SortOrder, WriteMode, type IndexValue } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
-import { RATE_MODEL, type StoreFixture, pack, requestId, startStoreFixture } from './support/storeFixture.js';
+import {
+  RATE_MODEL,
+  type StoreFixture,
+  pack,
+  requestId,
+  startStoreFixture,
+} from './support/storeFixture.js';
 
 const int = (integer: number): IndexValue => ({ kind: { $case: 'integer', integer } });
 const str = (string: string): IndexValue => ({ kind: { $case: 'string', string } });
@@ -11,27 +17,43 @@ const str = (string: string): IndexValue => ({ kind: { $case: 'string', string }
 describe('Errors', function () {
   let store: StoreFixture;
   let uuid: string;
-  const full = { hotel_id: 5, room_type: 'a', check_in_date: 'd', gateway: 'g', discount_type: 't' };
+  const full = {
+    hotel_id: 5,
+    room_type: 'a',
+    check_in_date: 'd',
+    gateway: 'g',
+    discount_type: 't',
+  };
   const without = (key: string, values: Record<string, unknown> = full) =>
     Object.fromEntries(Object.entries(values).filter(([name]) => name !== key));
 
   before(async () => {
     store = await startStoreFixture({ shardsCount: 2 });
     await store.api.defineModel({ model: RATE_MODEL });
-    uuid = (await store.api.put({ model: 'rate', values: pack(full), requestId: requestId() })).uuid;
+    uuid = (await store.api.put({ model: 'rate', values: pack(full), requestId: requestId() }))
+      .uuid;
   });
   after(() => store?.close());
 
   async function rowCount(): Promise<number> {
     let total = 0;
     for (let shard = 0; shard < 2; shard++) {
-      const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0, limit: 10_000 });
+      const page = await store.api.fetchLatestCells({
+        model: 'rate',
+        shard,
+        cursor: 0,
+        limit: 10_000,
+      });
       total += page.cells.length;
     }
     return total;
   }
 
-  function expectStatus(error: { code: number; details: string; metadata: Metadata }, code: status, pattern: RegExp) {
+  function expectStatus(
+    error: { code: number; details: string; metadata: Metadata },
+    code: status,
+    pattern: RegExp,
+  ) {
     expect(error.code, error.details).to.equal(code);
     expect(error.details).to.match(pattern);
     expect(error.details).not.to.match(/SELECT|INSERT|ER_|\bat .*\.js|mysql:\/\//);
@@ -39,31 +61,132 @@ describe('Errors', function () {
 
   const writeCell = (overrides: Record<string, unknown>) =>
     store.api.writeCell({
-      model: 'rate', uuid, cell: 'meta', body: pack({ a: 1 }), mode: WriteMode.WRITE_MODE_REPLACE,
-      requestId: requestId(), ...overrides,
+      model: 'rate',
+      uuid,
+      cell: 'meta',
+      body: pack({ a: 1 }),
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      requestId: requestId(),
+      ...overrides,
     });
 
   it('rejects bad writes with the field named, writing nothing', async () => {
     const before = await rowCount();
     const cases: [Promise<unknown>, status, RegExp, string?][] = [
-      [store.api.put({ model: 'nope', values: pack(full), requestId: requestId() }), status.NOT_FOUND, /model "nope" is not defined/],
-      [store.api.put({ model: 'rate', values: pack(without('room_type')), requestId: requestId() }), status.INVALID_ARGUMENT, /^values: room_type is required/, 'values'],
-      [store.api.put({ model: 'rate', values: pack({ ...full, hotel_id: 'five' }), requestId: requestId() }), status.INVALID_ARGUMENT, /hotel_id must be an integer/],
-      [store.api.put({ model: 'rate', values: pack({ ...full, hotel_id: 1.5 }), requestId: requestId() }), status.INVALID_ARGUMENT, /hotel_id must be an integer/],
-      [store.api.put({ model: 'rate', values: pack(without('gateway', { ...full, hotel_id: 99 })), requestId: requestId() }), status.INVALID_ARGUMENT, /gateway is required \(a field of index secondary\)/],
-      [store.api.put({ model: 'rate', values: pack({ ...full, room_type: 7 }), requestId: requestId() }), status.INVALID_ARGUMENT, /room_type must be a string/],
-      [store.api.put({ model: 'rate', values: Buffer.from([0x82, 0xa1, 0x61]), requestId: requestId() }), status.INVALID_ARGUMENT, /^values: is not valid MessagePack/],
-      [store.api.put({ model: 'rate', values: pack([1, 2]), requestId: requestId() }), status.INVALID_ARGUMENT, /^values: must be a MessagePack map/],
-      [store.api.put({ model: 'rate', values: pack(full), requestId: '' }), status.INVALID_ARGUMENT, /^request_id: is required/, 'request_id'],
-      [store.api.put({ model: 'rate', values: pack(full), requestId: 'has space' }), status.INVALID_ARGUMENT, /^request_id:/],
-      [writeCell({ uuid: 'not-a-uuid' }), status.INVALID_ARGUMENT, /^uuid: must be a lowercase UUID/, 'uuid'],
-      [writeCell({ uuid: '11111111-1111-4111-8111-111111111111' }), status.NOT_FOUND, /record 11111111-.* does not exist/],
+      [
+        store.api.put({ model: 'nope', values: pack(full), requestId: requestId() }),
+        status.NOT_FOUND,
+        /model "nope" is not defined/,
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: pack(without('room_type')),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /^values: room_type is required/,
+        'values',
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: pack({ ...full, hotel_id: 'five' }),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /hotel_id must be an integer/,
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: pack({ ...full, hotel_id: 1.5 }),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /hotel_id must be an integer/,
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: pack(without('gateway', { ...full, hotel_id: 99 })),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /gateway is required \(a field of index secondary\)/,
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: pack({ ...full, room_type: 7 }),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /room_type must be a string/,
+      ],
+      [
+        store.api.put({
+          model: 'rate',
+          values: Buffer.from([0x82, 0xa1, 0x61]),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /^values: is not valid MessagePack/,
+      ],
+      [
+        store.api.put({ model: 'rate', values: pack([1, 2]), requestId: requestId() }),
+        status.INVALID_ARGUMENT,
+        /^values: must be a MessagePack map/,
+      ],
+      [
+        store.api.put({ model: 'rate', values: pack(full), requestId: '' }),
+        status.INVALID_ARGUMENT,
+        /^request_id: is required/,
+        'request_id',
+      ],
+      [
+        store.api.put({ model: 'rate', values: pack(full), requestId: 'has space' }),
+        status.INVALID_ARGUMENT,
+        /^request_id:/,
+      ],
+      [
+        writeCell({ uuid: 'not-a-uuid' }),
+        status.INVALID_ARGUMENT,
+        /^uuid: must be a lowercase UUID/,
+        'uuid',
+      ],
+      [
+        writeCell({ uuid: '11111111-1111-4111-8111-111111111111' }),
+        status.NOT_FOUND,
+        /record 11111111-.* does not exist/,
+      ],
       [writeCell({ cell: 'nope' }), status.NOT_FOUND, /has no cell "nope"/],
-      [writeCell({ body: pack({ hotel_id: 3 }) }), status.INVALID_ARGUMENT, /^body: hotel_id cannot be written: it is part of the primary index of rate/, 'body'],
-      [writeCell({ cell: 'base', body: pack({ gateway: 'x' }), mode: WriteMode.WRITE_MODE_MERGE }), status.INVALID_ARGUMENT, /gateway cannot be written: it is part of the secondary index/],
-      [writeCell({ body: Buffer.from([0x81, 0x01, 0x02]) }), status.INVALID_ARGUMENT, /^body: must have string keys only/],
-      [writeCell({ body: Buffer.from([0x80, 0x01]) }), status.INVALID_ARGUMENT, /^body: is not valid MessagePack/],
-      [writeCell({ body: Buffer.alloc(0) }), status.INVALID_ARGUMENT, /^body: must be a MessagePack map/],
+      [
+        writeCell({ body: pack({ hotel_id: 3 }) }),
+        status.INVALID_ARGUMENT,
+        /^body: hotel_id cannot be written: it is part of the primary index of rate/,
+        'body',
+      ],
+      [
+        writeCell({ cell: 'base', body: pack({ gateway: 'x' }), mode: WriteMode.WRITE_MODE_MERGE }),
+        status.INVALID_ARGUMENT,
+        /gateway cannot be written: it is part of the secondary index/,
+      ],
+      [
+        writeCell({ body: Buffer.from([0x81, 0x01, 0x02]) }),
+        status.INVALID_ARGUMENT,
+        /^body: must have string keys only/,
+      ],
+      [
+        writeCell({ body: Buffer.from([0x80, 0x01]) }),
+        status.INVALID_ARGUMENT,
+        /^body: is not valid MessagePack/,
+      ],
+      [
+        writeCell({ body: Buffer.alloc(0) }),
+        status.INVALID_ARGUMENT,
+        /^body: must be a MessagePack map/,
+      ],
       [writeCell({ expectedRefKey: -2 }), status.INVALID_ARGUMENT, /^expected_ref_key:/],
       [writeCell({ mode: 7 }), status.INVALID_ARGUMENT, /^mode:/],
     ];
@@ -77,45 +200,163 @@ describe('Errors', function () {
 
   it('rejects bad reads with the field named', async () => {
     const cases: [Promise<unknown>, status, RegExp][] = [
-      [store.api.getCell({ model: 'rate', uuid: 'ABC', cell: '', refKey: undefined }), status.INVALID_ARGUMENT, /^uuid:/],
-      [store.api.getCell({ model: 'rate', uuid, cell: 'nope', refKey: undefined }), status.NOT_FOUND, /no cell "nope"/],
-      [store.api.getCell({ model: 'rate', uuid, cell: '', refKey: -1 }), status.INVALID_ARGUMENT, /^ref_key:/],
-      [store.api.previous({ model: 'rate', uuid, cell: '', refKey: -1 }), status.INVALID_ARGUMENT, /^ref_key:/],
-      [store.api.previous({ model: 'rate', uuid, cell: '', refKey: 9 }), status.NOT_FOUND, /no version 8/],
-      [store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 1 }), status.INVALID_ARGUMENT, /^shard: shard 2 does not exist; shards are 0 to 1/],
-      [store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0, limit: 10_001 }), status.INVALID_ARGUMENT, /^limit: must be at most 10000/],
+      [
+        store.api.getCell({ model: 'rate', uuid: 'ABC', cell: '', refKey: undefined }),
+        status.INVALID_ARGUMENT,
+        /^uuid:/,
+      ],
+      [
+        store.api.getCell({ model: 'rate', uuid, cell: 'nope', refKey: undefined }),
+        status.NOT_FOUND,
+        /no cell "nope"/,
+      ],
+      [
+        store.api.getCell({ model: 'rate', uuid, cell: '', refKey: -1 }),
+        status.INVALID_ARGUMENT,
+        /^ref_key:/,
+      ],
+      [
+        store.api.previous({ model: 'rate', uuid, cell: '', refKey: -1 }),
+        status.INVALID_ARGUMENT,
+        /^ref_key:/,
+      ],
+      [
+        store.api.previous({ model: 'rate', uuid, cell: '', refKey: 9 }),
+        status.NOT_FOUND,
+        /no version 8/,
+      ],
+      [
+        store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 1 }),
+        status.INVALID_ARGUMENT,
+        /^shard: shard 2 does not exist; shards are 0 to 1/,
+      ],
+      [
+        store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0, limit: 10_001 }),
+        status.INVALID_ARGUMENT,
+        /^limit: must be at most 10000/,
+      ],
       [store.api.findShard({ key: undefined }), status.INVALID_ARGUMENT, /^key:/],
-      [store.api.findShard({ key: { $case: 'uuid', uuid: 'x' } }), status.INVALID_ARGUMENT, /^uuid:/],
-      [store.api.defineModel({ model: { ...RATE_MODEL, name: 'Bad-Name' } }), status.INVALID_ARGUMENT, /^model.name:/],
-      [store.api.defineModel({ model: { ...RATE_MODEL, name: 'x'.repeat(60) } }), status.INVALID_ARGUMENT, /MySQL allows 64/],
-      [store.api.defineModel({ model: { ...RATE_MODEL, name: 'other', primaryIndex: { ...RATE_MODEL.primaryIndex!, shardOn: 'room_type' } } }), status.INVALID_ARGUMENT, /^model.primary_index.shard_on: field room_type must be an integer field/],
-      [store.api.defineModel({ model: { ...RATE_MODEL, name: 'other', primaryIndex: undefined } }), status.INVALID_ARGUMENT, /^model.primary_index: is required/],
+      [
+        store.api.findShard({ key: { $case: 'uuid', uuid: 'x' } }),
+        status.INVALID_ARGUMENT,
+        /^uuid:/,
+      ],
+      [
+        store.api.defineModel({ model: { ...RATE_MODEL, name: 'Bad-Name' } }),
+        status.INVALID_ARGUMENT,
+        /^model.name:/,
+      ],
+      [
+        store.api.defineModel({ model: { ...RATE_MODEL, name: 'x'.repeat(60) } }),
+        status.INVALID_ARGUMENT,
+        /MySQL allows 64/,
+      ],
+      [
+        store.api.defineModel({
+          model: {
+            ...RATE_MODEL,
+            name: 'other',
+            primaryIndex: { ...RATE_MODEL.primaryIndex!, shardOn: 'room_type' },
+          },
+        }),
+        status.INVALID_ARGUMENT,
+        /^model.primary_index.shard_on: field room_type must be an integer field/,
+      ],
+      [
+        store.api.defineModel({ model: { ...RATE_MODEL, name: 'other', primaryIndex: undefined } }),
+        status.INVALID_ARGUMENT,
+        /^model.primary_index: is required/,
+      ],
     ];
     for (const [call, code, pattern] of cases) expectStatus(await rejection(call), code, pattern);
   });
 
   it('rejects bad queries with the field named', async () => {
     const where = (request: Record<string, unknown>) =>
-      collect(store.api.client.where({ model: 'rate', index: '', conditions: [], cells: [], order: SortOrder.SORT_ORDER_ASC, limit: 0, pageToken: '', ...request }));
+      collect(
+        store.api.client.where({
+          model: 'rate',
+          index: '',
+          conditions: [],
+          cells: [],
+          order: SortOrder.SORT_ORDER_ASC,
+          limit: 0,
+          pageToken: '',
+          ...request,
+        }),
+      );
     const hotel = { field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(5)] };
     const cases: [Record<string, unknown>, status, RegExp][] = [
-      [{ conditions: [] }, status.INVALID_ARGUMENT, /^conditions: a condition hotel_id = <integer> is required/],
-      [{ conditions: [{ ...hotel, op: Operator.OPERATOR_GT }] }, status.INVALID_ARGUMENT, /hotel_id = <integer> is required/],
-      [{ conditions: [hotel, { field: 'price', op: Operator.OPERATOR_EQ, values: [int(1)] }] }, status.INVALID_ARGUMENT, /^conditions\[1\].field: "price" is not a field of index primary/],
-      [{ conditions: [hotel, { field: 'room_type', op: Operator.OPERATOR_EQ, values: [int(1)] }] }, status.INVALID_ARGUMENT, /^conditions\[1\].values: room_type must be a string/],
-      [{ conditions: [{ ...hotel, values: [str('5')] }] }, status.INVALID_ARGUMENT, /hotel_id must be an integer/],
-      [{ conditions: [hotel, { field: 'room_type', op: Operator.OPERATOR_BETWEEN, values: [str('a')] }] }, status.INVALID_ARGUMENT, /^conditions\[1\].values: between takes 2 values, got 1/],
-      [{ conditions: [hotel, { field: 'room_type', op: Operator.OPERATOR_UNSPECIFIED, values: [str('a')] }] }, status.INVALID_ARGUMENT, /^conditions\[1\].op:/],
+      [
+        { conditions: [] },
+        status.INVALID_ARGUMENT,
+        /^conditions: a condition hotel_id = <integer> is required/,
+      ],
+      [
+        { conditions: [{ ...hotel, op: Operator.OPERATOR_GT }] },
+        status.INVALID_ARGUMENT,
+        /hotel_id = <integer> is required/,
+      ],
+      [
+        { conditions: [hotel, { field: 'price', op: Operator.OPERATOR_EQ, values: [int(1)] }] },
+        status.INVALID_ARGUMENT,
+        /^conditions\[1\].field: "price" is not a field of index primary/,
+      ],
+      [
+        { conditions: [hotel, { field: 'room_type', op: Operator.OPERATOR_EQ, values: [int(1)] }] },
+        status.INVALID_ARGUMENT,
+        /^conditions\[1\].values: room_type must be a string/,
+      ],
+      [
+        { conditions: [{ ...hotel, values: [str('5')] }] },
+        status.INVALID_ARGUMENT,
+        /hotel_id must be an integer/,
+      ],
+      [
+        {
+          conditions: [
+            hotel,
+            { field: 'room_type', op: Operator.OPERATOR_BETWEEN, values: [str('a')] },
+          ],
+        },
+        status.INVALID_ARGUMENT,
+        /^conditions\[1\].values: between takes 2 values, got 1/,
+      ],
+      [
+        {
+          conditions: [
+            hotel,
+            { field: 'room_type', op: Operator.OPERATOR_UNSPECIFIED, values: [str('a')] },
+          ],
+        },
+        status.INVALID_ARGUMENT,
+        /^conditions\[1\].op:/,
+      ],
       [{ conditions: [hotel], index: 'nope' }, status.NOT_FOUND, /has no index "nope"/],
       [{ conditions: [hotel], cells: ['nope'] }, status.NOT_FOUND, /has no cell "nope"/],
       [{ conditions: [hotel], limit: 20_000 }, status.INVALID_ARGUMENT, /^limit:/],
       [{ conditions: [hotel], pageToken: 'garbage!' }, status.INVALID_ARGUMENT, /^page_token:/],
       [{ model: 'nope', conditions: [hotel] }, status.NOT_FOUND, /model "nope"/],
     ];
-    for (const [request, code, pattern] of cases) expectStatus(await rejection(where(request)), code, pattern);
+    for (const [request, code, pattern] of cases)
+      expectStatus(await rejection(where(request)), code, pattern);
     const each = (request: Record<string, unknown>) =>
-      collect(store.api.client.each({ model: 'rate', shards: [], cursors: {}, follow: false, batchSize: 0, heartbeatIntervalMs: 0, ...request }));
-    expectStatus(await rejection(each({ shards: [0, 5] })), status.INVALID_ARGUMENT, /^shards\[1\]: shard 5 does not exist/);
+      collect(
+        store.api.client.each({
+          model: 'rate',
+          shards: [],
+          cursors: {},
+          follow: false,
+          batchSize: 0,
+          heartbeatIntervalMs: 0,
+          ...request,
+        }),
+      );
+    expectStatus(
+      await rejection(each({ shards: [0, 5] })),
+      status.INVALID_ARGUMENT,
+      /^shards\[1\]: shard 5 does not exist/,
+    );
     expectStatus(await rejection(each({ model: 'nope' })), status.NOT_FOUND, /model "nope"/);
   });
 });

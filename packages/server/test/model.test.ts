@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { CompiledModel, type ModelSpec, compareDefinitions, normaliseModelSpec } from '../src/engine/model.js';
+import {
+  CompiledModel,
+  type ModelSpec,
+  compareDefinitions,
+  normaliseModelSpec,
+} from '../src/engine/model.js';
 
 const rate: ModelSpec = {
   name: 'rate',
@@ -12,7 +17,14 @@ const rate: ModelSpec = {
     shardOn: 'hotel_id',
   },
   secondaryIndices: [
-    { name: 'by_gateway', fields: [{ name: 'hotel_id', type: 'integer' }, { name: 'gateway', type: 'string' }], shardOn: 'hotel_id' },
+    {
+      name: 'by_gateway',
+      fields: [
+        { name: 'hotel_id', type: 'integer' },
+        { name: 'gateway', type: 'string' },
+      ],
+      shardOn: 'hotel_id',
+    },
   ],
   cells: ['meta', 'base', 'meta'],
 };
@@ -27,30 +39,76 @@ describe('model definitions (pure)', () => {
   it('names the offending field of an invalid definition', () => {
     const cases: [Partial<ModelSpec>, RegExp][] = [
       [{ name: 'Rate' }, /^model.name:/],
-      [{ primaryIndex: { ...rate.primaryIndex, fields: [] } }, /^model.primary_index.fields: an index needs at least one field/],
-      [{ primaryIndex: { ...rate.primaryIndex, shardOn: 'nope' } }, /^model.primary_index.shard_on: must name one of the index's fields/],
-      [{ primaryIndex: { ...rate.primaryIndex, fields: [{ name: 'uuid', type: 'integer' }], shardOn: 'uuid' } }, /fields\[0\].name/],
-      [{ secondaryIndices: [rate.secondaryIndices[0]!, rate.secondaryIndices[0]!] }, /^model.secondary_indices\[1\].name: index by_gateway is defined twice/],
-      [{ secondaryIndices: [{ name: 'x', fields: [{ name: 'room_type', type: 'integer' }], shardOn: 'room_type' }] }, /room_type is integer in index x but string in index primary/],
+      [
+        { primaryIndex: { ...rate.primaryIndex, fields: [] } },
+        /^model.primary_index.fields: an index needs at least one field/,
+      ],
+      [
+        { primaryIndex: { ...rate.primaryIndex, shardOn: 'nope' } },
+        /^model.primary_index.shard_on: must name one of the index's fields/,
+      ],
+      [
+        {
+          primaryIndex: {
+            ...rate.primaryIndex,
+            fields: [{ name: 'uuid', type: 'integer' }],
+            shardOn: 'uuid',
+          },
+        },
+        /fields\[0\].name/,
+      ],
+      [
+        { secondaryIndices: [rate.secondaryIndices[0]!, rate.secondaryIndices[0]!] },
+        /^model.secondary_indices\[1\].name: index by_gateway is defined twice/,
+      ],
+      [
+        {
+          secondaryIndices: [
+            { name: 'x', fields: [{ name: 'room_type', type: 'integer' }], shardOn: 'room_type' },
+          ],
+        },
+        /room_type is integer in index x but string in index primary/,
+      ],
       [{ cells: ['Bad'] }, /^model.cells\[0\]:/],
-      [{ primaryIndex: { ...rate.primaryIndex, fields: ['a', 'b', 'c'].map((name) => ({ name, type: 'string' as const })).concat([{ name: 'h', type: 'string' }]) , shardOn: 'a' } }, /shard_on|bytes/],
+      [
+        {
+          primaryIndex: {
+            ...rate.primaryIndex,
+            fields: ['a', 'b', 'c']
+              .map((name) => ({ name, type: 'string' as const }))
+              .concat([{ name: 'h', type: 'string' }]),
+            shardOn: 'a',
+          },
+        },
+        /shard_on|bytes/,
+      ],
     ];
     for (const [change, pattern] of cases) {
-      expect(() => normaliseModelSpec({ ...rate, ...change }, 'ns'), String(pattern)).to.throw(pattern);
+      expect(() => normaliseModelSpec({ ...rate, ...change }, 'ns'), String(pattern)).to.throw(
+        pattern,
+      );
     }
   });
 
   it('allows adding cells and refuses any other change', () => {
     const stored = normaliseModelSpec(rate, '');
     expect(compareDefinitions(stored, stored)).to.deep.equal({ change: 'none', cells: ['meta'] });
-    expect(compareDefinitions(stored, { ...stored, cells: ['meta', 'ota'] })).to.deep.equal({ change: 'adds_cells', cells: ['meta', 'ota'] });
+    expect(compareDefinitions(stored, { ...stored, cells: ['meta', 'ota'] })).to.deep.equal({
+      change: 'adds_cells',
+      cells: ['meta', 'ota'],
+    });
     expect(compareDefinitions(stored, { ...stored, cells: [] })).to.include({ change: 'conflict' });
-    expect(compareDefinitions(stored, { ...stored, secondaryIndices: [] })).to.include({ change: 'conflict' });
+    expect(compareDefinitions(stored, { ...stored, secondaryIndices: [] })).to.include({
+      change: 'conflict',
+    });
   });
 
   it('knows which index owns each field', () => {
     const model = new CompiledModel(normaliseModelSpec(rate, ''));
-    expect(model.indexOfField.get('gateway')).to.deep.equal({ index: 'by_gateway', type: 'string' });
+    expect(model.indexOfField.get('gateway')).to.deep.equal({
+      index: 'by_gateway',
+      type: 'string',
+    });
     expect(model.indexOfField.get('hotel_id')).to.deep.equal({ index: 'primary', type: 'integer' });
     expect([...model.cellNames]).to.deep.equal(['base', 'meta']);
   });

@@ -6,7 +6,13 @@ import mysql from 'mysql2/promise';
 import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@shameless/testkit';
 import { Operator, SortOrder } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
-import { RATE_MODEL, type StoreFixture, pack, requestId, startStoreFixture } from './support/storeFixture.js';
+import {
+  RATE_MODEL,
+  type StoreFixture,
+  pack,
+  requestId,
+  startStoreFixture,
+} from './support/storeFixture.js';
 
 async function rowsIn(url: string, table: string, where: string, values: unknown[]) {
   const connection = await mysql.createConnection(url);
@@ -53,17 +59,32 @@ describe('Partitions: two databases on one server', function () {
 
   it('puts every row where FindShard says', async () => {
     for (let hotelId = -6; hotelId < 10; hotelId++) {
-      const put = await store.api.put({ model: 'rate', values: pack(rate(hotelId)), requestId: requestId() });
+      const put = await store.api.put({
+        model: 'rate',
+        values: pack(rate(hotelId)),
+        requestId: requestId(),
+      });
       const indexPlace = await store.api.findShard({ key: { $case: 'value', value: hotelId } });
       const contentPlace = await store.api.findShard({ key: { $case: 'uuid', uuid: put.uuid } });
       expect(put.base!.shard).to.equal(contentPlace.shard);
       const pad = (shard: number) => String(shard).padStart(6, '0');
       for (const [i, url] of store.partitionUrls.entries()) {
-        const content = await rowsIn(url, `test_rate_${pad(contentPlace.shard)}`, 'uuid = ?', [put.uuid]).catch(() => []);
-        expect(content.length, `content on partition ${i}`).to.equal(i === contentPlace.partition ? 1 : 0);
+        const content = await rowsIn(url, `test_rate_${pad(contentPlace.shard)}`, 'uuid = ?', [
+          put.uuid,
+        ]).catch(() => []);
+        expect(content.length, `content on partition ${i}`).to.equal(
+          i === contentPlace.partition ? 1 : 0,
+        );
         for (const index of ['primary', 'secondary']) {
-          const rows = await rowsIn(url, `test_rate_${index}_index_${pad(indexPlace.shard)}`, 'uuid = ?', [put.uuid]).catch(() => []);
-          expect(rows.length, `${index} index on partition ${i}`).to.equal(i === indexPlace.partition ? 1 : 0);
+          const rows = await rowsIn(
+            url,
+            `test_rate_${index}_index_${pad(indexPlace.shard)}`,
+            'uuid = ?',
+            [put.uuid],
+          ).catch(() => []);
+          expect(rows.length, `${index} index on partition ${i}`).to.equal(
+            i === indexPlace.partition ? 1 : 0,
+          );
           if (rows.length) expect(rows[0]).to.include({ hotel_id: hotelId, uuid: put.uuid });
         }
       }
@@ -95,16 +116,36 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
 
   it('answers UNAVAILABLE for requests that need the down partition and serves the others', async () => {
     // hotel 1 -> index shard 1 (partition 0); hotel 3 -> shard 3 (partition 1)
-    const onFirst = await store.api.put({ model: 'rate', values: pack(rate(1)), requestId: requestId() });
-    const onSecond = await store.api.put({ model: 'rate', values: pack(rate(3)), requestId: requestId() });
-    const contentPartition = (uuid: string) => store.api.findShard({ key: { $case: 'uuid', uuid } });
+    const onFirst = await store.api.put({
+      model: 'rate',
+      values: pack(rate(1)),
+      requestId: requestId(),
+    });
+    const onSecond = await store.api.put({
+      model: 'rate',
+      values: pack(rate(3)),
+      requestId: requestId(),
+    });
+    const contentPartition = (uuid: string) =>
+      store.api.findShard({ key: { $case: 'uuid', uuid } });
 
     await second.kill();
     const where = (hotelId: number) =>
       collect(
         store.api.client.where({
-          model: 'rate', index: '', cells: [], order: SortOrder.SORT_ORDER_ASC, limit: 0, pageToken: '',
-          conditions: [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [{ kind: { $case: 'integer', integer: hotelId } }] }],
+          model: 'rate',
+          index: '',
+          cells: [],
+          order: SortOrder.SORT_ORDER_ASC,
+          limit: 0,
+          pageToken: '',
+          conditions: [
+            {
+              field: 'hotel_id',
+              op: Operator.OPERATOR_EQ,
+              values: [{ kind: { $case: 'integer', integer: hotelId } }],
+            },
+          ],
         }),
       );
     const down = await rejection(where(3));
@@ -113,7 +154,12 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
     expect(down.details).not.to.match(/mysql:|root|ECONN/);
 
     const firstRecordPartition = (await contentPartition(onFirst.uuid)).partition;
-    const cell = store.api.getCell({ model: 'rate', uuid: onFirst.uuid, cell: 'base', refKey: undefined });
+    const cell = store.api.getCell({
+      model: 'rate',
+      uuid: onFirst.uuid,
+      cell: 'base',
+      refKey: undefined,
+    });
     if (firstRecordPartition === 0) {
       expect((await cell).cell?.uuid).to.equal(onFirst.uuid);
     } else {
@@ -121,7 +167,13 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
     }
     const log = await store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0, limit: 10 });
     expect(log.maxId).to.be.greaterThanOrEqual(0);
-    expect((await rejection(store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 10 }))).code).to.equal(status.UNAVAILABLE);
+    expect(
+      (
+        await rejection(
+          store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 10 }),
+        )
+      ).code,
+    ).to.equal(status.UNAVAILABLE);
 
     await second.start();
     const back = await where(3);

@@ -24,7 +24,12 @@ describe('Store RPCs', function () {
   });
   after(() => store?.close());
 
-  const rate = (hotelId: number, roomType: string, date: string, extra: Record<string, unknown> = {}) => ({
+  const rate = (
+    hotelId: number,
+    roomType: string,
+    date: string,
+    extra: Record<string, unknown> = {},
+  ) => ({
     hotel_id: hotelId,
     room_type: roomType,
     check_in_date: date,
@@ -50,7 +55,14 @@ describe('Store RPCs', function () {
 
       const conflicting = await rejection(
         store.api.defineModel({
-          model: { ...RATE_MODEL, primaryIndex: { ...RATE_MODEL.primaryIndex!, shardOn: 'hotel_id', fields: RATE_MODEL.primaryIndex!.fields.slice(0, 2) } },
+          model: {
+            ...RATE_MODEL,
+            primaryIndex: {
+              ...RATE_MODEL.primaryIndex!,
+              shardOn: 'hotel_id',
+              fields: RATE_MODEL.primaryIndex!.fields.slice(0, 2),
+            },
+          },
         }),
       );
       expect(conflicting.code).to.equal(status.FAILED_PRECONDITION);
@@ -90,31 +102,52 @@ describe('Store RPCs', function () {
       expect(description.namespace).to.equal('test');
       expect(description.shardsCount).to.equal(4);
       expect(description.partitions).to.have.length(1);
-      expect(description.partitions[0]).to.include({ index: 0, host: '127.0.0.1', firstShard: 0, lastShard: 3 });
+      expect(description.partitions[0]).to.include({
+        index: 0,
+        host: '127.0.0.1',
+        firstShard: 0,
+        lastShard: 3,
+      });
       expect(JSON.stringify(description)).not.to.match(/password|root@/);
       expect(description.models.map((model) => model.name)).to.include('rate');
     });
 
     it('finds shards with the floored modulo and from a uuid', async () => {
-      expect(await store.api.findShard({ key: { $case: 'value', value: 6 } })).to.deep.equal({ shard: 2, partition: 0 });
-      expect(await store.api.findShard({ key: { $case: 'value', value: -1 } })).to.deep.equal({ shard: 3, partition: 0 });
+      expect(await store.api.findShard({ key: { $case: 'value', value: 6 } })).to.deep.equal({
+        shard: 2,
+        partition: 0,
+      });
+      expect(await store.api.findShard({ key: { $case: 'value', value: -1 } })).to.deep.equal({
+        shard: 3,
+        partition: 0,
+      });
       // 0x00ff = 255 -> 255 mod 4 = 3
       expect(
-        await store.api.findShard({ key: { $case: 'uuid', uuid: '00ff0000-0000-4000-8000-000000000000' } }),
+        await store.api.findShard({
+          key: { $case: 'uuid', uuid: '00ff0000-0000-4000-8000-000000000000' },
+        }),
       ).to.deep.equal({ shard: 3, partition: 0 });
     });
   });
 
   describe('Put', () => {
     it('creates with every value in base version 0, then merges non-index values into new versions', async () => {
-      const created = await put(rate(1, '1 bed', '2026-12-01', { net_price: 120.5, flags: { a: [1, 2] } }));
+      const created = await put(
+        rate(1, '1 bed', '2026-12-01', { net_price: 120.5, flags: { a: [1, 2] } }),
+      );
       expect(created.created).to.equal(true);
       expect(created.base?.refKey).to.equal(0);
       expect(unpack(created.base!.body)).to.deep.equal(
         rate(1, '1 bed', '2026-12-01', { net_price: 120.5, flags: { a: [1, 2] } }),
       );
 
-      const updated = await put({ hotel_id: 1, room_type: '1 bed', check_in_date: '2026-12-01', net_price: 130, gateway: 'ignored' });
+      const updated = await put({
+        hotel_id: 1,
+        room_type: '1 bed',
+        check_in_date: '2026-12-01',
+        net_price: 130,
+        gateway: 'ignored',
+      });
       expect(updated.created).to.equal(false);
       expect(updated.uuid).to.equal(created.uuid);
       expect(updated.base?.refKey).to.equal(1);
@@ -132,7 +165,12 @@ describe('Store RPCs', function () {
       const again = await put(rate(2, 'suite', '2026-12-02', { net_price: 1 }), id);
       expect(again.created).to.equal(true);
       expect(again.base).to.deep.equal(first.base);
-      const latest = await store.api.getCell({ model: 'rate', uuid: first.uuid, cell: '', refKey: undefined });
+      const latest = await store.api.getCell({
+        model: 'rate',
+        uuid: first.uuid,
+        cell: '',
+        refKey: undefined,
+      });
       expect(latest.cell?.refKey).to.equal(0);
     });
   });
@@ -145,22 +183,39 @@ describe('Store RPCs', function () {
 
     it('writes other cells from version 0, replacing or merging', async () => {
       const first = await store.api.writeCell({
-        model: 'rate', uuid, cell: 'meta', body: pack({ enabled: true, note: 'x' }),
-        mode: WriteMode.WRITE_MODE_REPLACE, requestId: requestId(),
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ enabled: true, note: 'x' }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
       });
       expect(first.cell?.refKey).to.equal(0);
       const merged = await store.api.writeCell({
-        model: 'rate', uuid, cell: 'meta', body: pack({ note: 'y', extra: null }),
-        mode: WriteMode.WRITE_MODE_MERGE, requestId: requestId(),
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ note: 'y', extra: null }),
+        mode: WriteMode.WRITE_MODE_MERGE,
+        requestId: requestId(),
       });
       expect(merged.cell?.refKey).to.equal(1);
       expect(unpack(merged.cell!.body)).to.deep.equal({ enabled: true, note: 'y', extra: null });
       const replaced = await store.api.writeCell({
-        model: 'rate', uuid, cell: 'meta', body: pack({ only: false }),
-        mode: WriteMode.WRITE_MODE_REPLACE, requestId: requestId(),
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ only: false }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
       });
       expect(unpack(replaced.cell!.body)).to.deep.equal({ only: false });
-      const latest = await store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: undefined });
+      const latest = await store.api.getCell({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        refKey: undefined,
+      });
       expect(latest.cell).to.deep.equal(replaced.cell);
       const v0 = await store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: 0 });
       expect(v0.cell).to.deep.equal(first.cell);
@@ -168,21 +223,36 @@ describe('Store RPCs', function () {
 
     it('checks expected_ref_key: the right version writes, a stale one is ABORTED', async () => {
       const ok = await store.api.writeCell({
-        model: 'rate', uuid, cell: 'base', body: pack({ net_price: 101 }),
-        mode: WriteMode.WRITE_MODE_MERGE, expectedRefKey: 0, requestId: requestId(),
+        model: 'rate',
+        uuid,
+        cell: 'base',
+        body: pack({ net_price: 101 }),
+        mode: WriteMode.WRITE_MODE_MERGE,
+        expectedRefKey: 0,
+        requestId: requestId(),
       });
       expect(ok.cell?.refKey).to.equal(1);
       const stale = await rejection(
         store.api.writeCell({
-          model: 'rate', uuid, cell: 'base', body: pack({ net_price: 102 }),
-          mode: WriteMode.WRITE_MODE_MERGE, expectedRefKey: 0, requestId: requestId(),
+          model: 'rate',
+          uuid,
+          cell: 'base',
+          body: pack({ net_price: 102 }),
+          mode: WriteMode.WRITE_MODE_MERGE,
+          expectedRefKey: 0,
+          requestId: requestId(),
         }),
       );
       expect(stale.code).to.equal(status.ABORTED);
       expect(stale.details).to.match(/version 1, not 0/);
       const fresh = await store.api.writeCell({
-        model: 'rate', uuid, cell: 'ota_rate', body: pack({ p: 1 }),
-        mode: WriteMode.WRITE_MODE_REPLACE, expectedRefKey: -1, requestId: requestId(),
+        model: 'rate',
+        uuid,
+        cell: 'ota_rate',
+        body: pack({ p: 1 }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        expectedRefKey: -1,
+        requestId: requestId(),
       });
       expect(fresh.cell?.refKey).to.equal(0);
     });
@@ -190,8 +260,12 @@ describe('Store RPCs', function () {
     it('replays a repeated WriteCell request id', async () => {
       const id = requestId();
       const request = {
-        model: 'rate', uuid, cell: 'meta', body: pack({ replay: 1 }),
-        mode: WriteMode.WRITE_MODE_MERGE, requestId: id,
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ replay: 1 }),
+        mode: WriteMode.WRITE_MODE_MERGE,
+        requestId: id,
       };
       const first = await store.api.writeCell(request);
       const second = await store.api.writeCell(request);
@@ -201,11 +275,18 @@ describe('Store RPCs', function () {
     });
 
     it('walks previous versions down to 0 and then says none', async () => {
-      const latest = (await store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: undefined })).cell!;
+      const latest = (
+        await store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: undefined })
+      ).cell!;
       const seen: number[] = [latest.refKey];
       let current: Cell = latest;
       for (;;) {
-        const previous = await store.api.previous({ model: 'rate', uuid, cell: 'meta', refKey: current.refKey });
+        const previous = await store.api.previous({
+          model: 'rate',
+          uuid,
+          cell: 'meta',
+          refKey: current.refKey,
+        });
         if (previous.none) {
           expect(previous.cell).to.equal(undefined);
           break;
@@ -217,10 +298,17 @@ describe('Store RPCs', function () {
     });
 
     it('answers NOT_FOUND for an absent version or cell', async () => {
-      const missingVersion = await rejection(store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: 999 }));
+      const missingVersion = await rejection(
+        store.api.getCell({ model: 'rate', uuid, cell: 'meta', refKey: 999 }),
+      );
       expect(missingVersion.code).to.equal(status.NOT_FOUND);
       const otherRecord = await rejection(
-        store.api.getCell({ model: 'rate', uuid: '11111111-1111-4111-8111-111111111111', cell: 'base', refKey: undefined }),
+        store.api.getCell({
+          model: 'rate',
+          uuid: '11111111-1111-4111-8111-111111111111',
+          cell: 'base',
+          refKey: undefined,
+        }),
       );
       expect(otherRecord.code).to.equal(status.NOT_FOUND);
       expect(otherRecord.details).to.match(/has no version/);
@@ -232,7 +320,10 @@ describe('Store RPCs', function () {
     before(async () => {
       for (let day = 1; day <= 12; day++) {
         const date = `2027-01-${String(day).padStart(2, '0')}`;
-        await put({ ...rate(hotel, day % 2 ? 'single' : 'double', date, { price: day }), gateway: day % 3 ? 'pegasus' : 'sabre' });
+        await put({
+          ...rate(hotel, day % 2 ? 'single' : 'double', date, { price: day }),
+          gateway: day % 3 ? 'pegasus' : 'sabre',
+        });
       }
       await put(rate(hotel + 4, 'single', '2027-01-01')); // same shard, other hotel
     });
@@ -240,8 +331,14 @@ describe('Store RPCs', function () {
     const where = (request: Partial<Parameters<typeof store.api.client.where>[0]>) =>
       collect(
         store.api.client.where({
-          model: 'rate', index: '', conditions: [], cells: [], order: SortOrder.SORT_ORDER_ASC,
-          limit: 0, pageToken: '', ...request,
+          model: 'rate',
+          index: '',
+          conditions: [],
+          cells: [],
+          order: SortOrder.SORT_ORDER_ASC,
+          limit: 0,
+          pageToken: '',
+          ...request,
         }),
       );
     const dates = (messages: Awaited<ReturnType<typeof where>>) =>
@@ -252,17 +349,32 @@ describe('Store RPCs', function () {
       const all = await where({ conditions: [eqHotel] });
       expect(dates(all)).to.have.length(12);
       const byDate = (op: Operator, values: IndexValue[]) =>
-        where({ conditions: [eqHotel, { field: 'check_in_date', op, values }] }).then((m) => dates(m).sort());
-      expect(await byDate(Operator.OPERATOR_LT, [str('2027-01-03')])).to.deep.equal(['2027-01-01', '2027-01-02']);
-      expect(await byDate(Operator.OPERATOR_LE, [str('2027-01-02')])).to.deep.equal(['2027-01-01', '2027-01-02']);
+        where({ conditions: [eqHotel, { field: 'check_in_date', op, values }] }).then((m) =>
+          dates(m).sort(),
+        );
+      expect(await byDate(Operator.OPERATOR_LT, [str('2027-01-03')])).to.deep.equal([
+        '2027-01-01',
+        '2027-01-02',
+      ]);
+      expect(await byDate(Operator.OPERATOR_LE, [str('2027-01-02')])).to.deep.equal([
+        '2027-01-01',
+        '2027-01-02',
+      ]);
       expect(await byDate(Operator.OPERATOR_GT, [str('2027-01-11')])).to.deep.equal(['2027-01-12']);
-      expect(await byDate(Operator.OPERATOR_GE, [str('2027-01-11')])).to.deep.equal(['2027-01-11', '2027-01-12']);
-      expect(await byDate(Operator.OPERATOR_BETWEEN, [str('2027-01-04'), str('2027-01-06')])).to.deep.equal([
-        '2027-01-04', '2027-01-05', '2027-01-06',
+      expect(await byDate(Operator.OPERATOR_GE, [str('2027-01-11')])).to.deep.equal([
+        '2027-01-11',
+        '2027-01-12',
       ]);
-      expect(await byDate(Operator.OPERATOR_IN, [str('2027-01-07'), str('2027-01-09'), str('1999-01-01')])).to.deep.equal([
-        '2027-01-07', '2027-01-09',
-      ]);
+      expect(
+        await byDate(Operator.OPERATOR_BETWEEN, [str('2027-01-04'), str('2027-01-06')]),
+      ).to.deep.equal(['2027-01-04', '2027-01-05', '2027-01-06']);
+      expect(
+        await byDate(Operator.OPERATOR_IN, [
+          str('2027-01-07'),
+          str('2027-01-09'),
+          str('1999-01-01'),
+        ]),
+      ).to.deep.equal(['2027-01-07', '2027-01-09']);
       expect(await byDate(Operator.OPERATOR_NE, [str('2027-01-01')])).to.have.length(11);
       const eq = await byDate(Operator.OPERATOR_EQ, [str('2027-01-05')]);
       expect(eq).to.deep.equal(['2027-01-05']);
@@ -272,7 +384,10 @@ describe('Store RPCs', function () {
       expect(keys).to.deep.equal([...keys].sort());
       const descending = await where({ conditions: [eqHotel], order: SortOrder.SORT_ORDER_DESC });
       expect(descending.flatMap((m) => m.records).map((r) => r.uuid)).to.deep.equal(
-        all.flatMap((m) => m.records).map((r) => r.uuid).reverse(),
+        all
+          .flatMap((m) => m.records)
+          .map((r) => r.uuid)
+          .reverse(),
       );
     });
 
@@ -282,10 +397,22 @@ describe('Store RPCs', function () {
         { field: 'gateway', op: Operator.OPERATOR_EQ, values: [str('sabre')] },
       ];
       const sabre = await where({ index: 'secondary', conditions });
-      expect(dates(sabre).sort()).to.deep.equal(['2027-01-03', '2027-01-06', '2027-01-09', '2027-01-12']);
+      expect(dates(sabre).sort()).to.deep.equal([
+        '2027-01-03',
+        '2027-01-06',
+        '2027-01-09',
+        '2027-01-12',
+      ]);
 
       const uuid = sabre[0]!.records[0]!.uuid;
-      await store.api.writeCell({ model: 'rate', uuid, cell: 'meta', body: pack({ m: 1 }), mode: WriteMode.WRITE_MODE_REPLACE, requestId: requestId() });
+      await store.api.writeCell({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ m: 1 }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
+      });
       const withMeta = await where({ index: 'secondary', conditions, cells: ['base', 'meta'] });
       const record = withMeta.flatMap((m) => m.records).find((r) => r.uuid === uuid)!;
       expect(record.cells.map((c) => c.name)).to.deep.equal(['base', 'meta']);
@@ -308,26 +435,57 @@ describe('Store RPCs', function () {
   describe('FetchLatestCells and Each', () => {
     it('pages a shard log strictly after the cursor, in ascending id, with next cursor and max id', async () => {
       const shard = 1;
-      const everything = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0, limit: 10_000 });
+      const everything = await store.api.fetchLatestCells({
+        model: 'rate',
+        shard,
+        cursor: 0,
+        limit: 10_000,
+      });
       expect(everything.cells.length).to.be.greaterThan(2);
       const ids = everything.cells.map((c) => c.id);
       expect(ids).to.deep.equal([...ids].sort((a, b) => a - b));
       expect(everything.cells.every((c) => c.shard === shard)).to.equal(true);
       expect(everything.maxId).to.equal(ids[ids.length - 1]);
-      const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: ids[0]!, limit: 2 });
+      const page = await store.api.fetchLatestCells({
+        model: 'rate',
+        shard,
+        cursor: ids[0]!,
+        limit: 2,
+      });
       expect(page.cells.map((c) => c.id)).to.deep.equal(ids.slice(1, 3));
       expect(page.nextCursor).to.equal(ids[2]);
-      const empty = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: everything.maxId, limit: 10 });
+      const empty = await store.api.fetchLatestCells({
+        model: 'rate',
+        shard,
+        cursor: everything.maxId,
+        limit: 10,
+      });
       expect(empty.cells).to.deep.equal([]);
       expect(empty.nextCursor).to.equal(everything.maxId);
     });
 
     it('streams every shard to its end without follow', async () => {
-      const messages = await collect(store.api.client.each({ model: 'rate', shards: [], cursors: {}, follow: false, batchSize: 3, heartbeatIntervalMs: 0 }));
-      const streamed = messages.flatMap((m) => (m.event?.$case === 'batch' ? m.event.batch.cells : []));
+      const messages = await collect(
+        store.api.client.each({
+          model: 'rate',
+          shards: [],
+          cursors: {},
+          follow: false,
+          batchSize: 3,
+          heartbeatIntervalMs: 0,
+        }),
+      );
+      const streamed = messages.flatMap((m) =>
+        m.event?.$case === 'batch' ? m.event.batch.cells : [],
+      );
       let expected = 0;
       for (let shard = 0; shard < 4; shard++) {
-        const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0, limit: 10_000 });
+        const page = await store.api.fetchLatestCells({
+          model: 'rate',
+          shard,
+          cursor: 0,
+          limit: 10_000,
+        });
         expected += page.cells.length;
         const ids = streamed.filter((c) => c.shard === shard).map((c) => c.id);
         expect(ids).to.deep.equal(page.cells.map((c) => c.id));
@@ -339,7 +497,12 @@ describe('Store RPCs', function () {
       const first = await put(rate(7, 'follow', '2027-02-01'));
       const shard = first.base!.shard;
       const stream = store.api.client.each({
-        model: 'rate', shards: [shard], cursors: { [shard]: first.base!.id }, follow: true, batchSize: 100, heartbeatIntervalMs: 200,
+        model: 'rate',
+        shards: [shard],
+        cursors: { [shard]: first.base!.id },
+        follow: true,
+        batchSize: 100,
+        heartbeatIntervalMs: 200,
       });
       const received: Cell[] = [];
       let heartbeats = 0;
@@ -353,7 +516,14 @@ describe('Store RPCs', function () {
       });
       const written: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const cell = await store.api.writeCell({ model: 'rate', uuid: first.uuid, cell: 'meta', body: pack({ i }), mode: WriteMode.WRITE_MODE_REPLACE, requestId: requestId() });
+        const cell = await store.api.writeCell({
+          model: 'rate',
+          uuid: first.uuid,
+          cell: 'meta',
+          body: pack({ i }),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          requestId: requestId(),
+        });
         written.push(cell.cell!.id);
       }
       const deadline = Date.now() + 5000;

@@ -25,7 +25,14 @@ describe('shameless serve (process)', function () {
     await api.defineModel({ model: RATE_MODEL });
     const put = await api.put({
       model: 'rate',
-      values: pack({ hotel_id: 9, room_type: 'r', check_in_date: 'd', gateway: 'g', discount_type: 't', price: 1 }),
+      values: pack({
+        hotel_id: 9,
+        room_type: 'r',
+        check_in_date: 'd',
+        gateway: 'g',
+        discount_type: 't',
+        price: 1,
+      }),
       requestId: requestId(),
     });
     api.close();
@@ -33,7 +40,12 @@ describe('shameless serve (process)', function () {
 
     const second = await startServerProcess([...partitionArgs(), '--shards-count', '4']);
     const again = connectStore(second.address);
-    const cell = await again.getCell({ model: 'rate', uuid: put.uuid, cell: 'base', refKey: undefined });
+    const cell = await again.getCell({
+      model: 'rate',
+      uuid: put.uuid,
+      cell: 'base',
+      refKey: undefined,
+    });
     expect(unpack(cell.cell!.body).price).to.equal(1);
     const description = await again.describeStore({});
     expect(description.models.map((m) => m.name)).to.deep.equal(['rate']);
@@ -44,16 +56,27 @@ describe('shameless serve (process)', function () {
   it('refuses to start with another shard count or partition list, saying why', async () => {
     const otherCount = await runServerExpectingFailure([...partitionArgs(), '--shards-count', '8']);
     expect(otherCount.code).to.equal(1);
-    expect(otherCount.output).to.match(/created with shardsCount=4 and 2 partition\(s\).*started with shardsCount=8/s);
+    expect(otherCount.output).to.match(
+      /created with shardsCount=4 and 2 partition\(s\).*started with shardsCount=8/s,
+    );
     expect(otherCount.output).to.match(/--shards-count 4/);
 
     const reordered = await runServerExpectingFailure([
-      '--partition', databases.urls[1]!, '--partition', databases.urls[0]!, '--shards-count', '4',
+      '--partition',
+      databases.urls[1]!,
+      '--partition',
+      databases.urls[0]!,
+      '--shards-count',
+      '4',
     ]);
     expect(reordered.code).to.equal(1);
     expect(reordered.output).to.match(/as partition 1/);
 
-    const notMultiple = await runServerExpectingFailure([...partitionArgs(), '--shards-count', '5']);
+    const notMultiple = await runServerExpectingFailure([
+      ...partitionArgs(),
+      '--shards-count',
+      '5',
+    ]);
     expect(notMultiple.output).to.match(/must be a multiple of the number of partitions/);
     const badFlag = await runServerExpectingFailure(['--shards-count', 'lots']);
     expect(badFlag.code).to.equal(2);
@@ -61,20 +84,38 @@ describe('shameless serve (process)', function () {
   });
 
   it('on SIGTERM: health goes NOT_SERVING, follow streams end cleanly, the process exits 0', async () => {
-    const server = await startServerProcess([...partitionArgs(), '--shards-count', '4', '--grace-ms', '5000']);
+    const server = await startServerProcess([
+      ...partitionArgs(),
+      '--shards-count',
+      '4',
+      '--grace-ms',
+      '5000',
+    ]);
     const api = connectStore(server.address);
     const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
     const health = new Health(server.address, credentials.createInsecure()) as unknown as {
-      check(request: { service: string }, callback: (error: Error | null, response: { status: string }) => void): void;
+      check(
+        request: { service: string },
+        callback: (error: Error | null, response: { status: string }) => void,
+      ): void;
       close(): void;
     };
     const check = () =>
       new Promise<string>((resolve, reject) =>
-        health.check({ service: 'shameless.v1.Store' }, (error, response) => (error ? reject(error) : resolve(response.status))),
+        health.check({ service: 'shameless.v1.Store' }, (error, response) =>
+          error ? reject(error) : resolve(response.status),
+        ),
       );
     expect(await check()).to.equal('SERVING');
 
-    const stream = api.client.each({ model: 'rate', shards: [], cursors: {}, follow: true, batchSize: 0, heartbeatIntervalMs: 100 });
+    const stream = api.client.each({
+      model: 'rate',
+      shards: [],
+      cursors: {},
+      follow: true,
+      batchSize: 0,
+      heartbeatIntervalMs: 100,
+    });
     const ended = new Promise<string>((resolve) => {
       stream.on('data', () => {});
       stream.on('end', () => resolve('end'));

@@ -14,7 +14,11 @@ describe('settings (pure)', () => {
 
   it('takes a flag over the environment over the config file', () => {
     const file = { shardsCount: 8, namespace: 'fromfile', listen: 'file:1' };
-    const env = { SHAMELESS_SHARDS_COUNT: '32', SHAMELESS_NAMESPACE: 'fromenv', SHAMELESS_PARTITIONS: 'mysql://a/x, mysql://b/y' };
+    const env = {
+      SHAMELESS_SHARDS_COUNT: '32',
+      SHAMELESS_NAMESPACE: 'fromenv',
+      SHAMELESS_PARTITIONS: 'mysql://a/x, mysql://b/y',
+    };
     const settings = resolveSettings({ shardsCount: '64' }, env, file);
     expect(settings.shardsCount).to.equal(64);
     expect(settings.namespace).to.equal('fromenv');
@@ -23,15 +27,21 @@ describe('settings (pure)', () => {
   });
 
   it('says which source holds a bad value', () => {
-    expect(() => resolveSettings({ shardsCount: 'many' }, {}, {})).to.throw(/^--shards-count: expected an integer/);
-    expect(() => resolveSettings({}, { SHAMELESS_POOL_SIZE: '0' }, {})).to.throw(/^SHAMELESS_POOL_SIZE:/);
+    expect(() => resolveSettings({ shardsCount: 'many' }, {}, {})).to.throw(
+      /^--shards-count: expected an integer/,
+    );
+    expect(() => resolveSettings({}, { SHAMELESS_POOL_SIZE: '0' }, {})).to.throw(
+      /^SHAMELESS_POOL_SIZE:/,
+    );
     expect(() => resolveSettings({}, {}, { graceMs: -1 })).to.throw(/^config key graceMs:/);
   });
 
   it('reads a JSON config file and refuses unknown keys', () => {
     const path = join(tmpdir(), `shameless-config-${process.pid}.json`);
     writeFileSync(path, JSON.stringify({ shardsCount: 8, partitions: ['mysql://h/db'] }));
-    expect(resolveSettings({}, {}, readConfigFile(path)).partitions).to.deep.equal(['mysql://h/db']);
+    expect(resolveSettings({}, {}, readConfigFile(path)).partitions).to.deep.equal([
+      'mysql://h/db',
+    ]);
     writeFileSync(path, JSON.stringify({ shards: 8 }));
     expect(() => readConfigFile(path)).to.throw(/unknown setting "shards"/);
   });

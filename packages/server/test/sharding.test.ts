@@ -6,7 +6,13 @@ import {
   shardLayoutProblem,
   shardsOfPartition,
 } from '../src/engine/sharding.js';
-import { contentTableName, indexTableName, padShard, storeTableName, tableNameProblem } from '../src/engine/tableNames.js';
+import {
+  contentTableName,
+  indexTableName,
+  padShard,
+  storeTableName,
+  tableNameProblem,
+} from '../src/engine/tableNames.js';
 import { isIdentifier, quoteIdentifier } from '../src/engine/identifiers.js';
 
 describe('sharding (pure)', () => {
@@ -27,7 +33,9 @@ describe('sharding (pure)', () => {
   });
 
   it('places contiguous blocks of shards on each partition', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => partitionOfShard(s, 8, 2))).to.deep.equal([0, 0, 0, 0, 1, 1, 1, 1]);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => partitionOfShard(s, 8, 2))).to.deep.equal([
+      0, 0, 0, 0, 1, 1, 1, 1,
+    ]);
     expect(shardsOfPartition(1, 8, 2)).to.deep.equal({ first: 4, last: 7 });
     expect(partitionOfShard(511, 512, 4)).to.equal(3);
   });
@@ -45,7 +53,9 @@ describe('table names (pure)', () => {
     expect(padShard(7)).to.equal('000007');
     expect(contentTableName('rate_store', 'rate', 7)).to.equal('rate_store_rate_000007');
     expect(contentTableName('', 'rate', 511)).to.equal('rate_000511');
-    expect(indexTableName('rate_store', 'rate', 'primary', 3)).to.equal('rate_store_rate_primary_index_000003');
+    expect(indexTableName('rate_store', 'rate', 'primary', 3)).to.equal(
+      'rate_store_rate_primary_index_000003',
+    );
     expect(indexTableName('', 'rate', 'secondary', 0)).to.equal('rate_secondary_index_000000');
     expect(storeTableName('ns', 'models')).to.equal('ns_shameless_models');
     expect(storeTableName('', 'store')).to.equal('shameless_store');
@@ -57,7 +67,9 @@ describe('table names (pure)', () => {
       expect(isIdentifier(bad), bad).to.equal(false);
     }
     expect(() => quoteIdentifier('a`; DROP TABLE x')).to.throw(/unvalidated identifier/);
-    expect(tableNameProblem(`${'x'.repeat(58)}_000001`)).to.match(/65 characters long; MySQL allows 64/);
+    expect(tableNameProblem(`${'x'.repeat(58)}_000001`)).to.match(
+      /65 characters long; MySQL allows 64/,
+    );
     expect(tableNameProblem('ok_000001')).to.equal(undefined);
   });
 });

@@ -19,7 +19,10 @@ export type Body = Map<string, unknown>;
 /** Decodes a body, or says which request field is malformed. */
 export function decodeBody(bytes: Buffer, field: string): Body {
   if (bytes.length === 0) {
-    throw new InvalidArgumentError(field, 'must be a MessagePack map (empty map: 0x80), got no bytes');
+    throw new InvalidArgumentError(
+      field,
+      'must be a MessagePack map (empty map: 0x80), got no bytes',
+    );
   }
   let value: unknown;
   try {

@@ -24,9 +24,7 @@ import {
 } from './sql/contentTable.js';
 import { duplicateKeyName } from './sqlErrors.js';
 
-export type CellContent =
-  | { mode: 'replace'; bytes: Buffer }
-  | { mode: 'merge'; patch: Body };
+export type CellContent = { mode: 'replace'; bytes: Buffer } | { mode: 'merge'; patch: Body };
 
 export interface AppendRequest {
   model: CompiledModel;
@@ -73,9 +71,12 @@ export class CellWriter {
           open = false;
           return { cell: toStoredCell(state.replayed, shard), replayed: true };
         }
-        const recordExists = request.cell === BASE_CELL ? state.latest !== undefined : state.recordExists;
+        const recordExists =
+          request.cell === BASE_CELL ? state.latest !== undefined : state.recordExists;
         if (request.requireRecord && !recordExists) {
-          throw new NotFoundError(`record ${request.uuid} does not exist in model ${request.model.name}`);
+          throw new NotFoundError(
+            `record ${request.uuid} does not exist in model ${request.model.name}`,
+          );
         }
         const latestRefKey = state.latest ? Number(state.latest.ref_key) : -1;
         if (request.expectedRefKey !== undefined && request.expectedRefKey !== latestRefKey) {
@@ -86,7 +87,9 @@ export class CellWriter {
         const body =
           request.content.mode === 'replace'
             ? request.content.bytes
-            : encodeBody(mergeBodies(decodeStoredBody(state.latest?.body as Buffer), request.content.patch));
+            : encodeBody(
+                mergeBodies(decodeStoredBody(state.latest?.body as Buffer), request.content.patch),
+              );
         const createdAt = new Date();
         const refKey = latestRefKey + 1;
         const id = await insertCellAndCommit(connection, table, {

@@ -87,7 +87,10 @@ export class Engine {
     };
   }
 
-  findShard(key: { value: number | bigint } | { uuid: string }): { shard: number; partition: number } {
+  findShard(key: { value: number | bigint } | { uuid: string }): {
+    shard: number;
+    partition: number;
+  } {
     const shard =
       'uuid' in key
         ? this.layout.contentShard(requireUuid(key.uuid))
@@ -107,7 +110,10 @@ export class Engine {
     model = await this.models.requireCell(model, input.cell || BASE_CELL);
     requireRequestId(input.requestId);
     if (input.expectedRefKey !== undefined && input.expectedRefKey < -1) {
-      throw new InvalidArgumentError('expected_ref_key', 'must be -1 (no version yet) or a version');
+      throw new InvalidArgumentError(
+        'expected_ref_key',
+        'must be -1 (no version yet) or a version',
+      );
     }
     const body = decodeBody(input.body, 'body');
     rejectIndexFields(model, body, 'body');
@@ -115,14 +121,22 @@ export class Engine {
       model,
       uuid: input.uuid,
       cell: input.cell || BASE_CELL,
-      content: input.mode === 'merge' ? { mode: 'merge', patch: body } : { mode: 'replace', bytes: input.body },
+      content:
+        input.mode === 'merge'
+          ? { mode: 'merge', patch: body }
+          : { mode: 'replace', bytes: input.body },
       expectedRefKey: input.expectedRefKey,
       requestId: input.requestId,
       requireRecord: true,
     });
   }
 
-  async getCell(modelName: string, uuid: string, cellName: string, refKey?: number): Promise<StoredCell> {
+  async getCell(
+    modelName: string,
+    uuid: string,
+    cellName: string,
+    refKey?: number,
+  ): Promise<StoredCell> {
     let model = await this.models.get(modelName);
     requireUuid(uuid);
     const cell = cellName || BASE_CELL;
@@ -162,11 +176,20 @@ export class Engine {
     return this.wheres.page(input);
   }
 
-  async fetchLatestCells(modelName: string, shard: number, cursor: number, limit: number): Promise<LogPage> {
+  async fetchLatestCells(
+    modelName: string,
+    shard: number,
+    cursor: number,
+    limit: number,
+  ): Promise<LogPage> {
     return this.log.fetchPage(await this.models.get(modelName), shard, cursor, limit);
   }
 
-  async each(modelName: string, input: EachInput, signal: AbortSignal): Promise<AsyncGenerator<EachEvent>> {
+  async each(
+    modelName: string,
+    input: EachInput,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<EachEvent>> {
     const model = await this.models.get(modelName);
     return this.log.each(model, input, signal);
   }

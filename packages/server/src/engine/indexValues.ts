@@ -15,7 +15,10 @@ export function toIndexScalar(field: FieldSpec, value: unknown, path: string): I
     if (typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX) {
       return Number.isSafeInteger(Number(value)) ? Number(value) : value;
     }
-    throw new InvalidArgumentError(path, `${field.name} must be an integer, got ${describe(value)}`);
+    throw new InvalidArgumentError(
+      path,
+      `${field.name} must be an integer, got ${describe(value)}`,
+    );
   }
   if (typeof value === 'string' && [...value].length <= STRING_MAX) return value;
   throw new InvalidArgumentError(

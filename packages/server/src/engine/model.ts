@@ -92,7 +92,10 @@ export function normaliseModelSpec(spec: ModelSpec, namespace: string): ModelSpe
 
 function normaliseIndex(index: IndexSpec, path: string): IndexSpec {
   if (!isIdentifier(index.name)) {
-    throw new InvalidArgumentError(`${path}.name`, `must be a lowercase identifier, got ${JSON.stringify(index.name)}`);
+    throw new InvalidArgumentError(
+      `${path}.name`,
+      `must be a lowercase identifier, got ${JSON.stringify(index.name)}`,
+    );
   }
   if (index.fields.length === 0) {
     throw new InvalidArgumentError(`${path}.fields`, 'an index needs at least one field');
@@ -109,7 +112,10 @@ function normaliseIndex(index: IndexSpec, path: string): IndexSpec {
       throw new InvalidArgumentError(`${path}.fields[${i}].type`, 'must be integer or string');
     }
     if (names.has(field.name)) {
-      throw new InvalidArgumentError(`${path}.fields[${i}].name`, `field ${field.name} appears twice`);
+      throw new InvalidArgumentError(
+        `${path}.fields[${i}].name`,
+        `field ${field.name} appears twice`,
+      );
     }
     names.add(field.name);
   });
@@ -121,7 +127,10 @@ function normaliseIndex(index: IndexSpec, path: string): IndexSpec {
     );
   }
   if (shardOn.type !== 'integer') {
-    throw new InvalidArgumentError(`${path}.shard_on`, `field ${shardOn.name} must be an integer field`);
+    throw new InvalidArgumentError(
+      `${path}.shard_on`,
+      `field ${shardOn.name} must be an integer field`,
+    );
   }
   const keyBytes =
     index.fields.reduce((sum, field) => sum + FIELD_KEY_BYTES[field.type], 0) + UUID_KEY_BYTES;
@@ -175,7 +184,8 @@ export class CompiledModel {
     const owners = new Map<string, { index: string; type: FieldType }>();
     for (const index of all) {
       for (const field of index.fields) {
-        if (!owners.has(field.name)) owners.set(field.name, { index: index.name, type: field.type });
+        if (!owners.has(field.name))
+          owners.set(field.name, { index: index.name, type: field.type });
       }
     }
     this.indexOfField = owners;

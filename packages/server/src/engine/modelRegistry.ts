@@ -59,7 +59,9 @@ export class ModelRegistry {
     if (Date.now() - this.lastRefresh >= REFRESH_MIN_INTERVAL_MS) await this.refresh();
     const model = this.models.get(name);
     if (!model) {
-      throw new NotFoundError(`model ${JSON.stringify(name)} is not defined; define it with DefineModel`);
+      throw new NotFoundError(
+        `model ${JSON.stringify(name)} is not defined; define it with DefineModel`,
+      );
     }
     return model;
   }
@@ -102,7 +104,8 @@ export class ModelRegistry {
         if (current !== undefined) {
           const stored = parseDefinition(current);
           const comparison = compareDefinitions(stored, spec);
-          if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
+          if (comparison.change === 'conflict')
+            throw new FailedPreconditionError(comparison.reason);
           if (comparison.change === 'none') {
             await connection.query('ROLLBACK');
             return { model: stored, changed: false };
@@ -163,7 +166,11 @@ export class ModelRegistry {
         }),
       ),
     );
-    this.logger.info('tables ready', { model: model.name, tables: total, ms: Date.now() - started });
+    this.logger.info('tables ready', {
+      model: model.name,
+      tables: total,
+      ms: Date.now() - started,
+    });
   }
 }
 

@@ -44,7 +44,9 @@ export function parseMysqlUrl(url: string): MysqlLocation {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`not a URL: ${redactUrl(url)}; expected mysql://user:password@host:port/database`);
+    throw new Error(
+      `not a URL: ${redactUrl(url)}; expected mysql://user:password@host:port/database`,
+    );
   }
   if (parsed.protocol !== 'mysql:') {
     throw new Error(`unsupported scheme in ${redactUrl(url)}; expected mysql://`);

@@ -47,9 +47,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
   });
   const layout = new StoreLayout(config.namespace, config.shardsCount, locations.length);
 
-  await Promise.all(
-    locations.map((location, i) => waitForDatabase(location, i, config, logger)),
-  );
+  await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
   const partitions = new PartitionSet(
     locations.map(
       (location, i) =>
@@ -121,14 +119,20 @@ async function waitForDatabase(
       await ensureDatabase(location, config.connectTimeoutMs);
       return;
     } catch (error) {
-      const reason = (error as { code?: string; message?: string }).code ?? (error as Error).message;
+      const reason =
+        (error as { code?: string; message?: string }).code ?? (error as Error).message;
       if (Date.now() >= deadline) {
         throw new StoreConfigError(
           `cannot reach partition ${index} at ${describeLocation(location)} as ${location.user} (${reason}). ` +
             `Is MySQL running there? Check --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}).`,
         );
       }
-      logger.warn('waiting for partition', { partition: index, at: describeLocation(location), attempt, reason });
+      logger.warn('waiting for partition', {
+        partition: index,
+        at: describeLocation(location),
+        attempt,
+        reason,
+      });
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }

@@ -11,11 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { decodeBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
 import { UnavailableError } from './errors.js';
-import {
-  indexValuesFrom,
-  shardOnValue,
-  withoutIndexFields,
-} from './indexValues.js';
+import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
@@ -142,7 +138,13 @@ export class PutOperation {
         return this.partitions
           .forShard(shard)
           .run((pool) =>
-            insertSecondaryRow(pool, this.layout.indexTable(model, index.name, shard), index, values, uuid),
+            insertSecondaryRow(
+              pool,
+              this.layout.indexTable(model, index.name, shard),
+              index,
+              values,
+              uuid,
+            ),
           );
       }),
     );

@@ -39,7 +39,12 @@ export class ShardLog {
     private readonly pollIntervalMs: number,
   ) {}
 
-  async fetchPage(model: CompiledModel, shard: number, cursor: number, limit: number): Promise<LogPage> {
+  async fetchPage(
+    model: CompiledModel,
+    shard: number,
+    cursor: number,
+    limit: number,
+  ): Promise<LogPage> {
     requireShard(shard, this.layout.shardsCount, 'shard');
     const pageSize = requireLimit(limit, 'limit', DEFAULT_PAGE, MAX_PAGE);
     return this.readPage(model, shard, cursor, pageSize);
@@ -58,10 +63,16 @@ export class ShardLog {
    * shards. Pull-based: nothing is read until the consumer asks for the next event, so a slow
    * consumer holds the stream back instead of filling memory.
    */
-  async *each(model: CompiledModel, input: EachInput, signal: AbortSignal): AsyncGenerator<EachEvent> {
+  async *each(
+    model: CompiledModel,
+    input: EachInput,
+    signal: AbortSignal,
+  ): AsyncGenerator<EachEvent> {
     const shards =
       input.shards.length > 0
-        ? [...new Set(input.shards)].map((shard, i) => requireShard(shard, this.layout.shardsCount, `shards[${i}]`))
+        ? [...new Set(input.shards)].map((shard, i) =>
+            requireShard(shard, this.layout.shardsCount, `shards[${i}]`),
+          )
         : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
     const batchSize = requireLimit(input.batchSize, 'batch_size', DEFAULT_BATCH, MAX_PAGE);
     const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;

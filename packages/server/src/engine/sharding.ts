@@ -27,7 +27,10 @@ export function shardsOfPartition(partition: number, shardsCount: number, partit
 }
 
 /** Why a shard layout is invalid, or undefined when it is valid. */
-export function shardLayoutProblem(shardsCount: number, partitionCount: number): string | undefined {
+export function shardLayoutProblem(
+  shardsCount: number,
+  partitionCount: number,
+): string | undefined {
   if (!Number.isInteger(shardsCount) || shardsCount < 1 || shardsCount > 999_999) {
     return `shardsCount must be an integer from 1 to 999999 (got ${shardsCount})`;
   }

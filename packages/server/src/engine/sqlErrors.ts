@@ -68,9 +68,13 @@ export function translateSqlError(error: unknown, partition: number): unknown {
   }
   const code = asDriverError(error)?.code;
   if (code !== undefined && TRANSIENT_CODES.has(code)) {
-    return new UnavailableError(partition, `partition ${partition} is busy (lock contention); retry`, {
-      cause: error,
-    });
+    return new UnavailableError(
+      partition,
+      `partition ${partition} is busy (lock contention); retry`,
+      {
+        cause: error,
+      },
+    );
   }
   return error;
 }

@@ -79,7 +79,9 @@ export class WhereQuery {
     const limit = requireLimit(input.limit, 'limit', DEFAULT_LIMIT, MAX_LIMIT);
     const { conditions, shardValue } = validateConditions(index, input.conditions);
     const fingerprint = queryFingerprint(input, indexName);
-    const after = input.pageToken ? decodePageToken(input.pageToken, fingerprint, index) : undefined;
+    const after = input.pageToken
+      ? decodePageToken(input.pageToken, fingerprint, index)
+      : undefined;
 
     const shard = this.layout.findShard(shardValue);
     const rows = await this.partitions.forShard(shard).run((pool) =>
@@ -105,7 +107,11 @@ export class WhereQuery {
   }
 
   /** The latest version of the cells of many records: one query per content shard. */
-  private async readCells(model: CompiledModel, uuids: readonly string[], cells: readonly string[]) {
+  private async readCells(
+    model: CompiledModel,
+    uuids: readonly string[],
+    cells: readonly string[],
+  ) {
     const byShard = new Map<number, string[]>();
     for (const uuid of uuids) {
       const shard = this.layout.contentShard(uuid);
@@ -116,7 +122,9 @@ export class WhereQuery {
       [...byShard].map(async ([shard, shardUuids]) => {
         const rows = await this.partitions
           .forShard(shard)
-          .run((pool) => readLatestCells(pool, this.layout.contentTable(model, shard), shardUuids, cells));
+          .run((pool) =>
+            readLatestCells(pool, this.layout.contentTable(model, shard), shardUuids, cells),
+          );
         for (const row of rows) {
           const cell = toStoredCell(row, shard);
           found.set(cell.uuid, [...(found.get(cell.uuid) ?? []), cell]);

@@ -1,10 +1,6 @@
 // Adapters from grpc-js handler signatures to async functions, with errors mapped once and
 // server streams that honour backpressure and cancellation.
-import type {
-  ServerUnaryCall,
-  ServerWritableStream,
-  sendUnaryData,
-} from '@grpc/grpc-js';
+import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
 import type { Logger } from '../engine/logger.js';
 import { toServiceError } from './statusMapping.js';
 

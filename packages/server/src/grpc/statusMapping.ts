@@ -14,12 +14,20 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   internal: status.INTERNAL,
 };
 
-export function toServiceError(error: unknown, method: string, logger: Logger): Partial<ServiceError> {
+export function toServiceError(
+  error: unknown,
+  method: string,
+  logger: Logger,
+): Partial<ServiceError> {
   if (error instanceof EngineError && error.kind !== 'internal') {
     const metadata = new Metadata();
     if (error instanceof InvalidArgumentError) metadata.set('shameless-field', error.field);
     if (error.kind === 'unavailable') {
-      logger.warn('partition unavailable', { method, message: error.message, cause: String(error.cause) });
+      logger.warn('partition unavailable', {
+        method,
+        message: error.message,
+        cause: String(error.cause),
+      });
     }
     return { code: STATUS_OF_KIND[error.kind], details: error.message, metadata };
   }

@@ -24,7 +24,11 @@ import {
 // delivering early.
 const WHERE_RECORDS_PER_MESSAGE = 100;
 
-export function createStoreService(engine: Engine, logger: Logger, streams: OpenStreams): StoreServer {
+export function createStoreService(
+  engine: Engine,
+  logger: Logger,
+  streams: OpenStreams,
+): StoreServer {
   return {
     defineModel: unaryHandler('DefineModel', logger, async (request) => {
       const { model, changed } = await engine.defineModel(toModelSpec(request.model));
@@ -58,7 +62,10 @@ export function createStoreService(engine: Engine, logger: Logger, streams: Open
     }),
 
     writeCell: unaryHandler('WriteCell', logger, async (request) => {
-      if (request.mode !== WriteMode.WRITE_MODE_REPLACE && request.mode !== WriteMode.WRITE_MODE_MERGE) {
+      if (
+        request.mode !== WriteMode.WRITE_MODE_REPLACE &&
+        request.mode !== WriteMode.WRITE_MODE_MERGE
+      ) {
         throw new InvalidArgumentError('mode', 'must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE');
       }
       const result = await engine.writeCell({
@@ -83,65 +90,85 @@ export function createStoreService(engine: Engine, logger: Logger, streams: Open
       return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
     }),
 
-    where: serverStreamHandler('Where', logger, streams, async function* (request): AsyncGenerator<WhereResponse> {
-      const page = await engine.where({
-        model: request.model,
-        index: request.index,
-        conditions: request.conditions.map((condition, i) => ({
-          field: condition.field,
-          op: toOperator(condition.op),
-          values: condition.values.map((value, j) => toScalar(value, `conditions[${i}].values[${j}]`)),
-        })),
-        cells: request.cells,
-        descending: request.order === SortOrder.SORT_ORDER_DESC,
-        limit: request.limit,
-        pageToken: request.pageToken,
-      });
-      const records = page.records.map(toRecord);
-      for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
-        const end = start + WHERE_RECORDS_PER_MESSAGE;
-        yield {
-          records: records.slice(start, end),
-          nextPageToken: end >= records.length ? page.nextPageToken : '',
-        };
-      }
-      if (records.length === 0 && page.nextPageToken) yield { records: [], nextPageToken: page.nextPageToken };
-    }),
+    where: serverStreamHandler(
+      'Where',
+      logger,
+      streams,
+      async function* (request): AsyncGenerator<WhereResponse> {
+        const page = await engine.where({
+          model: request.model,
+          index: request.index,
+          conditions: request.conditions.map((condition, i) => ({
+            field: condition.field,
+            op: toOperator(condition.op),
+            values: condition.values.map((value, j) =>
+              toScalar(value, `conditions[${i}].values[${j}]`),
+            ),
+          })),
+          cells: request.cells,
+          descending: request.order === SortOrder.SORT_ORDER_DESC,
+          limit: request.limit,
+          pageToken: request.pageToken,
+        });
+        const records = page.records.map(toRecord);
+        for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
+          const end = start + WHERE_RECORDS_PER_MESSAGE;
+          yield {
+            records: records.slice(start, end),
+            nextPageToken: end >= records.length ? page.nextPageToken : '',
+          };
+        }
+        if (records.length === 0 && page.nextPageToken)
+          yield { records: [], nextPageToken: page.nextPageToken };
+      },
+    ),
 
     fetchLatestCells: unaryHandler('FetchLatestCells', logger, async (request) => {
-      const page = await engine.fetchLatestCells(request.model, request.shard, request.cursor, request.limit);
+      const page = await engine.fetchLatestCells(
+        request.model,
+        request.shard,
+        request.cursor,
+        request.limit,
+      );
       return { cells: page.cells.map(toCell), nextCursor: page.nextCursor, maxId: page.maxId };
     }),
 
-    each: serverStreamHandler('Each', logger, streams, async function* (request, signal): AsyncGenerator<EachResponse> {
-      const events = await engine.each(
-        request.model,
-        {
-          shards: request.shards,
-          cursors: new Map(Object.entries(request.cursors).map(([shard, cursor]) => [Number(shard), cursor])),
-          follow: request.follow,
-          batchSize: request.batchSize,
-          heartbeatIntervalMs: request.heartbeatIntervalMs,
-        },
-        signal,
-      );
-      for await (const event of events) {
-        if (event.kind === 'batch') {
-          yield {
-            event: {
-              $case: 'batch',
-              batch: { shard: event.shard, cells: event.cells.map(toCell), cursor: event.cursor },
-            },
-          };
-        } else {
-          yield {
-            event: {
-              $case: 'heartbeat',
-              heartbeat: { at: event.at, cursors: Object.fromEntries(event.cursors) },
-            },
-          };
+    each: serverStreamHandler(
+      'Each',
+      logger,
+      streams,
+      async function* (request, signal): AsyncGenerator<EachResponse> {
+        const events = await engine.each(
+          request.model,
+          {
+            shards: request.shards,
+            cursors: new Map(
+              Object.entries(request.cursors).map(([shard, cursor]) => [Number(shard), cursor]),
+            ),
+            follow: request.follow,
+            batchSize: request.batchSize,
+            heartbeatIntervalMs: request.heartbeatIntervalMs,
+          },
+          signal,
+        );
+        for await (const event of events) {
+          if (event.kind === 'batch') {
+            yield {
+              event: {
+                $case: 'batch',
+                batch: { shard: event.shard, cells: event.cells.map(toCell), cursor: event.cursor },
+              },
+            };
+          } else {
+            yield {
+              event: {
+                $case: 'heartbeat',
+                heartbeat: { at: event.at, cursors: Object.fromEntries(event.cursors) },
+              },
+            };
+          }
         }
-      }
-    }),
+      },
+    ),
   };
 }

@@ -15,10 +15,17 @@ export interface ServerProcess {
 }
 
 /** Runs `shameless serve` with the given flags and waits for its "listening" line. */
-export async function startServerProcess(args: string[], timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startServerProcess(
+  args: string[],
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -26,7 +33,10 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
     child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
   const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     const onData = () => {
       const match = /shameless listening on (\S+)/.exec(output);
       if (match) {
@@ -53,7 +63,9 @@ export async function startServerProcess(args: string[], timeoutMs = 30_000): Pr
 }
 
 /** Runs `shameless serve` expecting it to refuse to start; returns exit code and output. */
-export async function runServerExpectingFailure(args: string[]): Promise<{ code: number | string; output: string }> {
+export async function runServerExpectingFailure(
+  args: string[],
+): Promise<{ code: number | string; output: string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

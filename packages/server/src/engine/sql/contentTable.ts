@@ -128,7 +128,14 @@ SELECT 1 FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT
 export async function insertCellAndCommit(
   session: SqlSession,
   table: string,
-  cell: { uuid: string; name: string; refKey: number; body: Buffer; createdAt: Date; requestId: string },
+  cell: {
+    uuid: string;
+    name: string;
+    refKey: number;
+    body: Buffer;
+    createdAt: Date;
+    requestId: string;
+  },
 ): Promise<number> {
   const results = await session.query<unknown[]>(
     `INSERT INTO \`${table}\` (\`uuid\`, \`column_name\`, \`ref_key\`, \`body\`, \`created_at\`, \`request_id\`)
