@@ -1,0 +1,101 @@
+// The README's example session over the raw generated gRPC client: define a model, put,
+// where, previous, tail a shard. Run it with `pnpm example` while `pnpm start` serves.
+import {
+  type CallOptions,
+  type ClientUnaryCall,
+  Metadata,
+  type ServiceError,
+  credentials,
+} from '@grpc/grpc-js';
+import { FieldType, Operator, SortOrder, StoreClient } from '@shameless/proto';
+import { pack, unpack } from 'msgpackr';
+import { randomUUID } from 'node:crypto';
+
+const client = new StoreClient(
+  process.env.SHAMELESS_ADDRESS ?? '127.0.0.1:50051',
+  credentials.createInsecure(),
+);
+type Callback<Res> = (error: ServiceError | null, response: Res) => void;
+const rpc =
+  <Req, Res>(
+    method: (r: Req, m: Metadata, o: Partial<CallOptions>, cb: Callback<Res>) => ClientUnaryCall,
+  ) =>
+  (request: Req) =>
+    new Promise<Res>((resolve, reject) =>
+      method.call(client, request, new Metadata(), { deadline: Date.now() + 5000 }, (e, r) =>
+        e ? reject(e) : resolve(r),
+      ),
+    );
+const [integer, string] = [FieldType.FIELD_TYPE_INTEGER, FieldType.FIELD_TYPE_STRING];
+
+await rpc(client.defineModel)({
+  model: {
+    name: 'rate',
+    primaryIndex: {
+      name: 'primary',
+      fields: [
+        { name: 'hotel_id', type: integer },
+        { name: 'room_type', type: string },
+        { name: 'check_in_date', type: string },
+      ],
+      shardOn: 'hotel_id',
+    },
+    secondaryIndices: [],
+    cells: ['meta'],
+  },
+});
+const rate = { hotel_id: 1, room_type: '1 bed', check_in_date: '2026-12-01', net_price: 120 };
+const first = await rpc(client.put)({ model: 'rate', values: pack(rate), requestId: randomUUID() });
+const second = await rpc(client.put)({
+  model: 'rate',
+  values: pack({ ...rate, net_price: 130 }),
+  requestId: randomUUID(),
+});
+console.log(
+  `put ${first.uuid} (created: ${first.created}); put again -> base version ${second.base!.refKey}`,
+);
+
+const where = client.where({
+  model: 'rate',
+  index: 'primary',
+  conditions: [
+    {
+      field: 'hotel_id',
+      op: Operator.OPERATOR_EQ,
+      values: [{ kind: { $case: 'integer', integer: 1 } }],
+    },
+    {
+      field: 'check_in_date',
+      op: Operator.OPERATOR_GE,
+      values: [{ kind: { $case: 'string', string: '2026-12-01' } }],
+    },
+  ],
+  cells: ['base'],
+  order: SortOrder.SORT_ORDER_ASC,
+  limit: 10,
+  pageToken: '',
+});
+for await (const page of where) {
+  for (const record of page.records)
+    console.log('where ->', record.uuid, unpack(record.cells[0]!.body));
+}
+
+const previous = await rpc(client.previous)({
+  model: 'rate',
+  uuid: first.uuid,
+  cell: 'base',
+  refKey: second.base!.refKey,
+});
+console.log(
+  `previous of version ${second.base!.refKey} ->`,
+  previous.cell?.refKey,
+  unpack(previous.cell!.body),
+);
+
+const shard = second.base!.shard;
+const log = await rpc(client.fetchLatestCells)({ model: 'rate', shard, cursor: 0, limit: 5 });
+console.log(
+  `shard ${shard} log (max id ${log.maxId}):`,
+  log.cells.map((c) => `#${c.id} ${c.uuid.slice(0, 8)} ${c.name}@${c.refKey}`),
+);
+client.close();
