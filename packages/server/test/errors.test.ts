@@ -1,7 +1,7 @@
 // Bad input gets a clear status naming the field, and nothing is written.
 import { expect } from 'chai';
 import { Metadata, status } from '@grpc/grpc-js';
-import { Operator, SortOrder, WriteMode, type IndexValue } from '@shameless/proto';
+import { Operator, SortOrder, WriteMode } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
@@ -10,9 +10,7 @@ import {
   requestId,
   startStoreFixture,
 } from './support/storeFixture.js';
-
-const int = (integer: number): IndexValue => ({ kind: { $case: 'integer', integer } });
-const str = (string: string): IndexValue => ({ kind: { $case: 'string', string } });
+import { int, str } from './support/indexValues.js';
 
 describe('Errors', function () {
   let store: StoreFixture;

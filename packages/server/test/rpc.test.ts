@@ -11,9 +11,7 @@ import {
   startStoreFixture,
   unpack,
 } from './support/storeFixture.js';
-
-const int = (integer: number): IndexValue => ({ kind: { $case: 'integer', integer } });
-const str = (string: string): IndexValue => ({ kind: { $case: 'string', string } });
+import { int, str } from './support/indexValues.js';
 
 describe('Store RPCs', function () {
   let store: StoreFixture;
