@@ -1,5 +1,8 @@
 // @shameless/client: the Shameless SDK.
 
+// Models, records and cells: connect, defineModel, put, where, save, update, each, ...
+export * from './model/index.js';
+
 // Transport: connections, deadlines, retries, hedging, typed errors.
 export {
   CancelledError,

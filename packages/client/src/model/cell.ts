@@ -1,0 +1,428 @@
+// One cell of a record as this process sees it: the version it last read or wrote, and a
+// working copy of the body that `set` edits and `save` writes as the next version.
+
+import { WriteMode, type Cell as WireCell, type WriteCellRequest } from '@shameless/proto';
+import {
+  ConflictError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+} from '../transport/index.js';
+import { decodeBody, encodeBody } from './body.js';
+import {
+  newRequestId,
+  readCall,
+  writeCall,
+  type CallOptions,
+  type WriteOptions,
+} from './callOptions.js';
+import type { ModelContext } from './context.js';
+import { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
+import type { RecordOf } from './record.js';
+import {
+  BASE_CELL,
+  type Body,
+  type CellName,
+  type CellValues,
+  type ModelSchema,
+  type WritableKey,
+} from './schema.js';
+
+/** Options of {@link Cell.update}. */
+export interface UpdateOptions extends WriteOptions {
+  /**
+   * How many times to re-read the cell and merge again when the write is rejected because
+   * another writer got there first (a ConflictError). Default 0: the conflict is thrown.
+   * `requestId`, when given, is used for the first write only; each retry is a new write.
+   */
+  readonly retryOnConflict?: number;
+}
+
+/** A cell as {@link Cell.asJSON} shows it: the gem's `as_json`. */
+export interface CellJSON {
+  /** The row id in its content shard (the log cursor); null when the cell has no version. */
+  readonly id: number | null;
+  /** The record's UUID. */
+  readonly uuid: string;
+  /** The cell's name. */
+  readonly column_name: string;
+  /** The version; null when the cell has no version. */
+  readonly ref_key: number | null;
+  /** The body as this object sees it (including unsaved edits). */
+  readonly body: Body;
+  /** When the version was written, ISO 8601; null when the cell has no version. */
+  readonly created_at: string | null;
+}
+
+interface StoredVersion {
+  readonly id: number;
+  readonly shard: number;
+  readonly refKey: number;
+  readonly createdAt: Date;
+}
+
+// Write failures after which the write is known not to have been applied. After any other
+// failure (deadline, unavailable, cancelled, ...) it may have been, so the same request (same
+// requestId) is kept for the next save(): the server then applies it at most once.
+const DEFINITE_FAILURES = [
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  FailedPreconditionError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+];
+
+/**
+ * A cell of a record: an immutable, versioned body (`uuid, name, refKey -> body`), seen
+ * through this object.
+ *
+ * A cell is either read (`loaded`: it holds the version it last read or wrote, or knows there
+ * is none) or not read yet. The base cell of a record returned by `put`, `where` or `find` is
+ * read; other cells are read with {@link Cell.load} or the `cells` option of `where`.
+ * Reading the content of a cell that has not been read throws a {@link CellNotLoadedError}.
+ *
+ * Writes are optimistic: {@link Cell.save} sends the version this object last saw as
+ * `expectedRefKey`, so a save over someone else's newer version rejects with a
+ * `ConflictError` instead of silently overwriting it.
+ *
+ * The type argument is the model's schema (`Cell<typeof Rate.schema>`, or `typeof rate.base`);
+ * code that takes cells of any model takes `Cell<any>`.
+ */
+export class Cell<S extends ModelSchema = ModelSchema> {
+  readonly #context: ModelContext<S>;
+  readonly #record: RecordOf<S>;
+  readonly #name: CellName<S>;
+  #loaded = false;
+  #version: StoredVersion | undefined;
+  #body: Body = {};
+  /** A write whose outcome is unknown; resent as is by the next save() if nothing changed. */
+  #unsettledWrite: WriteCellRequest | undefined;
+
+  /**
+   * @internal Cells are made by their record. `version`: a version read from the store,
+   * `null` for a cell known to have none, `undefined` for a cell not read yet.
+   */
+  constructor(
+    context: ModelContext<S>,
+    record: RecordOf<S>,
+    name: CellName<S>,
+    version?: WireCell | null,
+  ) {
+    this.#context = context;
+    this.#record = record;
+    this.#name = name;
+    if (version !== undefined) this.#adopt(version);
+  }
+
+  /** The cell's name: `'base'` or a declared cell. */
+  get name(): CellName<S> {
+    return this.#name;
+  }
+
+  /** The record this cell belongs to. */
+  get record(): RecordOf<S> {
+    return this.#record;
+  }
+
+  /** The record's UUID. */
+  get uuid(): string {
+    return this.#record.uuid;
+  }
+
+  /** Whether the cell has been read (or written) by this object. */
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  /** Whether the cell has a stored version (the gem's `present?`). Needs the cell read. */
+  get present(): boolean {
+    this.#requireLoaded();
+    return this.#version !== undefined;
+  }
+
+  /** The version this object holds (0 for the first); undefined when there is none. */
+  get refKey(): number | undefined {
+    this.#requireLoaded();
+    return this.#version?.refKey;
+  }
+
+  /** The version's row id in its content shard: its cursor in the shard log. */
+  get id(): number | undefined {
+    this.#requireLoaded();
+    return this.#version?.id;
+  }
+
+  /** The content shard the cell lives in. */
+  get shard(): number | undefined {
+    this.#requireLoaded();
+    return this.#version?.shard;
+  }
+
+  /** When the version this object holds was written. */
+  get createdAt(): Date | undefined {
+    this.#requireLoaded();
+    return this.#version?.createdAt;
+  }
+
+  /** The body, unsaved edits included. Read-only: change it with `set` or `update`. */
+  get body(): Readonly<Body> {
+    this.#requireLoaded();
+    return this.#body;
+  }
+
+  /** The value of `key` in the body, or undefined when the body has no such key. */
+  get(key: string): unknown {
+    this.#requireLoaded();
+    return Object.hasOwn(this.#body, key) ? this.#body[key] : undefined;
+  }
+
+  /** Whether the body has `key` (even with a `null` or `false` value). */
+  has(key: string): boolean {
+    this.#requireLoaded();
+    return Object.hasOwn(this.#body, key);
+  }
+
+  /**
+   * The value of `key` when the body has it, as stored (`false`, `null` and `0` included),
+   * otherwise `fallback`.
+   */
+  fetch(key: string, fallback: unknown): unknown {
+    this.#requireLoaded();
+    return Object.hasOwn(this.#body, key) ? this.#body[key] : fallback;
+  }
+
+  /**
+   * Sets `key` in the body; written by the next {@link Cell.save}. Sends nothing.
+   *
+   * @throws ReadonlyFieldError (synchronously) when `key` is a field of any index, naming the
+   *   field and the index: index values never change.
+   * @throws CellNotLoadedError when the cell has not been read.
+   */
+  set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
+    this.#refuseIndexFields([key]);
+    this.#requireLoaded();
+    setKey(this.#body, key, value);
+    this.#unsettledWrite = undefined;
+    return this;
+  }
+
+  /**
+   * Writes the body as this object sees it as the cell's next version (sends WriteCell with
+   * the version last read as `expectedRefKey`, -1 when there was none). Reads the cell first
+   * if it has not been read.
+   *
+   * `base` is written as a shallow merge of its non-index fields (WRITE_MODE_MERGE): index
+   * fields may not appear in a write and stay as stored; since the expected version is checked,
+   * the result is exactly this body. Other cells are replaced (WRITE_MODE_REPLACE).
+   *
+   * A save that failed without a definite answer (deadline, unavailable, cancelled) and is
+   * called again with no edit in between resends the same requestId, so it is applied at most
+   * once.
+   *
+   * @throws ConflictError when another version was written since this object read the cell:
+   *   `reload()` and decide again, or use `update` with `retryOnConflict`.
+   */
+  async save(options: WriteOptions = {}): Promise<this> {
+    if (!this.#loaded) await this.reload(options);
+    const request =
+      options.requestId === undefined && this.#unsettledWrite !== undefined
+        ? this.#unsettledWrite
+        : this.#saveRequest(options.requestId);
+    await this.#write(request, options);
+    return this;
+  }
+
+  /**
+   * Shallow-merges `values` into the body and writes the result as the next version: the gem's
+   * `update` (`values.each { |k, v| self[k] = v }; save`). Unsaved edits made with `set` are
+   * written too.
+   *
+   * - On a cell this object has read: sends WriteCell as {@link Cell.save} does, checked
+   *   against the version read. With `retryOnConflict: n`, a conflict re-reads the cell
+   *   (GetCell; other unsaved edits are dropped), merges `values` again and writes again (a new
+   *   requestId), up to n times.
+   * - On a cell not read yet there is nothing stale to check: sends one WriteCell with
+   *   WRITE_MODE_MERGE and no expected version (the server merges into the latest version),
+   *   and the cell then holds the result.
+   *
+   * @throws ReadonlyFieldError (the promise rejects, before any call) when `values` has a
+   *   field of any index.
+   * @throws ConflictError when the cell changed since it was read and no retries are left.
+   */
+  async update(values: CellValues<S>, options: UpdateOptions = {}): Promise<this> {
+    this.#refuseIndexFields(Object.keys(values));
+    if (!this.#loaded) {
+      await this.#write(
+        this.#request(values, WriteMode.WRITE_MODE_MERGE, undefined, options.requestId),
+        options,
+      );
+      return this;
+    }
+    const retries = options.retryOnConflict ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      for (const [key, value] of Object.entries(values)) setKey(this.#body, key, value);
+      this.#unsettledWrite = undefined;
+      try {
+        await this.#write(
+          this.#saveRequest(attempt === 0 ? options.requestId : undefined),
+          options,
+        );
+        return this;
+      } catch (error) {
+        if (!(error instanceof ConflictError) || attempt >= retries) throw error;
+        await this.reload(options);
+      }
+    }
+  }
+
+  /**
+   * Reads the latest version of the cell (GetCell), replacing what this object held and
+   * dropping unsaved edits. A cell with no version reads as an empty body (`present` false).
+   */
+  async reload(options: CallOptions = {}): Promise<this> {
+    const { transport, schema } = this.#context;
+    try {
+      const response = await transport.unary(
+        'getCell',
+        { model: schema.name, uuid: this.uuid, cell: this.#name, refKey: undefined },
+        readCall(options),
+      );
+      this.#adopt(response.cell ?? null);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      this.#adopt(null);
+    }
+    return this;
+  }
+
+  /** Reads the cell if it has not been read yet (see {@link Cell.reload}); else does nothing. */
+  async load(options: CallOptions = {}): Promise<this> {
+    if (!this.#loaded) await this.reload(options);
+    return this;
+  }
+
+  /**
+   * The version before the one this object holds, as a new Cell of the same record (sends
+   * Previous), or undefined at version 0 (without a call) and for a cell with no version.
+   * Chainable: `(await (await cell.previous())?.previous())`... down to version 0.
+   */
+  async previous(options: CallOptions = {}): Promise<Cell<S> | undefined> {
+    if (!this.#loaded) await this.reload(options);
+    const version = this.#version;
+    if (version === undefined || version.refKey === 0) return undefined;
+    const { transport, schema } = this.#context;
+    const response = await transport.unary(
+      'previous',
+      { model: schema.name, uuid: this.uuid, cell: this.#name, refKey: version.refKey },
+      readCall(options),
+    );
+    if (response.none || response.cell === undefined) return undefined;
+    return new Cell(this.#context, this.#record, this.#name, response.cell);
+  }
+
+  /**
+   * The cell's full state, as the gem's `as_json`:
+   * `{ id, uuid, column_name, ref_key, body, created_at }`. Sends nothing.
+   */
+  asJSON(): CellJSON {
+    this.#requireLoaded();
+    return {
+      id: this.#version?.id ?? null,
+      uuid: this.uuid,
+      column_name: this.#name,
+      ref_key: this.#version?.refKey ?? null,
+      body: { ...this.#body },
+      created_at: this.#version?.createdAt.toISOString() ?? null,
+    };
+  }
+
+  /** `JSON.stringify(cell)` gives {@link Cell.asJSON}. */
+  toJSON(): CellJSON {
+    return this.asJSON();
+  }
+
+  #requireLoaded(): void {
+    if (!this.#loaded)
+      throw new CellNotLoadedError(this.#context.schema.name, this.uuid, this.#name);
+  }
+
+  #refuseIndexFields(keys: readonly string[]): void {
+    const { schema } = this.#context;
+    for (const key of keys) {
+      const index = schema.indexOfField.get(key);
+      if (index !== undefined) throw new ReadonlyFieldError(schema.name, key, index);
+    }
+  }
+
+  /** The request that writes the working body as the next version of the version held. */
+  #saveRequest(requestId: string | undefined): WriteCellRequest {
+    const expected = this.#version?.refKey ?? -1;
+    if (this.#name !== BASE_CELL) {
+      return this.#request(this.#body, WriteMode.WRITE_MODE_REPLACE, expected, requestId);
+    }
+    const { indexOfField } = this.#context.schema;
+    const content = Object.fromEntries(
+      Object.entries(this.#body).filter(([key]) => !indexOfField.has(key)),
+    );
+    return this.#request(content, WriteMode.WRITE_MODE_MERGE, expected, requestId);
+  }
+
+  #request(
+    body: Readonly<Body>,
+    mode: WriteMode,
+    expectedRefKey: number | undefined,
+    requestId: string | undefined,
+  ): WriteCellRequest {
+    return {
+      model: this.#context.schema.name,
+      uuid: this.uuid,
+      cell: this.#name,
+      body: encodeBody(body),
+      mode,
+      expectedRefKey,
+      requestId: requestId ?? newRequestId(),
+    };
+  }
+
+  /** Sends one logical write (the transport resends the same request on retries). */
+  async #write(request: WriteCellRequest, options: CallOptions): Promise<void> {
+    try {
+      const response = await this.#context.transport.unary(
+        'writeCell',
+        request,
+        writeCall(options),
+      );
+      this.#adopt(response.cell ?? null);
+    } catch (error) {
+      const definite = DEFINITE_FAILURES.some((type) => error instanceof type);
+      this.#unsettledWrite = definite ? undefined : request;
+      throw error;
+    }
+  }
+
+  /** Holds `version` (null: the cell has none), dropping unsaved edits. */
+  #adopt(version: WireCell | null): void {
+    this.#loaded = true;
+    this.#unsettledWrite = undefined;
+    if (version === null) {
+      this.#version = undefined;
+      this.#body = {};
+      return;
+    }
+    this.#version = {
+      id: version.id,
+      shard: version.shard,
+      refKey: version.refKey,
+      createdAt: version.createdAt ?? new Date(0),
+    };
+    this.#body = decodeBody(version.body, `cell ${this.#name} of ${this.uuid}`);
+  }
+}
+
+/** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
+function setKey(body: Body, key: string, value: unknown): void {
+  Object.defineProperty(body, key, { value, enumerable: true, writable: true, configurable: true });
+}

@@ -1,0 +1,52 @@
+// The model layer's public surface: the DSL, stores, models, records and cells.
+
+export { type CallOptions, type WriteOptions } from './callOptions.js';
+export { Cell, type CellJSON, type UpdateOptions } from './cell.js';
+export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
+export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
+export {
+  Model,
+  type FindOptions,
+  type InferRecord,
+  type LogPage,
+  type LogPageRequest,
+} from './model.js';
+export { ModelIndex, type IndexConditions } from './modelIndex.js';
+export { Query, type WhereOptions } from './query.js';
+export { ModelRecord, type NamedCells, type RecordOf } from './record.js';
+export {
+  BASE_CELL,
+  PRIMARY_INDEX,
+  type Body,
+  type CellName,
+  type CellValues,
+  type Condition,
+  type DeclaredCellName,
+  type FieldType,
+  type FieldValue,
+  type FieldValueIn,
+  type FieldsOf,
+  type IndexFieldName,
+  type IndexFieldValue,
+  type IndexFields,
+  type IndexName,
+  type IndexSchema,
+  type IndexSchemaOf,
+  type IntegerFieldOf,
+  type IsWideSchema,
+  type ModelSchema,
+  type Operators,
+  type PutValues,
+  type SecondaryIndicesOf,
+  type ValidSchema,
+  type WhereConditions,
+  type WritableKey,
+} from './schema.js';
+export {
+  Store,
+  connect,
+  type ConnectOptions,
+  type ExistingTransport,
+  type ShardLocation,
+  type StoreDescription,
+} from './store.js';

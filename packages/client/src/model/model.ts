@@ -1,0 +1,265 @@
+// A model registered with the store: put (the upsert), where on its indices, record handles,
+// and its cells as per-shard logs (fetchLatestCells, maxIdOnShard, each).
+
+import type { ModelDefinition, Cell as WireCell } from '@shameless/proto';
+import type { Transport } from '../transport/index.js';
+import { encodeBody } from './body.js';
+import type { Cell } from './cell.js';
+import {
+  newRequestId,
+  readCall,
+  writeCall,
+  type CallOptions,
+  type WriteOptions,
+} from './callOptions.js';
+import { CellStream, type EachOptions } from './cellStream.js';
+import type { KnownVersions, ModelContext } from './context.js';
+import type { CompiledSchema } from './definition.js';
+import { ModelIndex, type IndexConditions } from './modelIndex.js';
+import type { Query, WhereOptions } from './query.js';
+import { recordClassFor, type RecordOf } from './record.js';
+import {
+  BASE_CELL,
+  PRIMARY_INDEX,
+  type CellName,
+  type IndexName,
+  type ModelSchema,
+  type PutValues,
+} from './schema.js';
+import type { ShardLocation, Store } from './store.js';
+
+/** Which page of a shard's log {@link Model.fetchLatestCells} reads. */
+export interface LogPageRequest {
+  /** A content shard, 0 .. shardsCount - 1. */
+  readonly shard: number;
+  /** Cells with an id above it; 0 (the default) for the beginning. */
+  readonly cursor?: number;
+  /** At most this many cells: 1 to 10000, default 1000. */
+  readonly limit?: number;
+}
+
+/** One page of a shard's log. */
+export interface LogPage<S extends ModelSchema> {
+  /** Cells with `id > cursor`, in ascending id, each as a cell of its record. */
+  readonly cells: Cell<S>[];
+  /** The id of the last cell returned, or the cursor asked for when none was: the next cursor. */
+  readonly nextCursor: number;
+  /** The highest id in the shard when the page was read (0 for an empty shard). */
+  readonly maxId: number;
+}
+
+/** Options of {@link Model.find}. */
+export interface FindOptions<S extends ModelSchema> extends CallOptions {
+  /** The cells to read (in parallel). Default `['base']`. */
+  readonly cells?: readonly CellName<S>[];
+}
+
+/** The record type of a model value: `InferRecord<typeof Rate>`. */
+export type InferRecord<M> = M extends Model<infer S> ? RecordOf<S> : never;
+
+/**
+ * A model registered with the store by {@link Store.defineModel}: a kind of record with a
+ * primary index, named secondary indices and cells. Its methods' argument types come from the
+ * schema, so a wrong field name or type in `put` or `where` does not compile.
+ */
+export class Model<S extends ModelSchema = ModelSchema> {
+  readonly #store: Store;
+  readonly #schema: S;
+  readonly #definition: ModelDefinition;
+  readonly #context: ModelContext<S>;
+  readonly #indices: { readonly [N in IndexName<S>]: ModelIndex<S, N> };
+
+  /** @internal Made by {@link Store.defineModel}. */
+  constructor(
+    store: Store,
+    transport: Transport,
+    schema: S,
+    compiled: CompiledSchema,
+    definition: ModelDefinition,
+  ) {
+    this.#store = store;
+    this.#schema = schema;
+    this.#definition = definition;
+    const RecordClass = recordClassFor<S>(compiled.cells);
+    const context: ModelContext<S> = {
+      model: this,
+      transport,
+      schema: compiled,
+      newRecord: (uuid: string, known?: KnownVersions) => new RecordClass(context, uuid, known),
+    };
+    this.#context = context;
+    const indices: Record<string, ModelIndex<S>> = {};
+    for (const [name, index] of compiled.indices) {
+      indices[name] = new ModelIndex<S>(context, name as IndexName<S>, index);
+    }
+    this.#indices = Object.freeze(indices) as { readonly [N in IndexName<S>]: ModelIndex<S, N> };
+  }
+
+  /** The model's name. */
+  get name(): S['name'] {
+    return this.#schema.name;
+  }
+
+  /** The schema this model was defined with. */
+  get schema(): S {
+    return this.#schema;
+  }
+
+  /**
+   * The definition the store holds, as DefineModel answered it (it may list cells other
+   * clients added).
+   */
+  get definition(): ModelDefinition {
+    return this.#definition;
+  }
+
+  /** The store the model is registered with. */
+  get store(): Store {
+    return this.#store;
+  }
+
+  /** The model's indices by name: `primary` and each secondary index. */
+  get indices(): { readonly [N in IndexName<S>]: ModelIndex<S, N> } {
+    return this.#indices;
+  }
+
+  /** The index called `name`: `Rate.index('secondary').where(...)`. */
+  index<N extends IndexName<S>>(name: N): ModelIndex<S, N> {
+    const index = this.#indices[name];
+    if (index === undefined) {
+      throw new RangeError(
+        `model ${this.name} has no index ${String(name)}; its indices are ` +
+          Object.keys(this.#indices).join(', '),
+      );
+    }
+    return index;
+  }
+
+  /**
+   * The gem's upsert (sends Put). Looks the record up by the primary index fields in
+   * `values`:
+   * - found: writes a new version of its base cell, the latest base body shallow-merged with
+   *   the values that are not index fields (index values never change);
+   * - not found: creates the record (a new UUID) with base version 0 holding all the values,
+   *   and a row in every index. Every field of every index is required (and typed so).
+   *
+   * Concurrent puts of the same primary values converge on one record. Resolves with the
+   * record, its base cell read from the answer.
+   */
+  async put(values: PutValues<S>, options: WriteOptions = {}): Promise<RecordOf<S>> {
+    const response = await this.#context.transport.unary(
+      'put',
+      {
+        model: this.name,
+        values: encodeBody(values),
+        requestId: options.requestId ?? newRequestId(),
+      },
+      writeCall(options),
+    );
+    return this.#context.newRecord(
+      response.uuid,
+      new Map<string, WireCell | null>([[BASE_CELL, response.base ?? null]]),
+    );
+  }
+
+  /**
+   * The records whose primary index values match `conditions` (see {@link ModelIndex.where}):
+   * `Rate.where({ hotel_id: 1, room_type: '1 bed', check_in_date: { gt: today } })`.
+   */
+  where(
+    conditions: IndexConditions<S, typeof PRIMARY_INDEX>,
+    options: WhereOptions<S> = {},
+  ): Query<S> {
+    return this.index(PRIMARY_INDEX).where(conditions, options);
+  }
+
+  /**
+   * A handle on the record `uuid` without reading anything: its cells are not read yet
+   * (`load`, `reload`), and `update` works on them directly.
+   */
+  record(uuid: string): RecordOf<S> {
+    return this.#context.newRecord(uuid);
+  }
+
+  /**
+   * The record `uuid` with the cells asked for read (one GetCell each, in parallel), or
+   * undefined when it has no base cell (no such record).
+   */
+  async find(uuid: string, options: FindOptions<S> = {}): Promise<RecordOf<S> | undefined> {
+    const record = this.record(uuid);
+    const names = options.cells ?? [BASE_CELL];
+    await Promise.all(
+      [...new Set<CellName<S>>([BASE_CELL, ...names])].map((name) =>
+        record.cell(name).load(options),
+      ),
+    );
+    return record.base.present ? record : undefined;
+  }
+
+  /**
+   * One page of a content shard's log (sends FetchLatestCells): the cells written with
+   * `id > cursor`, in ascending id. Keep `nextCursor` and ask again for the next page; the
+   * log is gap-free, so no cell that commits later ever has an id at or below a cursor
+   * already returned.
+   */
+  async fetchLatestCells(page: LogPageRequest, options: CallOptions = {}): Promise<LogPage<S>> {
+    const response = await this.#context.transport.unary(
+      'fetchLatestCells',
+      { model: this.name, shard: page.shard, cursor: page.cursor ?? 0, limit: page.limit ?? 0 },
+      readCall(options),
+    );
+    return {
+      cells: response.cells.map((wire) =>
+        this.#context
+          .newRecord(wire.uuid, new Map([[wire.name, wire]]))
+          .cell(wire.name as CellName<S>),
+      ),
+      nextCursor: response.nextCursor,
+      maxId: response.maxId,
+    };
+  }
+
+  /** The highest cell id in a content shard, 0 when it is empty (sends FetchLatestCells). */
+  async maxIdOnShard(shard: number, options: CallOptions = {}): Promise<number> {
+    const response = await this.#context.transport.unary(
+      'fetchLatestCells',
+      // A cursor past every id: no cells come back, only the shard's max id.
+      { model: this.name, shard, cursor: Number.MAX_SAFE_INTEGER, limit: 1 },
+      readCall(options),
+    );
+    return response.maxId;
+  }
+
+  /**
+   * The model's cells as per-shard logs (sends Each): every shard (or `shards`) from its
+   * cursor, in ascending id per shard; with `follow`, new cells as they commit, until the
+   * loop is left or `signal` aborts.
+   *
+   * @example
+   * const controller = new AbortController();
+   * for await (const cell of Rate.each({ shards: [3], follow: true, signal: controller.signal })) {
+   *   console.log(cell.shard, cell.id, cell.name, cell.body);
+   * }
+   */
+  each(options: EachOptions = {}): CellStream<S> {
+    return new CellStream(this.#context, options);
+  }
+
+  /** The shard of a shard field value or of a record's uuid (see {@link Store.findShard}). */
+  findShard(
+    key: number | { readonly uuid: string },
+    options?: CallOptions,
+  ): Promise<ShardLocation> {
+    return this.#store.findShard(key, options);
+  }
+
+  /** Every shard number, `0 .. shardsCount - 1` (see {@link Store.shards}). */
+  get shards(): readonly number[] {
+    return this.#store.shards;
+  }
+
+  /** Calls `callback` with each shard number in turn (see {@link Store.eachShard}). */
+  eachShard(callback: (shard: number) => unknown): Promise<void> {
+    return this.#store.eachShard(callback);
+  }
+}

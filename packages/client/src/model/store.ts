@@ -1,0 +1,191 @@
+// The entry point: connect to a set of Shameless servers, define models, locate shards.
+
+import type { ModelDefinition, Partition } from '@shameless/proto';
+import { createTransport, type Transport, type TransportOptions } from '../transport/index.js';
+import { readCall, writeCall, type CallOptions } from './callOptions.js';
+import { compileSchema } from './definition.js';
+import { Model } from './model.js';
+import type { ModelSchema, ValidSchema } from './schema.js';
+
+/**
+ * Options of {@link connect}: the transport's settings (endpoints, deadline, retries, hedging,
+ * budget, credentials, metadata, ...), or an existing transport to use.
+ *
+ * @example
+ * const store = await connect({
+ *   endpoints: ['10.0.0.1:50051', '10.0.0.2:50051'],
+ *   deadlineMs: 2000,
+ *   metadata: { authorization: `Bearer ${token}` },
+ * });
+ */
+export type ConnectOptions = TransportOptions | ExistingTransport;
+
+/** Connects over a transport made elsewhere (shared, wrapped, instrumented, ...). */
+export interface ExistingTransport {
+  readonly transport: Transport;
+  /** Whether {@link Store.close} closes the transport too. Default false. */
+  readonly closeTransport?: boolean;
+}
+
+/** Where a shard lives. */
+export interface ShardLocation {
+  /** The shard number. */
+  readonly shard: number;
+  /** The partition (index into {@link Store.partitions}) that holds the shard. */
+  readonly partition: number;
+}
+
+/** The store as DescribeStore tells it. */
+export interface StoreDescription {
+  /** The prefix of every table name; may be empty. */
+  readonly namespace: string;
+  /** The number of logical shards across all partitions (fixed for the store's life). */
+  readonly shardsCount: number;
+  /** The partitions (MySQL databases; never credentials), each with its block of shards. */
+  readonly partitions: readonly Partition[];
+  /** Every model defined in the store, by any client. */
+  readonly models: readonly ModelDefinition[];
+}
+
+/**
+ * Connects to a Shameless store: builds the transport and asks the store to describe itself
+ * (sends DescribeStore), so that a wrong address or credentials fail here. Close the store with
+ * {@link Store.close}.
+ *
+ * @example
+ * const store = await connect({ endpoints: ['127.0.0.1:50051'] });
+ * const Rate = await store.defineModel({ ... });
+ */
+export async function connect(options: ConnectOptions): Promise<Store> {
+  const existing = 'transport' in options;
+  const transport = existing ? options.transport : createTransport(options);
+  try {
+    const description = await transport.unary('describeStore', {}, readCall());
+    return new Store(transport, description, !existing || options.closeTransport === true);
+  } catch (error) {
+    if (!existing) transport.close();
+    throw error;
+  }
+}
+
+/**
+ * A connection to a Shameless store (see {@link connect}): defines models and locates shards.
+ * Every call goes through its {@link Store.transport}: deadlines, retries of reads and of
+ * writes (each write carries a requestId), hedged reads, one retry budget.
+ */
+export class Store {
+  readonly #transport: Transport;
+  readonly #description: StoreDescription;
+  readonly #shards: readonly number[];
+  readonly #ownsTransport: boolean;
+
+  /** @internal Made by {@link connect}. */
+  constructor(transport: Transport, description: StoreDescription, ownsTransport: boolean) {
+    this.#transport = transport;
+    this.#description = description;
+    this.#shards = Object.freeze(
+      Array.from({ length: description.shardsCount }, (_, shard) => shard),
+    );
+    this.#ownsTransport = ownsTransport;
+  }
+
+  /** The transport every call goes through (its `stats()` count calls, retries, hedges). */
+  get transport(): Transport {
+    return this.#transport;
+  }
+
+  /** The prefix of every table name; may be empty. */
+  get namespace(): string {
+    return this.#description.namespace;
+  }
+
+  /** The number of logical shards across all partitions. */
+  get shardsCount(): number {
+    return this.#description.shardsCount;
+  }
+
+  /** The partitions, as described when connecting. */
+  get partitions(): readonly Partition[] {
+    return this.#description.partitions;
+  }
+
+  /** Every shard number, `0 .. shardsCount - 1`: one log consumer per shard, for example. */
+  get shards(): readonly number[] {
+    return this.#shards;
+  }
+
+  /**
+   * Registers a model with the store (sends DefineModel), creating its tables on every shard
+   * if needed, and returns it. Defining the same model again is a no-op and adding cells is
+   * allowed; any other change to a stored model is refused (FailedPreconditionError).
+   *
+   * The schema's literal types drive the model's method signatures: `put` requires every
+   * index field with its type; `where` takes the fields of the index it queries.
+   *
+   * @throws InvalidArgumentError (the promise rejects, before any call) for a schema that
+   *   cannot be right: no fields, an unknown field type, a `shardOn` that is not an integer
+   *   field of its index, a secondary index called `primary`.
+   */
+  async defineModel<const S extends ModelSchema>(
+    schema: S & ValidSchema<S>,
+    options: CallOptions = {},
+  ): Promise<Model<S>> {
+    const compiled = compileSchema(schema);
+    const response = await this.#transport.unary(
+      'defineModel',
+      { model: compiled.definition },
+      // Idempotent (it creates tables only if missing) but not worth hedging.
+      writeCall(options),
+    );
+    return new Model<S>(
+      this,
+      this.#transport,
+      schema,
+      compiled,
+      response.model ?? compiled.definition,
+    );
+  }
+
+  /** The store's namespace, shards, partitions and every model (sends DescribeStore). */
+  async describe(options: CallOptions = {}): Promise<StoreDescription> {
+    return this.#transport.unary('describeStore', {}, readCall(options));
+  }
+
+  /**
+   * The shard of a value of a shard field (`store.findShard(hotelId)`: the index shard,
+   * `value mod shardsCount`) or of a record (`store.findShard({ uuid })`: its content shard),
+   * and the partition that holds it (sends FindShard).
+   */
+  async findShard(
+    key: number | { readonly uuid: string },
+    options: CallOptions = {},
+  ): Promise<ShardLocation> {
+    const response = await this.#transport.unary(
+      'findShard',
+      {
+        key:
+          typeof key === 'number'
+            ? { $case: 'value', value: key }
+            : { $case: 'uuid', uuid: key.uuid },
+      },
+      readCall(options),
+    );
+    return { shard: response.shard, partition: response.partition };
+  }
+
+  /**
+   * Calls `callback` with each shard number, `0 .. shardsCount - 1`, in turn, awaiting what
+   * it returns (the gem's `each_shard`).
+   */
+  async eachShard(callback: (shard: number) => unknown): Promise<void> {
+    for (const shard of this.#shards) await callback(shard);
+  }
+
+  /**
+   * Closes the connections (when {@link connect} made the transport). Calls made afterwards
+   * fail with a CancelledError.
+   */
+  async close(): Promise<void> {
+    if (this.#ownsTransport) this.#transport.close();
+  }
+}

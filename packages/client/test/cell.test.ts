@@ -1,0 +1,313 @@
+// Cells: save and update on base and on other cells, optimistic concurrency, previous, reload,
+// present, asJSON, cells and named accessors, against a real server and MariaDB.
+
+import { expect } from 'chai';
+import type { WriteCellRequest } from '@shameless/proto';
+import { WriteMode } from '@shameless/proto';
+import { Cell, ConflictError, DeadlineExceededError, connect, type Model } from '../src/index.js';
+import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
+import {
+  RecordingTransport,
+  rejection,
+  startStoreFixture,
+  type StoreFixture,
+} from './support/storeFixture.js';
+
+describe('cells: save, update, versions', function () {
+  this.timeout(20_000);
+  let fixture: StoreFixture;
+  let recording: RecordingTransport;
+  let Rate: Model<typeof RATE_SCHEMA>;
+  /** The same model seen by another client ("another process"). */
+  let OtherRate: Model<typeof RATE_SCHEMA>;
+  let hotel = 100;
+  const newRate = (content: Record<string, unknown> = {}) =>
+    Rate.put(rateValues(++hotel, '1 bed', '2026-12-01', content));
+  const writesSent = (): WriteCellRequest[] =>
+    recording.callsOf('writeCell').map((call) => call.request as WriteCellRequest);
+
+  before(async () => {
+    fixture = await startStoreFixture();
+    recording = new RecordingTransport(fixture.store.transport);
+    Rate = await (await connect({ transport: recording })).defineModel(RATE_SCHEMA);
+    OtherRate = await (await fixture.connectAnother()).defineModel(RATE_SCHEMA);
+  });
+  beforeEach(() => recording.reset());
+  after(async () => {
+    await fixture?.close();
+  });
+
+  describe('save', () => {
+    it('on base: writes the body as the next version, checked against the version read', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 130).set('currency', 'USD');
+      await rate.save();
+
+      const [sent] = writesSent();
+      expect(sent?.cell).to.equal('base');
+      expect(sent?.expectedRefKey).to.equal(0);
+      // Index fields may not appear in a write: base is merged without them.
+      expect(sent?.mode).to.equal(WriteMode.WRITE_MODE_MERGE);
+      expect(rate.refKey).to.equal(1);
+      const stored = await OtherRate.find(rate.uuid);
+      expect(stored?.refKey).to.equal(1);
+      expect(stored?.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', { net_price: 130, currency: 'USD' }),
+      );
+    });
+
+    it('on another cell: replaces it, starting from version 0 (expectedRefKey -1)', async () => {
+      const rate = await newRate();
+      await rate.meta.load();
+      rate.meta.set('hotel_enabled', true).set('note', 'first');
+      await rate.meta.save();
+      expect(rate.meta.refKey).to.equal(0);
+      expect(writesSent()[0]).to.include({
+        cell: 'meta',
+        expectedRefKey: -1,
+        mode: WriteMode.WRITE_MODE_REPLACE,
+      });
+
+      rate.meta.set('note', 'second');
+      await rate.cell('meta').save();
+      const other = (await OtherRate.find(rate.uuid, { cells: ['meta'] }))!;
+      expect(other.meta.refKey).to.equal(1);
+      expect(other.meta.body).to.deep.equal({ hotel_enabled: true, note: 'second' });
+      expect(other.base.refKey, 'base untouched').to.equal(0);
+    });
+
+    it('on a stale cell rejects with a ConflictError and writes nothing', async () => {
+      const rate = await newRate({ net_price: 120 });
+      const other = (await OtherRate.find(rate.uuid))!;
+      await other.update({ net_price: 125 });
+
+      rate.set('net_price', 130);
+      const error = await rejection(rate.save());
+      expect(error).to.be.instanceOf(ConflictError);
+      expect(writesSent()[0]?.expectedRefKey).to.equal(0);
+      const stored = await OtherRate.find(rate.uuid);
+      expect(stored?.refKey).to.equal(1);
+      expect(stored?.get('net_price')).to.equal(125);
+
+      // Re-read and decide again.
+      await rate.reload();
+      rate.set('net_price', 130);
+      await rate.save();
+      expect(rate.refKey).to.equal(2);
+    });
+
+    it('resends the same requestId after a failure with an unknown outcome, so it applies once', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 130);
+      // The write reaches the server, but its answer is lost.
+      recording.loseAnswers(
+        'writeCell',
+        1,
+        () => new DeadlineExceededError('writeCell: deadline exceeded'),
+      );
+      expect(await rejection(rate.save())).to.be.instanceOf(DeadlineExceededError);
+      await rate.save(); // the caller tries again
+      const [first, second] = writesSent();
+      expect(second?.requestId).to.equal(first?.requestId);
+      expect(rate.refKey, 'one version, not a conflict').to.equal(1);
+      expect((await OtherRate.find(rate.uuid))?.refKey).to.equal(1);
+    });
+  });
+
+  describe('update', () => {
+    it('shallow-merges into base and writes it, keeping other keys and index fields', async () => {
+      const rate = await newRate({ net_price: 120, extras: { breakfast: true } });
+      await rate.update({ tax_rate: 11, extras: { parking: true } });
+      expect(rate.refKey).to.equal(1);
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', {
+          net_price: 120,
+          tax_rate: 11,
+          extras: { parking: true },
+        }),
+      );
+    });
+
+    it('on a cell not read yet merges on the server in one call', async () => {
+      const rate = await newRate();
+      await rate.meta.update({ hotel_enabled: true });
+      expect(recording.calls.map((call) => call.method)).to.deep.equal(['put', 'writeCell']);
+      expect(writesSent()[0]).to.include({ mode: WriteMode.WRITE_MODE_MERGE });
+      expect(writesSent()[0]?.expectedRefKey).to.equal(undefined);
+      expect(rate.meta.present).to.equal(true);
+      expect(rate.meta.refKey).to.equal(0);
+
+      await rate.meta.update({ hotel_enabled: false, source: 'ota' });
+      const stored = (await OtherRate.find(rate.uuid, { cells: ['meta'] }))!;
+      expect(stored.meta.body).to.deep.equal({ hotel_enabled: false, source: 'ota' });
+      expect(stored.meta.refKey).to.equal(1);
+    });
+
+    it('on a stale cell rejects with a ConflictError unless asked to retry', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await (await OtherRate.find(rate.uuid))!.update({ net_price: 125, by: 'other' });
+      expect(await rejection(rate.update({ tax_rate: 11 }))).to.be.instanceOf(ConflictError);
+    });
+
+    it('with retryOnConflict re-reads, merges again and writes over the newer version', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await (await OtherRate.find(rate.uuid))!.update({ net_price: 125, by: 'other' });
+
+      await rate.update({ tax_rate: 11 }, { retryOnConflict: 2 });
+      expect(rate.refKey).to.equal(2);
+      expect(rate.body).to.include({ net_price: 125, by: 'other', tax_rate: 11 });
+      expect(recording.calls.map((call) => call.method)).to.deep.equal([
+        'put',
+        'writeCell', // conflict
+        'getCell', // re-read
+        'writeCell', // merged again
+      ]);
+      const [first, second] = writesSent();
+      expect([first?.expectedRefKey, second?.expectedRefKey]).to.deep.equal([0, 1]);
+      expect(second?.requestId).to.not.equal(first?.requestId);
+      expect((await OtherRate.find(rate.uuid))?.body).to.include({
+        net_price: 125,
+        tax_rate: 11,
+      });
+    });
+
+    it('retries read-merge-write for concurrent updaters without losing any update', async () => {
+      const rate = await newRate({ count: 0 });
+      const writers = await Promise.all(
+        [1, 2, 3, 4].map(async () => (await OtherRate.find(rate.uuid))!),
+      );
+      await Promise.all(
+        writers.map((writer, i) =>
+          writer.update({ [`writer_${i}`]: true }, { retryOnConflict: 10 }),
+        ),
+      );
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.refKey).to.equal(4);
+      expect(stored.body).to.include({
+        writer_0: true,
+        writer_1: true,
+        writer_2: true,
+        writer_3: true,
+      });
+    });
+  });
+
+  describe('previous', () => {
+    it('chains down to version 0, then gives undefined', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await rate.update({ net_price: 130 });
+      await rate.update({ net_price: 140 });
+      expect(rate.refKey).to.equal(2);
+
+      const v1 = await rate.previous();
+      expect(v1).to.be.instanceOf(Cell);
+      expect(v1?.refKey).to.equal(1);
+      expect(v1?.get('net_price')).to.equal(130);
+      const v0 = await v1?.previous();
+      expect(v0?.refKey).to.equal(0);
+      expect(v0?.get('net_price')).to.equal(120);
+      expect(v0?.record).to.equal(rate);
+      recording.reset();
+      expect(await v0?.previous()).to.equal(undefined);
+      expect(recording.calls, 'no call needed at version 0').to.have.length(0);
+      expect(rate.refKey, 'the record still holds the latest').to.equal(2);
+    });
+
+    it('works on other cells, and is undefined for a cell with no version', async () => {
+      const rate = await newRate();
+      expect(await rate.meta.previous()).to.equal(undefined);
+      await rate.meta.update({ step: 1 });
+      await rate.meta.update({ step: 2 });
+      const previous = await rate.meta.previous();
+      expect(previous?.name).to.equal('meta');
+      expect(previous?.body).to.deep.equal({ step: 1 });
+      expect(await previous?.previous()).to.equal(undefined);
+    });
+  });
+
+  describe('reload and present', () => {
+    it('reload picks up another writer’s versions of every read cell and drops unsaved edits', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await rate.meta.update({ hotel_enabled: true });
+      const other = (await OtherRate.find(rate.uuid, { cells: ['meta'] }))!;
+      await other.update({ net_price: 130 });
+      await other.meta.update({ hotel_enabled: false });
+
+      rate.set('unsaved', 'edit');
+      expect(rate.get('net_price')).to.equal(120);
+      await rate.reload();
+      expect(rate.get('net_price')).to.equal(130);
+      expect(rate.has('unsaved')).to.equal(false);
+      expect(rate.refKey).to.equal(1);
+      expect(rate.meta.get('hotel_enabled')).to.equal(false);
+      expect(rate.meta.refKey).to.equal(1);
+    });
+
+    it('reload leaves cells never read unread', async () => {
+      const rate = await newRate();
+      await rate.reload();
+      expect(rate.meta.loaded).to.equal(false);
+      expect(
+        recording.callsOf('getCell').map((call) => (call.request as { cell: string }).cell),
+      ).to.deep.equal(['base']);
+    });
+
+    it('present tells whether a cell has a stored version', async () => {
+      const rate = await newRate();
+      expect(rate.present).to.equal(true);
+      await rate.meta.load();
+      expect(rate.meta.present).to.equal(false);
+      expect(rate.meta.refKey).to.equal(undefined);
+      await rate.meta.update({ x: 1 });
+      expect(rate.meta.present).to.equal(true);
+      expect(rate.cells.some((cell) => cell.present)).to.equal(true);
+
+      const missing = Rate.record('00000000-0000-4000-8000-000000000000');
+      await missing.load();
+      expect(missing.present).to.equal(false);
+      expect(await Rate.find(missing.uuid)).to.equal(undefined);
+    });
+  });
+
+  describe('asJSON, cells and named accessors', () => {
+    it('asJSON gives id, uuid, column_name, ref_key, body and created_at', async () => {
+      const before = Date.now();
+      const rate = await newRate({ net_price: 120 });
+      await rate.update({ net_price: 130 });
+      const json = rate.asJSON();
+      expect(Object.keys(json)).to.deep.equal([
+        'id',
+        'uuid',
+        'column_name',
+        'ref_key',
+        'body',
+        'created_at',
+      ]);
+      expect(json).to.include({ uuid: rate.uuid, column_name: 'base', ref_key: 1 });
+      expect(json.id).to.equal(rate.base.id).and.be.greaterThan(0);
+      expect(json.body).to.deep.equal(rateValues(hotel, '1 bed', '2026-12-01', { net_price: 130 }));
+      expect(Date.parse(json.created_at!)).to.be.within(before - 1000, Date.now() + 1000);
+      expect(JSON.parse(JSON.stringify(rate))).to.deep.equal(json);
+
+      await rate.meta.load();
+      expect(rate.meta.asJSON()).to.deep.equal({
+        id: null,
+        uuid: rate.uuid,
+        column_name: 'meta',
+        ref_key: null,
+        body: {},
+        created_at: null,
+      });
+    });
+
+    it('cells lists base and every declared cell; named accessors are the same cells', async () => {
+      const rate = await newRate();
+      expect(rate.cells.map((cell) => cell.name)).to.deep.equal(['base', 'meta']);
+      expect(rate.meta).to.equal(rate.cell('meta'));
+      expect(rate.base).to.equal(rate.cell('base'));
+      expect(rate.meta.record).to.equal(rate);
+      expect(rate.meta.uuid).to.equal(rate.uuid);
+    });
+  });
+});
