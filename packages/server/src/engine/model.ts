@@ -145,7 +145,8 @@ function normaliseIndex(index: IndexSpec, path: string): IndexSpec {
 
 /**
  * What redefining `stored` as `requested` means: nothing, added cells, or a refusal saying why.
- * Anything but added cells would remap or orphan stored rows.
+ * A definition listing fewer cells than stored is not a removal but an older client (a rolling
+ * deploy): the stored cells stay. Any index change would remap or orphan stored rows.
  */
 export function compareDefinitions(
   stored: ModelSpec,
@@ -158,13 +159,6 @@ export function compareDefinitions(
     return {
       change: 'conflict',
       reason: `model ${stored.name} is already defined with other indices; only cells may be added`,
-    };
-  }
-  const removed = stored.cells.filter((cell) => !requested.cells.includes(cell));
-  if (removed.length > 0) {
-    return {
-      change: 'conflict',
-      reason: `model ${stored.name} already has cells ${removed.join(', ')}; cells cannot be removed`,
     };
   }
   const cells = [...new Set([...stored.cells, ...requested.cells])].sort();
