@@ -6,10 +6,16 @@ import { partitionOfShard } from './sharding.js';
 import { isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
+  /**
+   * `lockPool` serves only sessions that hold a named lock (GET_LOCK) while they wait on other
+   * statements. Were they taken from `pool`, enough concurrent lock holders would take every
+   * connection and then wait forever for one more.
+   */
   constructor(
     readonly index: number,
     readonly location: MysqlLocation,
     private readonly pool: MysqlPool,
+    private readonly lockPool: MysqlPool,
   ) {}
 
   /** Runs work against the pool; partition-level failures become UnavailableError. */
@@ -26,10 +32,22 @@ export class Partition {
    * that failed mid-work is destroyed rather than returned to the pool, so no half-open
    * transaction or held lock is ever reused.
    */
-  async withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
+  withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
+    return this.onConnection(this.pool, work);
+  }
+
+  /** Like withConnection, for a session that holds a named lock (see the constructor). */
+  withLockSession<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
+    return this.onConnection(this.lockPool, work);
+  }
+
+  private async onConnection<T>(
+    pool: MysqlPool,
+    work: (connection: SqlConnection) => Promise<T>,
+  ): Promise<T> {
     let connection: SqlConnection;
     try {
-      connection = await this.pool.getConnection();
+      connection = await pool.getConnection();
     } catch (error) {
       throw translateSqlError(error, this.index);
     }
@@ -45,8 +63,8 @@ export class Partition {
     }
   }
 
-  end(): Promise<void> {
-    return this.pool.end();
+  async end(): Promise<void> {
+    await Promise.all([this.pool.end(), this.lockPool.end()]);
   }
 }
 

@@ -62,7 +62,7 @@ export class PutOperation {
       values: indexValuesFrom(index, values, 'values'),
     }));
     const lockName = createLockName(table, primaryValues);
-    return partition.withConnection(async (connection) => {
+    return partition.withLockSession(async (connection) => {
       await acquireNamedLock(connection, lockName, partition.index);
       try {
         const winner = await lookupPrimary(connection, table, primary, primaryValues);
