@@ -25,12 +25,12 @@ import {
 } from './sql/storeTables.js';
 import { PRIMARY_INDEX } from './tableNames.js';
 
-const REFRESH_MIN_INTERVAL_MS = 250;
 const DDL_CONCURRENCY_PER_PARTITION = 4;
 
 export class ModelRegistry {
   private models = new Map<string, CompiledModel>();
-  private lastRefresh = 0;
+  private refreshing: Promise<void> | undefined;
+  private queuedRefresh: Promise<void> | undefined;
 
   constructor(
     private readonly layout: StoreLayout,
@@ -42,8 +42,26 @@ export class ModelRegistry {
     return [...this.models.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  async refresh(): Promise<void> {
-    this.lastRefresh = Date.now();
+  /**
+   * Re-reads every definition, with a read that starts after this call (so it sees every
+   * definition committed before it). Callers that arrive while a read is under way share the
+   * next one: a burst of requests for a model defined elsewhere costs at most two queries.
+   */
+  refresh(): Promise<void> {
+    if (!this.refreshing) {
+      this.refreshing = this.load().finally(() => (this.refreshing = undefined));
+      return this.refreshing;
+    }
+    this.queuedRefresh ??= this.refreshing
+      .catch(() => {})
+      .then(() => {
+        this.queuedRefresh = undefined;
+        return this.refresh();
+      });
+    return this.queuedRefresh;
+  }
+
+  private async load(): Promise<void> {
     const rows = await this.partitions
       .at(0)
       .run((pool) => readModelDefinitions(pool, this.layout.modelsTable));
@@ -56,7 +74,8 @@ export class ModelRegistry {
   async get(name: string): Promise<CompiledModel> {
     const cached = this.models.get(name);
     if (cached) return cached;
-    if (Date.now() - this.lastRefresh >= REFRESH_MIN_INTERVAL_MS) await this.refresh();
+    // Another server may have defined it since this one last looked.
+    await this.refresh();
     const model = this.models.get(name);
     if (!model) {
       throw new NotFoundError(
@@ -69,7 +88,7 @@ export class ModelRegistry {
   /** Checks a cell name, refreshing once in case another server added the cell. */
   async requireCell(model: CompiledModel, cell: string): Promise<CompiledModel> {
     if (model.cellNames.has(cell)) return model;
-    if (Date.now() - this.lastRefresh >= REFRESH_MIN_INTERVAL_MS) await this.refresh();
+    await this.refresh();
     const fresh = this.models.get(model.name) ?? model;
     if (!fresh.cellNames.has(cell)) {
       throw new NotFoundError(
