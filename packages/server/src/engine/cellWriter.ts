@@ -90,14 +90,13 @@ export class CellWriter {
             : encodeBody(
                 mergeBodies(decodeStoredBody(state.latest?.body as Buffer), request.content.patch),
               );
-        const createdAt = new Date();
         const refKey = latestRefKey + 1;
-        const id = await insertCellAndCommit(connection, table, {
+        const { id, createdAt } = await insertCellAndCommit(connection, table, {
           uuid: request.uuid,
           name: request.cell,
           refKey,
           body,
-          createdAt,
+          createdAt: new Date(),
           requestId: request.requestId,
         });
         open = false;

@@ -124,7 +124,10 @@ SELECT 1 FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT
   };
 }
 
-/** Inserts a version and commits the transaction opened by beginCellWrite. */
+/**
+ * Inserts a version and commits the transaction opened by beginCellWrite. Returns the id and
+ * the created_at as stored: the column's precision decides (the gem's DATETIME has none).
+ */
 export async function insertCellAndCommit(
   session: SqlSession,
   table: string,
@@ -136,14 +139,19 @@ export async function insertCellAndCommit(
     createdAt: Date;
     requestId: string;
   },
-): Promise<number> {
+): Promise<{ id: number; createdAt: Date }> {
   const results = await session.query<unknown[]>(
     `INSERT INTO \`${table}\` (\`uuid\`, \`column_name\`, \`ref_key\`, \`body\`, \`created_at\`, \`request_id\`)
 VALUES (?, ?, ?, ?, ?, ?);
+SELECT \`created_at\` FROM \`${table}\` WHERE \`id\` = LAST_INSERT_ID();
 COMMIT`,
     [cell.uuid, cell.name, cell.refKey, cell.body, cell.createdAt, cell.requestId],
   );
-  return Number((results[0] as WriteResult).insertId);
+  const stored = (results[1] as Row[])[0];
+  return {
+    id: Number((results[0] as WriteResult).insertId),
+    createdAt: toDate(stored?.created_at ?? cell.createdAt),
+  };
 }
 
 export async function rollback(session: SqlSession): Promise<void> {
