@@ -97,7 +97,10 @@ describe('model definitions (pure)', () => {
       change: 'adds_cells',
       cells: ['meta', 'ota'],
     });
-    expect(compareDefinitions(stored, { ...stored, cells: [] })).to.deep.equal({ change: 'none', cells: ['meta'] });
+    expect(compareDefinitions(stored, { ...stored, cells: [] })).to.deep.equal({
+      change: 'none',
+      cells: ['meta'],
+    });
     expect(compareDefinitions(stored, { ...stored, secondaryIndices: [] })).to.include({
       change: 'conflict',
     });
