@@ -2,8 +2,9 @@
 // makes them (plain SQL, before the server defines the model) are served with the gem's
 // answers, and what the server writes into them is what the gem's own queries expect.
 import { randomUUID } from 'node:crypto';
+import { RATE_MODEL } from '../support/storeFixture.js';
 import { expect } from 'chai';
-import { FieldType, type ModelDefinition, Operator, WriteMode, type Cell } from '@shameless/proto';
+import { Operator, WriteMode, type Cell } from '@shameless/proto';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
@@ -16,32 +17,6 @@ const SHARDS = 4;
 const content = (shard: number) => `${NS}_rate_${pad(shard)}`;
 const primaryIndex = (shard: number) => `${NS}_rate_primary_index_${pad(shard)}`;
 const secondaryIndex = (shard: number) => `${NS}_rate_secondary_index_${pad(shard)}`;
-
-// The gem's Rates model, as a client of this server declares it.
-const GEM_RATE: ModelDefinition = {
-  name: 'rate',
-  primaryIndex: {
-    name: '',
-    fields: [
-      { name: 'hotel_id', type: FieldType.FIELD_TYPE_INTEGER },
-      { name: 'room_type', type: FieldType.FIELD_TYPE_STRING },
-      { name: 'check_in_date', type: FieldType.FIELD_TYPE_STRING },
-    ],
-    shardOn: 'hotel_id',
-  },
-  secondaryIndices: [
-    {
-      name: 'secondary',
-      fields: [
-        { name: 'hotel_id', type: FieldType.FIELD_TYPE_INTEGER },
-        { name: 'gateway', type: FieldType.FIELD_TYPE_STRING },
-        { name: 'discount_type', type: FieldType.FIELD_TYPE_STRING },
-      ],
-      shardOn: 'hotel_id',
-    },
-  ],
-  cells: ['meta'],
-};
 
 /** The gem's tables: Sequel's create_table as in lib/shameless/{model,index}.rb. */
 function gemTablesSql(shard: number): string[] {
@@ -244,7 +219,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     )!;
 
   it('DefineModel accepts the gem’s tables as they are, adding only the request_id column', async () => {
-    const defined = await store.api.defineModel({ model: GEM_RATE });
+    const defined = await store.api.defineModel({ model: RATE_MODEL });
     expect(defined.changed).to.equal(true);
     const [columns] = await sql.query<mysql.RowDataPacket[]>(
       `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, COLUMN_TYPE AS type FROM information_schema.COLUMNS
@@ -523,7 +498,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     await store.api.defineModel({
       model: {
         name: 'legacy',
-        primaryIndex: GEM_RATE.primaryIndex,
+        primaryIndex: RATE_MODEL.primaryIndex,
         secondaryIndices: [],
         cells: [],
       },
