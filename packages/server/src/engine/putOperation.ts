@@ -8,12 +8,12 @@
 // reachable through any index before its base cell exists; a crash before the primary row
 // leaves only an unreachable content row.
 import { createHash, randomUUID } from 'node:crypto';
-import { decodeBody } from './body.js';
+import { type Body, decodeBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
 import { UnavailableError } from './errors.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
-import { BASE_CELL, type CompiledModel } from './model.js';
+import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { type StoredCell, deleteCell } from './sql/contentTable.js';
 import {
@@ -24,7 +24,6 @@ import {
 } from './sql/indexTable.js';
 import { duplicateKeyName } from './sqlErrors.js';
 import { getNamedLock, releaseNamedLock } from './sql/namedLock.js';
-import type { Body } from './body.js';
 import { PRIMARY_INDEX } from './tableNames.js';
 import type { SqlSession } from './mysqlPool.js';
 
@@ -57,10 +56,7 @@ export class PutOperation {
     if (existing) return this.update(model, existing, values, requestId);
 
     // Every index value is checked before anything is written.
-    const secondaryValues = model.spec.secondaryIndices.map((index) => ({
-      index,
-      values: indexValuesFrom(index, values, 'values'),
-    }));
+    const secondaryRows = secondaryRowsFrom(model, values);
     const lockName = createLockName(table, primaryValues);
     return partition.withLockSession(async (connection) => {
       await acquireNamedLock(connection, lockName, partition.index);
@@ -90,7 +86,7 @@ export class PutOperation {
           if (!other) throw error;
           return this.update(model, other, values, requestId);
         }
-        await this.writeSecondaryRows(model, secondaryValues, uuid);
+        await this.writeSecondaryRows(model, secondaryRows, uuid);
         return { uuid, base, created: true };
       } finally {
         await releaseNamedLock(connection, lockName);
@@ -115,21 +111,14 @@ export class PutOperation {
     const created = replayed && cell.refKey === 0;
     if (created) {
       // A retried create: finish what a crash may have interrupted.
-      await this.writeSecondaryRows(
-        model,
-        model.spec.secondaryIndices.map((index) => ({
-          index,
-          values: indexValuesFrom(index, values, 'values'),
-        })),
-        uuid,
-      );
+      await this.writeSecondaryRows(model, secondaryRowsFrom(model, values), uuid);
     }
     return { uuid, base: cell, created };
   }
 
   private async writeSecondaryRows(
     model: CompiledModel,
-    rows: { index: CompiledModel['primaryIndex']; values: IndexScalar[] }[],
+    rows: SecondaryRow[],
     uuid: string,
   ): Promise<void> {
     await Promise.all(
@@ -149,6 +138,19 @@ export class PutOperation {
       }),
     );
   }
+}
+
+interface SecondaryRow {
+  index: IndexSpec;
+  values: IndexScalar[];
+}
+
+/** The row of each secondary index for a record with these values; every field is required. */
+function secondaryRowsFrom(model: CompiledModel, values: Body): SecondaryRow[] {
+  return model.spec.secondaryIndices.map((index) => ({
+    index,
+    values: indexValuesFrom(index, values, 'values'),
+  }));
 }
 
 /** MySQL lock names are at most 64 characters: a digest of the table and the values. */

@@ -115,7 +115,9 @@ export class WhereQuery {
     const byShard = new Map<number, string[]>();
     for (const uuid of uuids) {
       const shard = this.layout.contentShard(uuid);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), uuid]);
+      const list = byShard.get(shard);
+      if (list) list.push(uuid);
+      else byShard.set(shard, [uuid]);
     }
     const found = new Map<string, StoredCell[]>();
     await Promise.all(
@@ -127,7 +129,9 @@ export class WhereQuery {
           );
         for (const row of rows) {
           const cell = toStoredCell(row, shard);
-          found.set(cell.uuid, [...(found.get(cell.uuid) ?? []), cell]);
+          const list = found.get(cell.uuid);
+          if (list) list.push(cell);
+          else found.set(cell.uuid, [cell]);
         }
       }),
     );
