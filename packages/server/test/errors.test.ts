@@ -1,8 +1,8 @@
 // Bad input gets a clear status naming the field, and nothing is written.
 import { expect } from 'chai';
 import { Metadata, status } from '@grpc/grpc-js';
-import { Operator, SortOrder, WriteMode } from '@shameless/proto';
-import { collect, rejection } from './support/grpcCalls.js';
+import { Operator, WriteMode, type WhereRequest } from '@shameless/proto';
+import { rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -270,21 +270,9 @@ describe('Errors', function () {
   });
 
   it('rejects bad queries with the field named', async () => {
-    const where = (request: Record<string, unknown>) =>
-      collect(
-        store.api.client.where({
-          model: 'rate',
-          index: '',
-          conditions: [],
-          cells: [],
-          order: SortOrder.SORT_ORDER_ASC,
-          limit: 0,
-          pageToken: '',
-          ...request,
-        }),
-      );
+    const where = store.api.where;
     const hotel = { field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(5)] };
-    const cases: [Record<string, unknown>, status, RegExp][] = [
+    const cases: [Partial<WhereRequest>, status, RegExp][] = [
       [
         { conditions: [] },
         status.INVALID_ARGUMENT,
@@ -338,18 +326,7 @@ describe('Errors', function () {
     ];
     for (const [request, code, pattern] of cases)
       expectStatus(await rejection(where(request)), code, pattern);
-    const each = (request: Record<string, unknown>) =>
-      collect(
-        store.api.client.each({
-          model: 'rate',
-          shards: [],
-          cursors: {},
-          follow: false,
-          batchSize: 0,
-          heartbeatIntervalMs: 0,
-          ...request,
-        }),
-      );
+    const each = store.api.each;
     expectStatus(
       await rejection(each({ shards: [0, 5] })),
       status.INVALID_ARGUMENT,

@@ -1,6 +1,13 @@
 // Every RPC of the contract, through a real gRPC server on loopback, over a real MariaDB.
 import { expect } from 'chai';
-import { Operator, SortOrder, WriteMode, type Cell, type IndexValue } from '@shameless/proto';
+import {
+  Operator,
+  SortOrder,
+  WriteMode,
+  type Cell,
+  type IndexValue,
+  type WhereRequest,
+} from '@shameless/proto';
 import { status } from '@grpc/grpc-js';
 import { collect, rejection } from './support/grpcCalls.js';
 import {
@@ -326,19 +333,7 @@ describe('Store RPCs', function () {
       await put(rate(hotel + 4, 'single', '2027-01-01')); // same shard, other hotel
     });
 
-    const where = (request: Partial<Parameters<typeof store.api.client.where>[0]>) =>
-      collect(
-        store.api.client.where({
-          model: 'rate',
-          index: '',
-          conditions: [],
-          cells: [],
-          order: SortOrder.SORT_ORDER_ASC,
-          limit: 0,
-          pageToken: '',
-          ...request,
-        }),
-      );
+    const where = (request: Partial<WhereRequest>) => store.api.where(request);
     const dates = (messages: Awaited<ReturnType<typeof where>>) =>
       messages.flatMap((m) => m.records).map((r) => unpack(r.cells[0]!.body).check_in_date);
 

@@ -7,7 +7,7 @@ import {
   type ServiceError,
   credentials,
 } from '@grpc/grpc-js';
-import { StoreClient } from '@shameless/proto';
+import { type EachRequest, SortOrder, StoreClient, type WhereRequest } from '@shameless/proto';
 
 type UnaryMethod<Req, Res> = (
   request: Req,
@@ -17,6 +17,24 @@ type UnaryMethod<Req, Res> = (
 ) => ClientUnaryCall;
 
 const DEADLINE_MS = 15_000;
+
+const WHERE_DEFAULTS: WhereRequest = {
+  model: 'rate',
+  index: '',
+  conditions: [],
+  cells: [],
+  order: SortOrder.SORT_ORDER_ASC,
+  limit: 0,
+  pageToken: '',
+};
+const EACH_DEFAULTS: EachRequest = {
+  model: 'rate',
+  shards: [],
+  cursors: {},
+  follow: false,
+  batchSize: 0,
+  heartbeatIntervalMs: 0,
+};
 
 /** The Store's unary methods as promises, each with a deadline, plus the raw client. */
 export function connectStore(address: string) {
@@ -43,6 +61,11 @@ export function connectStore(address: string) {
     getCell: unary(client.getCell),
     previous: unary(client.previous),
     fetchLatestCells: unary(client.fetchLatestCells),
+    /** A whole Where stream; unset fields take their defaults (model rate, primary index). */
+    where: (request: Partial<WhereRequest>) =>
+      collect(client.where({ ...WHERE_DEFAULTS, ...request })),
+    /** A whole Each stream without follow; unset fields take their defaults. */
+    each: (request: Partial<EachRequest>) => collect(client.each({ ...EACH_DEFAULTS, ...request })),
     close: () => client.close(),
   };
 }
