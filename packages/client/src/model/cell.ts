@@ -19,7 +19,8 @@ import {
   type WriteOptions,
 } from './callOptions.js';
 import type { ModelContext } from './context.js';
-import { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
+import { refuseIndexFields } from './definition.js';
+import { CellNotLoadedError } from './errors.js';
 import type { RecordOf } from './record.js';
 import {
   BASE_CELL,
@@ -202,7 +203,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * @throws CellNotLoadedError when the cell has not been read.
    */
   set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
-    this.#refuseIndexFields([key]);
+    refuseIndexFields(this.#context.schema, [key]);
     this.#requireLoaded();
     setKey(this.#body, key, value);
     this.#unsettledWrite = undefined;
@@ -253,7 +254,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * @throws ConflictError when the cell changed since it was read and no retries are left.
    */
   async update(values: CellValues<S>, options: UpdateOptions = {}): Promise<this> {
-    this.#refuseIndexFields(Object.keys(values));
+    refuseIndexFields(this.#context.schema, Object.keys(values));
     if (!this.#loaded) {
       await this.#write(
         this.#request(values, WriteMode.WRITE_MODE_MERGE, undefined, options.requestId),
@@ -347,14 +348,6 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   #requireLoaded(): void {
     if (!this.#loaded)
       throw new CellNotLoadedError(this.#context.schema.name, this.uuid, this.#name);
-  }
-
-  #refuseIndexFields(keys: readonly string[]): void {
-    const { schema } = this.#context;
-    for (const key of keys) {
-      const index = schema.indexOfField.get(key);
-      if (index !== undefined) throw new ReadonlyFieldError(schema.name, key, index);
-    }
   }
 
   /** The request that writes the working body as the next version of the version held. */

@@ -4,6 +4,7 @@
 
 import { FieldType as WireFieldType, type ModelDefinition } from '@shameless/proto';
 import { InvalidArgumentError } from '../transport/index.js';
+import { ReadonlyFieldError } from './errors.js';
 import {
   BASE_CELL,
   PRIMARY_INDEX,
@@ -97,5 +98,16 @@ function checkIndex(model: string, name: string, index: IndexSchema | undefined)
     throw new InvalidArgumentError(
       `${where}: shardOn must name one of its integer fields, got ${String(index.shardOn)}`,
     );
+  }
+}
+
+/**
+ * Throws a {@link ReadonlyFieldError} for the first of `keys` that is a field of an index:
+ * index values never change, so no write may carry one (the server would refuse it too).
+ */
+export function refuseIndexFields(schema: CompiledSchema, keys: Iterable<string>): void {
+  for (const key of keys) {
+    const index = schema.indexOfField.get(key);
+    if (index !== undefined) throw new ReadonlyFieldError(schema.name, key, index);
   }
 }

@@ -6,10 +6,13 @@ export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
 export {
   Model,
+  type CellKey,
+  type CellWrite,
   type FindOptions,
   type InferRecord,
   type LogPage,
   type LogPageRequest,
+  type WriteCellsResult,
 } from './model.js';
 export { ModelIndex, type IndexConditions } from './modelIndex.js';
 export { Query, type WhereOptions } from './query.js';

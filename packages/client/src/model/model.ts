@@ -1,8 +1,20 @@
 // A model registered with the store: put (the upsert), where on its indices, record handles,
-// and its cells as per-shard logs (fetchLatestCells, maxIdOnShard, each).
+// batch reads and writes of cells (getCells, writeCells), and its cells as per-shard logs
+// (fetchLatestCells, maxIdOnShard, each).
 
-import type { ModelDefinition, Cell as WireCell } from '@shameless/proto';
-import type { Transport } from '../transport/index.js';
+import {
+  WriteMode,
+  type ModelDefinition,
+  type WriteCellRequest,
+  type WriteCellResult,
+  type Cell as WireCell,
+} from '@shameless/proto';
+import {
+  InternalError,
+  errorForStatus,
+  type ShamelessError,
+  type Transport,
+} from '../transport/index.js';
 import { encodeBody } from './body.js';
 import type { Cell } from './cell.js';
 import {
@@ -14,7 +26,7 @@ import {
 } from './callOptions.js';
 import { CellStream, type EachOptions } from './cellStream.js';
 import type { KnownVersions, ModelContext } from './context.js';
-import type { CompiledSchema } from './definition.js';
+import { refuseIndexFields, type CompiledSchema } from './definition.js';
 import { ModelIndex, type IndexConditions } from './modelIndex.js';
 import type { Query, WhereOptions } from './query.js';
 import { recordClassFor, type RecordOf } from './record.js';
@@ -22,6 +34,7 @@ import {
   BASE_CELL,
   PRIMARY_INDEX,
   type CellName,
+  type CellValues,
   type IndexName,
   type ModelSchema,
   type PutValues,
@@ -53,6 +66,52 @@ export interface FindOptions<S extends ModelSchema> extends CallOptions {
   /** The cells to read (in parallel). Default `['base']`. */
   readonly cells?: readonly CellName<S>[];
 }
+
+/** One cell of one record, as {@link Model.getCells} takes it. */
+export interface CellKey<S extends ModelSchema> {
+  /** The record's UUID. */
+  readonly uuid: string;
+  /** The cell; default `'base'`. */
+  readonly cell?: CellName<S>;
+}
+
+/** One write of {@link Model.writeCells}: a new version of a cell of an existing record. */
+export interface CellWrite<S extends ModelSchema> {
+  /** The record's UUID. The record must exist (a NotFoundError in this write's result otherwise). */
+  readonly uuid: string;
+  /** The cell; default `'base'`. */
+  readonly cell?: CellName<S>;
+  /** The body, or with `mode: 'merge'` the keys to write over the latest body. Never an index field. */
+  readonly body: CellValues<S>;
+  /**
+   * `'replace'`: the body becomes the new version. `'merge'`: the body's keys are written over
+   * the latest version (shallow). Default `'merge'` on `base` and `'replace'` on other cells,
+   * as {@link Cell.save} writes them: a body never holds index fields, so replacing `base`
+   * would drop them from the record's body.
+   */
+  readonly mode?: 'replace' | 'merge';
+  /**
+   * The version this write expects to follow (-1: the cell has none yet); the write is refused
+   * with a ConflictError in its result when the latest version is another. Default: none, the
+   * write follows whatever version is latest.
+   */
+  readonly expectedRefKey?: number;
+  /**
+   * The write's idempotency key (see {@link WriteOptions.requestId}). By default the SDK picks
+   * one per write, once per writeCells call, and resends it on every retry of the call.
+   */
+  readonly requestId?: string;
+}
+
+/**
+ * The outcome of one write of {@link Model.writeCells}: the version written (`replayed` when
+ * its requestId had been applied before, and `cell` is that earlier version), or why the store
+ * refused it (a `NotFoundError` when the record does not exist, a `ConflictError` when
+ * `expectedRefKey` is not the latest version); nothing was written for a refused write.
+ */
+export type WriteCellsResult<S extends ModelSchema> =
+  | { readonly ok: true; readonly cell: Cell<S>; readonly replayed: boolean }
+  | { readonly ok: false; readonly error: ShamelessError };
 
 /** The record type of a model value: `InferRecord<typeof Rate>`. */
 export type InferRecord<M> = M extends Model<infer S> ? RecordOf<S> : never;
@@ -197,6 +256,73 @@ export class Model<S extends ModelSchema = ModelSchema> {
   }
 
   /**
+   * The latest version of many cells in one call (sends GetCells, read with one query per
+   * content shard): one entry per key, in order, undefined for a cell with no version (or a
+   * record that does not exist). Up to 10000 keys per call; an empty list resolves to `[]`
+   * without a call. Each cell is read, as a cell of its own record handle.
+   *
+   * @throws InvalidArgumentError for a malformed uuid, NotFoundError for an unknown cell (the
+   *   message names the key: `keys[3].cell`); nothing is read then.
+   */
+  async getCells(
+    keys: readonly CellKey<S>[],
+    options: CallOptions = {},
+  ): Promise<(Cell<S> | undefined)[]> {
+    if (keys.length === 0) return [];
+    const response = await this.#context.transport.unary(
+      'getCells',
+      {
+        model: this.name,
+        keys: keys.map((key) => ({ uuid: key.uuid, cell: key.cell ?? BASE_CELL })),
+      },
+      readCall(options),
+    );
+    return response.results.map((result) => result.cell && this.#cellOf(result.cell));
+  }
+
+  /**
+   * Writes many cell versions in one call (sends WriteCells): the fast path for bulk writes.
+   * Each write is a `save`/`update` of its own, with its own outcome, in order: a refused write
+   * (no such record, a stale `expectedRefKey`) does not stop the others. Writes to the same
+   * cell apply in order: their versions are consecutive, and a merge applies onto the write
+   * before it. Up to 10000 writes per call; an empty list resolves to `[]` without a call.
+   *
+   * The call is retried like every write (each write carries a requestId, chosen once here
+   * unless given): after a retry, writes that had been applied answer `replayed`.
+   *
+   * @throws ReadonlyFieldError (the promise rejects, before any call) when a body has a field of
+   *   any index.
+   * @throws InvalidArgumentError / NotFoundError for a malformed write (a bad uuid, an unknown
+   *   cell; the message names it: `writes[3].uuid`): nothing is written then.
+   * @throws UnavailableError when a partition could not be reached after the retries: some
+   *   shards' writes may be written; calling again with the same requestIds is safe.
+   */
+  async writeCells(
+    writes: readonly CellWrite<S>[],
+    options: CallOptions = {},
+  ): Promise<WriteCellsResult<S>[]> {
+    if (writes.length === 0) return [];
+    const { schema, transport } = this.#context;
+    const requests = writes.map((write): WriteCellRequest => {
+      refuseIndexFields(schema, Object.keys(write.body));
+      const cell = write.cell ?? BASE_CELL;
+      const mode = write.mode ?? (cell === BASE_CELL ? 'merge' : 'replace');
+      return {
+        model: this.name,
+        uuid: write.uuid,
+        cell,
+        body: encodeBody(write.body),
+        mode: mode === 'merge' ? WriteMode.WRITE_MODE_MERGE : WriteMode.WRITE_MODE_REPLACE,
+        expectedRefKey: write.expectedRefKey,
+        requestId: write.requestId ?? newRequestId(),
+      };
+    });
+    // One request object for the whole call: every retry resends the same requestIds.
+    const response = await transport.unary('writeCells', { writes: requests }, writeCall(options));
+    return response.results.map((result) => this.#writeCellsResult(result));
+  }
+
+  /**
    * One page of a content shard's log (sends FetchLatestCells): the cells written with
    * `id > cursor`, in ascending id. Keep `nextCursor` and ask again for the next page; the
    * log is gap-free, so no cell that commits later ever has an id at or below a cursor
@@ -209,11 +335,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
       readCall(options),
     );
     return {
-      cells: response.cells.map((wire) =>
-        this.#context
-          .newRecord(wire.uuid, new Map([[wire.name, wire]]))
-          .cell(wire.name as CellName<S>),
-      ),
+      cells: response.cells.map((wire) => this.#cellOf(wire)),
       nextCursor: response.nextCursor,
       maxId: response.maxId,
     };
@@ -251,6 +373,28 @@ export class Model<S extends ModelSchema = ModelSchema> {
     options?: CallOptions,
   ): Promise<ShardLocation> {
     return this.#store.findShard(key, options);
+  }
+
+  /** A version read from the store, as a read cell of its own record handle. */
+  #cellOf(wire: WireCell): Cell<S> {
+    return this.#context
+      .newRecord(wire.uuid, new Map([[wire.name, wire]]))
+      .cell(wire.name as CellName<S>);
+  }
+
+  #writeCellsResult(result: WriteCellResult): WriteCellsResult<S> {
+    const outcome = result.outcome;
+    if (outcome?.$case === 'written' && outcome.written.cell !== undefined) {
+      return {
+        ok: true,
+        cell: this.#cellOf(outcome.written.cell),
+        replayed: outcome.written.replayed,
+      };
+    }
+    if (outcome?.$case === 'error') {
+      return { ok: false, error: errorForStatus(outcome.error.code, outcome.error.message) };
+    }
+    throw new InternalError('WriteCells answered a write with neither a version nor an error');
   }
 
   /** Every shard number, `0 .. shardsCount - 1` (see {@link Store.shards}). */

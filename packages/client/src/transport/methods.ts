@@ -12,7 +12,12 @@ import type { StoreClient, StoreService } from '@shameless/proto';
 
 type Methods = typeof StoreService;
 
-/** The lowerCamel names of the Store's unary methods: `defineModel`, `put`, `getCell`, ... */
+/**
+ * The lowerCamel names of the Store's unary methods: `defineModel`, `put`, `getCell`,
+ * `getCells`, `writeCells`, ... Callers mark each call's policy: reads (`getCell`, `getCells`)
+ * retryable and hedgeable, writes (`writeCell`, `writeCells`) retryable only, since each write
+ * carries a requestId.
+ */
 export type UnaryMethodName = {
   [K in keyof Methods]: Methods[K]['responseStream'] extends false ? K : never;
 }[keyof Methods];

@@ -44,6 +44,50 @@ export interface AppendResult {
   replayed: boolean;
 }
 
+/** A cell's latest version, as far as appending after it is concerned. */
+export interface LatestVersion {
+  refKey: number;
+  /** Needed only to merge into. */
+  body: Buffer | undefined;
+}
+
+/** The version an append writes, or why it is refused. */
+export type AppendPlan =
+  { refKey: number; body: Buffer } | { refused: NotFoundError | ConflictError };
+
+/**
+ * Decides an append given what was read under the shard's log lock: the cell's latest version
+ * (undefined when it has none) and whether the record's base cell has a version. The single
+ * and the batch write paths both decide here, so that they behave alike.
+ */
+export function planAppend(
+  request: AppendRequest,
+  latest: LatestVersion | undefined,
+  baseExists: boolean,
+): AppendPlan {
+  const recordExists = request.cell === BASE_CELL ? latest !== undefined : baseExists;
+  if (request.requireRecord && !recordExists) {
+    return {
+      refused: new NotFoundError(
+        `record ${request.uuid} does not exist in model ${request.model.name}`,
+      ),
+    };
+  }
+  const latestRefKey = latest?.refKey ?? -1;
+  if (request.expectedRefKey !== undefined && request.expectedRefKey !== latestRefKey) {
+    return {
+      refused: new ConflictError(
+        `cell ${request.cell} of ${request.uuid} is at version ${latestRefKey}, not ${request.expectedRefKey}: re-read it and write again`,
+      ),
+    };
+  }
+  const body =
+    request.content.mode === 'replace'
+      ? request.content.bytes
+      : encodeBody(mergeBodies(decodeStoredBody(latest?.body), request.content.patch));
+  return { refKey: latestRefKey + 1, body };
+}
+
 export class CellWriter {
   constructor(
     private readonly layout: StoreLayout,
@@ -71,26 +115,16 @@ export class CellWriter {
           open = false;
           return { cell: toStoredCell(state.replayed, shard), replayed: true };
         }
-        const recordExists =
-          request.cell === BASE_CELL ? state.latest !== undefined : state.recordExists;
-        if (request.requireRecord && !recordExists) {
-          throw new NotFoundError(
-            `record ${request.uuid} does not exist in model ${request.model.name}`,
-          );
-        }
-        const latestRefKey = state.latest ? Number(state.latest.ref_key) : -1;
-        if (request.expectedRefKey !== undefined && request.expectedRefKey !== latestRefKey) {
-          throw new ConflictError(
-            `cell ${request.cell} of ${request.uuid} is at version ${latestRefKey}, not ${request.expectedRefKey}: re-read it and write again`,
-          );
-        }
-        const body =
-          request.content.mode === 'replace'
-            ? request.content.bytes
-            : encodeBody(
-                mergeBodies(decodeStoredBody(state.latest?.body as Buffer), request.content.patch),
-              );
-        const refKey = latestRefKey + 1;
+        const plan = planAppend(
+          request,
+          state.latest && {
+            refKey: Number(state.latest.ref_key),
+            body: state.latest.body as Buffer | undefined,
+          },
+          state.recordExists,
+        );
+        if ('refused' in plan) throw plan.refused;
+        const { refKey, body } = plan;
         const { id, createdAt } = await insertCellAndCommit(connection, table, {
           uuid: request.uuid,
           name: request.cell,

@@ -1,18 +1,25 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
+import { type BatchWrite, type BatchWriteOutcome, CellBatchWriter } from './cellBatchWriter.js';
 import { CellWriter } from './cellWriter.js';
 import { decodeBody } from './body.js';
 import { InvalidArgumentError, NotFoundError } from './errors.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
-import { BASE_CELL, type ModelSpec } from './model.js';
+import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
 import { PutOperation, type PutResult } from './putOperation.js';
-import { requireRequestId, requireUuid } from './requestFields.js';
+import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { type StoredCell, readCell, toStoredCell } from './sql/contentTable.js';
+import {
+  type CellKey,
+  type StoredCell,
+  readCell,
+  readLatestCells,
+  toStoredCell,
+} from './sql/contentTable.js';
 import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
 
@@ -25,6 +32,9 @@ export interface WriteCellInput {
   expectedRefKey?: number;
   requestId: string;
 }
+
+/** The most writes (WriteCells) or keys (GetCells) one batch call may carry. */
+export const MAX_BATCH = 10_000;
 
 export interface PartitionInfo {
   index: number;
@@ -45,6 +55,7 @@ export interface StoreDescription {
 export class Engine {
   readonly models: ModelRegistry;
   private readonly cells: CellWriter;
+  private readonly batches: CellBatchWriter;
   private readonly puts: PutOperation;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
@@ -58,6 +69,7 @@ export class Engine {
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier);
+    this.batches = new CellBatchWriter(layout, partitions, notifier);
     this.puts = new PutOperation(layout, partitions, this.cells);
     this.wheres = new WhereQuery(layout, partitions, this.models);
     this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
@@ -105,30 +117,56 @@ export class Engine {
   }
 
   async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
-    let model = await this.models.get(input.model);
-    requireUuid(input.uuid);
-    model = await this.models.requireCell(model, input.cell || BASE_CELL);
-    requireRequestId(input.requestId);
+    const write = await this.checkWrite(input);
+    return this.cells.append({ ...write, requireRecord: true });
+  }
+
+  /**
+   * Many writes, each as writeCell, in one call. Every write is checked before anything is
+   * written: a malformed one fails the whole call, naming it (`writes[3].uuid`). Then each
+   * write succeeds or is refused on its own; the outcomes come in request order.
+   */
+  async writeCells(inputs: readonly WriteCellInput[]): Promise<BatchWriteOutcome[]> {
+    requireBatchSize(inputs.length, 'writes', MAX_BATCH);
+    const writes: BatchWrite[] = [];
+    for (const [i, input] of inputs.entries()) {
+      writes.push(await this.checkWrite(input, `writes[${i}]`));
+    }
+    return this.batches.write(writes);
+  }
+
+  /**
+   * A write request checked and resolved against its model. `position` locates the write in a
+   * batch (`writes[3]`): every error then names the field with it, NOT_FOUND ones included.
+   */
+  private async checkWrite(input: WriteCellInput, position?: string): Promise<BatchWrite> {
+    const field = (name: string) => (position === undefined ? name : `${position}.${name}`);
+    // A single write's NOT_FOUND needs no field: the request has one model and one cell.
+    const lookupField = (name: string) => (position === undefined ? undefined : field(name));
+    const cell = input.cell || BASE_CELL;
+    let model = await naming(lookupField('model'), this.models.get(input.model));
+    requireUuid(input.uuid, field('uuid'));
+    model = await naming(lookupField('cell'), this.models.requireCell(model, cell));
+    requireRequestId(input.requestId, field('request_id'));
     if (input.expectedRefKey !== undefined && input.expectedRefKey < -1) {
       throw new InvalidArgumentError(
-        'expected_ref_key',
+        field('expected_ref_key'),
         'must be -1 (no version yet) or a version',
       );
     }
-    const body = decodeBody(input.body, 'body');
-    rejectIndexFields(model, body, 'body');
-    return this.cells.append({
+    const body = decodeBody(input.body, field('body'));
+    rejectIndexFields(model, body, field('body'));
+    return {
       model,
       uuid: input.uuid,
-      cell: input.cell || BASE_CELL,
+      cell,
       content:
         input.mode === 'merge'
           ? { mode: 'merge', patch: body }
           : { mode: 'replace', bytes: input.body },
       expectedRefKey: input.expectedRefKey,
       requestId: input.requestId,
-      requireRecord: true,
-    });
+    };
   }
 
   async getCell(
@@ -156,6 +194,70 @@ export class Engine {
       );
     }
     return toStoredCell(row, shard);
+  }
+
+  /**
+   * The latest version of each cell (undefined for a cell with no version), in request order,
+   * read with one query per content shard, shards in parallel.
+   */
+  async getCells(
+    modelName: string,
+    keys: readonly { uuid: string; cell: string }[],
+  ): Promise<(StoredCell | undefined)[]> {
+    let model = await this.models.get(modelName);
+    requireBatchSize(keys.length, 'keys', MAX_BATCH);
+    const cells: CellKey[] = [];
+    for (const [i, key] of keys.entries()) {
+      requireUuid(key.uuid, `keys[${i}].uuid`);
+      const cell = key.cell || BASE_CELL;
+      if (!model.cellNames.has(cell)) {
+        model = await naming(`keys[${i}].cell`, this.models.requireCell(model, cell));
+      }
+      cells.push({ uuid: key.uuid, cell });
+    }
+    const found = await this.readLatestCells(model, cells);
+    return cells.map(({ uuid, cell }) => found.get(`${uuid}/${cell}`));
+  }
+
+  /**
+   * The latest version of each cell, keyed `uuid/cell`: one query per content shard, for the
+   * shard's records and every cell name asked for among them (rows of cells not asked for are
+   * dropped; a model has few cells).
+   */
+  private async readLatestCells(
+    model: CompiledModel,
+    cells: readonly CellKey[],
+  ): Promise<Map<string, StoredCell>> {
+    const byShard = new Map<number, { uuids: Set<string>; cells: Set<string> }>();
+    const wanted = new Set<string>();
+    for (const { uuid, cell } of cells) {
+      const shard = this.layout.contentShard(uuid);
+      let grid = byShard.get(shard);
+      if (!grid) byShard.set(shard, (grid = { uuids: new Set(), cells: new Set() }));
+      grid.uuids.add(uuid);
+      grid.cells.add(cell);
+      wanted.add(`${uuid}/${cell}`);
+    }
+    const found = new Map<string, StoredCell>();
+    await Promise.all(
+      [...byShard].map(async ([shard, grid]) => {
+        const rows = await this.partitions
+          .forShard(shard)
+          .run((pool) =>
+            readLatestCells(
+              pool,
+              this.layout.contentTable(model, shard),
+              [...grid.uuids],
+              [...grid.cells],
+            ),
+          );
+        for (const row of rows) {
+          const key = `${String(row.uuid)}/${String(row.column_name)}`;
+          if (wanted.has(key)) found.set(key, toStoredCell(row, shard));
+        }
+      }),
+    );
+    return found;
   }
 
   /** The version before refKey, or undefined at version 0. */
@@ -196,5 +298,21 @@ export class Engine {
 
   close(): Promise<void> {
     return this.partitions.end();
+  }
+}
+
+/**
+ * The lookup's result; when `field` is given (an item of a batch), its NOT_FOUND error names
+ * that field, as INVALID_ARGUMENT errors do.
+ */
+async function naming<T>(field: string | undefined, lookup: Promise<T>): Promise<T> {
+  if (field === undefined) return lookup;
+  try {
+    return await lookup;
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      throw new NotFoundError(`${field}: ${error.message}`, { cause: error });
+    }
+    throw error;
   }
 }

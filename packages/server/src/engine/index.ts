@@ -1,4 +1,5 @@
-export { Engine, type StoreDescription, type WriteCellInput } from './engine.js';
+export type { BatchWriteOutcome } from './cellBatchWriter.js';
+export { Engine, MAX_BATCH, type StoreDescription, type WriteCellInput } from './engine.js';
 export * from './errors.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';

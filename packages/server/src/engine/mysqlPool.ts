@@ -2,7 +2,13 @@
 // mysql2 implementation. Everything else in the engine sees only these interfaces.
 import mysql from 'mysql2/promise';
 
-export type SqlValue = string | number | bigint | boolean | Date | Buffer | null;
+/**
+ * A value bound to a `?`. An array expands to a list (`IN (?)` with ['a', 'b'] is
+ * `IN ('a', 'b')`), and an array of arrays to a list of tuples (`('a', 1), ('b', 2)`), as
+ * multi-row VALUES and row-constructor IN lists need.
+ */
+export type SqlValue =
+  string | number | bigint | boolean | Date | Buffer | null | readonly SqlValue[];
 
 /** Rows of a SELECT, or the header of a write, as mysql2 returns them. */
 export interface WriteResult {

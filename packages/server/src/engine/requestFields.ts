@@ -14,10 +14,10 @@ export function requireUuid(uuid: string, field = 'uuid'): string {
   return uuid;
 }
 
-export function requireRequestId(requestId: string): string {
+export function requireRequestId(requestId: string, field = 'request_id'): string {
   if (!REQUEST_ID.test(requestId)) {
     throw new InvalidArgumentError(
-      'request_id',
+      field,
       requestId === ''
         ? 'is required: choose one per logical write (a UUID) and resend it unchanged on retries'
         : 'must be 1 to 64 characters of A-Z a-z 0-9 . _ : -',
@@ -32,6 +32,12 @@ export function requireLimit(limit: number, field: string, fallback: number, max
   }
   if (limit > max) throw new InvalidArgumentError(field, `must be at most ${max}, got ${limit}`);
   return limit === 0 ? fallback : limit;
+}
+
+/** A batch's item count: 1 to `max`. */
+export function requireBatchSize(count: number, field: string, max: number): void {
+  if (count === 0) throw new InvalidArgumentError(field, 'at least one is required');
+  if (count > max) throw new InvalidArgumentError(field, `at most ${max} per call, got ${count}`);
 }
 
 export function requireShard(shard: number, shardsCount: number, field: string): number {

@@ -7,17 +7,23 @@ import {
   type ModelDefinition,
   Operator,
   type Record as ProtoRecord,
+  type WriteCellRequest,
+  type WriteCellResult,
+  WriteMode,
 } from '@shameless/proto';
 import { InvalidArgumentError } from '../engine/errors.js';
 import type { FoundRecord } from '../engine/whereQuery.js';
 import type {
+  BatchWriteOutcome,
   FieldType as EngineFieldType,
   IndexScalar,
   IndexSpec,
   ModelSpec,
   Operator as EngineOperator,
   StoredCell,
+  WriteCellInput,
 } from '../engine/index.js';
+import { statusOf } from './statusMapping.js';
 
 export function toCell(cell: StoredCell): Cell {
   return {
@@ -33,6 +39,45 @@ export function toCell(cell: StoredCell): Cell {
 
 export function toRecord(record: FoundRecord): ProtoRecord {
   return { uuid: record.uuid, cells: record.cells.map(toCell) };
+}
+
+/** A WriteCell request, or one write of WriteCells at `position` (`writes[3]`). */
+export function toWriteCellInput(request: WriteCellRequest, position?: string): WriteCellInput {
+  if (
+    request.mode !== WriteMode.WRITE_MODE_REPLACE &&
+    request.mode !== WriteMode.WRITE_MODE_MERGE
+  ) {
+    throw new InvalidArgumentError(
+      position === undefined ? 'mode' : `${position}.mode`,
+      'must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE',
+    );
+  }
+  return {
+    model: request.model,
+    uuid: request.uuid,
+    cell: request.cell,
+    body: request.body,
+    mode: request.mode === WriteMode.WRITE_MODE_MERGE ? 'merge' : 'replace',
+    expectedRefKey: request.expectedRefKey,
+    requestId: request.requestId,
+  };
+}
+
+/** One write's outcome; a refused write carries the status its WriteCell would have failed with. */
+export function toWriteCellResult(outcome: BatchWriteOutcome): WriteCellResult {
+  return outcome.ok
+    ? {
+        outcome: {
+          $case: 'written',
+          written: { cell: toCell(outcome.cell), replayed: outcome.replayed },
+        },
+      }
+    : {
+        outcome: {
+          $case: 'error',
+          error: { code: statusOf(outcome.error), message: outcome.error.message },
+        },
+      };
 }
 
 function toFieldType(type: FieldType, path: string): EngineFieldType {

@@ -14,6 +14,11 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   internal: status.INTERNAL,
 };
 
+/** The status of an engine error: of a call, or of one write of a batch (WriteError.code). */
+export function statusOf(error: EngineError): status {
+  return STATUS_OF_KIND[error.kind];
+}
+
 export function toServiceError(
   error: unknown,
   method: string,
@@ -29,7 +34,7 @@ export function toServiceError(
         cause: String(error.cause),
       });
     }
-    return { code: STATUS_OF_KIND[error.kind], details: error.message, metadata };
+    return { code: statusOf(error), details: error.message, metadata };
   }
   logger.error('internal error', {
     method,

@@ -4,7 +4,6 @@ import {
   type EachResponse,
   type StoreServer,
   SortOrder,
-  WriteMode,
   type WhereResponse,
 } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
@@ -18,6 +17,8 @@ import {
   toOperator,
   toRecord,
   toScalar,
+  toWriteCellInput,
+  toWriteCellResult,
 } from './protoMapping.js';
 
 // Records per streamed Where message: big enough to amortise framing, small enough to start
@@ -62,27 +63,25 @@ export function createStoreService(
     }),
 
     writeCell: unaryHandler('WriteCell', logger, async (request) => {
-      if (
-        request.mode !== WriteMode.WRITE_MODE_REPLACE &&
-        request.mode !== WriteMode.WRITE_MODE_MERGE
-      ) {
-        throw new InvalidArgumentError('mode', 'must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE');
-      }
-      const result = await engine.writeCell({
-        model: request.model,
-        uuid: request.uuid,
-        cell: request.cell,
-        body: request.body,
-        mode: request.mode === WriteMode.WRITE_MODE_MERGE ? 'merge' : 'replace',
-        expectedRefKey: request.expectedRefKey,
-        requestId: request.requestId,
-      });
+      const result = await engine.writeCell(toWriteCellInput(request));
       return { cell: toCell(result.cell), replayed: result.replayed };
+    }),
+
+    writeCells: unaryHandler('WriteCells', logger, async (request) => {
+      const outcomes = await engine.writeCells(
+        request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
+      );
+      return { results: outcomes.map(toWriteCellResult) };
     }),
 
     getCell: unaryHandler('GetCell', logger, async (request) => {
       const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
       return { cell: toCell(cell) };
+    }),
+
+    getCells: unaryHandler('GetCells', logger, async (request) => {
+      const cells = await engine.getCells(request.model, request.keys);
+      return { results: cells.map((cell) => ({ cell: cell && toCell(cell) })) };
     }),
 
     previous: unaryHandler('Previous', logger, async (request) => {

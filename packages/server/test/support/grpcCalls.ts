@@ -58,7 +58,9 @@ export function connectStore(address: string) {
     findShard: unary(client.findShard),
     put: unary(client.put),
     writeCell: unary(client.writeCell),
+    writeCells: unary(client.writeCells),
     getCell: unary(client.getCell),
+    getCells: unary(client.getCells),
     previous: unary(client.previous),
     fetchLatestCells: unary(client.fetchLatestCells),
     /** A whole Where stream; unset fields take their defaults (model rate, primary index). */

@@ -1,7 +1,7 @@
 // All SQL that touches content tables (`<ns>_<model>_<NNNNNN>`). Table names reaching these
 // functions were built by tableNames.ts from validated identifiers; values are always
 // placeholders.
-import type { Row, SqlSession, WriteResult } from '../mysqlPool.js';
+import type { Row, SqlSession, SqlValue, WriteResult } from '../mysqlPool.js';
 
 /** One row of a content table, with the shard it was read from. */
 export interface StoredCell {
@@ -14,7 +14,38 @@ export interface StoredCell {
   body: Buffer;
 }
 
+/** One cell of one record: a (uuid, cell name) pair. */
+export interface CellKey {
+  uuid: string;
+  cell: string;
+}
+
+/** Every named cell of every listed record: the cross product of `uuids` and `cells`. */
+export interface CellGrid {
+  uuids: readonly string[];
+  cells: readonly string[];
+}
+
+/** An earlier write to a cell, looked up by its request id. */
+export interface RequestKey extends CellKey {
+  requestId: string;
+}
+
+/** A version about to be inserted. */
+export interface NewCell {
+  uuid: string;
+  name: string;
+  refKey: number;
+  body: Buffer;
+  createdAt: Date;
+  requestId: string;
+}
+
+/** A row as read back after an insert: the stored cell without its shard and body. */
+export type InsertedCell = Omit<StoredCell, 'shard' | 'body'>;
+
 const CELL_COLUMNS = '`id`, `uuid`, `column_name`, `ref_key`, `body`, `created_at`';
+const INSERT_COLUMNS = '`uuid`, `column_name`, `ref_key`, `body`, `created_at`, `request_id`';
 
 // The gem's columns and keys, plus `request_id` for idempotent writes. The gem's inserts name
 // only its own columns, so they keep working; its tables get the column added by
@@ -40,7 +71,7 @@ export async function tablesWithoutRequestId(session: SqlSession, tables: readon
   const rows = await session.query<Row[]>(
     `SELECT TABLE_NAME AS name FROM information_schema.COLUMNS
       WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'request_id' AND TABLE_NAME IN (?)`,
-    [tables as unknown as string],
+    [tables],
   );
   const have = new Set(rows.map((row) => String(row.name)));
   return tables.filter((table) => !have.has(table));
@@ -131,17 +162,10 @@ SELECT 1 FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT
 export async function insertCellAndCommit(
   session: SqlSession,
   table: string,
-  cell: {
-    uuid: string;
-    name: string;
-    refKey: number;
-    body: Buffer;
-    createdAt: Date;
-    requestId: string;
-  },
+  cell: NewCell,
 ): Promise<{ id: number; createdAt: Date }> {
   const results = await session.query<unknown[]>(
-    `INSERT INTO \`${table}\` (\`uuid\`, \`column_name\`, \`ref_key\`, \`body\`, \`created_at\`, \`request_id\`)
+    `INSERT INTO \`${table}\` (${INSERT_COLUMNS})
 VALUES (?, ?, ?, ?, ?, ?);
 SELECT \`created_at\` FROM \`${table}\` WHERE \`id\` = LAST_INSERT_ID();
 COMMIT`,
@@ -154,6 +178,101 @@ COMMIT`,
   };
 }
 
+/**
+ * The batch form of beginCellWrite: opens a write transaction on a content shard, takes the
+ * shard's log lock and reads everything a batch of writes to the shard depends on, in one
+ * round trip:
+ * - `latest`: the latest ref_key of each cell of `versionsOf` (uuid, column_name, ref_key;
+ *   cells with no version are absent);
+ * - `latestBodies`: the latest version's body of each cell of `bodiesOf` (uuid, column_name,
+ *   body): the cells that a merge writes;
+ * - `replayed`: the versions written earlier with one of `requests`' request ids (with their
+ *   request_id).
+ * The grids may hold cells the batch does not write (the cross product of its records and cell
+ * names): the price of one index dive per cell, see latestVersionsSql.
+ */
+export async function beginCellBatchWrite(
+  session: SqlSession,
+  table: string,
+  logLockTable: string,
+  reads: {
+    versionsOf: CellGrid;
+    bodiesOf: CellGrid | undefined;
+    requests: readonly RequestKey[];
+  },
+): Promise<{ latest: Row[]; latestBodies: Row[]; replayed: Row[] }> {
+  const statements = [
+    'START TRANSACTION',
+    `SELECT 1 FROM \`${logLockTable}\` WHERE \`table_name\` = ? FOR UPDATE`,
+    `SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
+      WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
+    // A row-constructor IN list on the (uuid, column_name, request_id) key: one dive each.
+    `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
+      WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
+  ];
+  const values: SqlValue[] = [
+    table,
+    reads.versionsOf.uuids,
+    reads.versionsOf.cells,
+    reads.requests.map(({ uuid, cell, requestId }) => [uuid, cell, requestId]),
+  ];
+  if (reads.bodiesOf) {
+    statements.push(latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`'));
+    values.push(reads.bodiesOf.uuids, reads.bodiesOf.cells);
+  }
+  const results = await session.query<unknown[]>(statements.join(';\n'), values);
+  const [, lock, latest, replayed, latestBodies] = results as Row[][];
+  if (!lock || lock.length === 0) {
+    throw new Error(`log lock row for ${table} is missing`);
+  }
+  return { latest: latest ?? [], latestBodies: latestBodies ?? [], replayed: replayed ?? [] };
+}
+
+/**
+ * Inserts versions with one multi-row INSERT in the transaction opened by beginCellBatchWrite
+ * (committing it when `commit` is set) and reads back the stored rows in id order, in the same
+ * round trip, for their ids and their created_at as stored (the column's precision decides).
+ * The rows read are the id range LAST_INSERT_ID() (the first id of a multi-row INSERT) to
+ * LAST_INSERT_ID() + n - 1: no RETURNING, so that MySQL 8 works too. The caller checks that
+ * they are its rows.
+ */
+export async function insertCells(
+  session: SqlSession,
+  table: string,
+  cells: readonly NewCell[],
+  commit: boolean,
+): Promise<InsertedCell[]> {
+  const rows = cells.map((cell) => [
+    cell.uuid,
+    cell.name,
+    cell.refKey,
+    cell.body,
+    cell.createdAt,
+    cell.requestId,
+  ]);
+  const results = await session.query<unknown[]>(
+    `INSERT INTO \`${table}\` (${INSERT_COLUMNS}) VALUES ?;
+SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, \`created_at\` FROM \`${table}\`
+ WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? ORDER BY \`id\`${commit ? ';\nCOMMIT' : ''}`,
+    [rows, cells.length - 1],
+  );
+  return ((results[1] as Row[] | undefined) ?? []).map((row) => ({
+    id: Number(row.id),
+    uuid: String(row.uuid),
+    name: String(row.column_name),
+    refKey: Number(row.ref_key),
+    createdAt: toDate(row.created_at),
+  }));
+}
+
+/**
+ * About how many bytes a version adds to an INSERT statement: mysql2 sends a Buffer as
+ * X'<hex>', two characters per byte, and the other values are short.
+ */
+export function insertedBytes(cell: NewCell): number {
+  return 2 * cell.body.length + cell.uuid.length + cell.name.length + cell.requestId.length + 64;
+}
+
 export async function rollback(session: SqlSession): Promise<void> {
   await session.query('ROLLBACK');
 }
@@ -163,21 +282,31 @@ export async function deleteCell(session: SqlSession, table: string, id: number)
   await session.query(`DELETE FROM \`${table}\` WHERE \`id\` = ?`, [id]);
 }
 
-/** The latest version of each named cell of each record, in one query. */
+/**
+ * The latest version of each named cell of each record, in one query: every cell of the
+ * grid that has a version (callers that want fewer cells filter the rows).
+ */
 export async function readLatestCells(
   session: SqlSession,
   table: string,
   uuids: readonly string[],
   cells: readonly string[],
 ): Promise<Row[]> {
-  return session.query<Row[]>(
-    `SELECT c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, c.\`body\`, c.\`created_at\`
-       FROM \`${table}\` c
-       JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
-              WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
-      USING (\`uuid\`, \`column_name\`, \`ref_key\`)`,
-    [uuids as unknown as string, cells as unknown as string],
-  );
+  return session.query<Row[]>(latestVersionsSql(table, CELL_COLUMNS), [uuids, cells]);
+}
+
+/**
+ * A SELECT of `columns` (of table alias c) from the latest version of each cell of a grid,
+ * bound as two lists: uuids, then cell names. Written as `uuid IN (...) AND column_name IN
+ * (...)` because then MariaDB and MySQL find each MAX(ref_key) with one dive into the
+ * (uuid, column_name, ref_key) key (a loose index scan), however many versions a cell has; a
+ * row-constructor list of (uuid, column_name) pairs would scan every version instead.
+ */
+function latestVersionsSql(table: string, columns: string): string {
+  return `SELECT ${columns} FROM \`${table}\` c
+  JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
+         WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
+ USING (\`uuid\`, \`column_name\`, \`ref_key\`)`;
 }
 
 /** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */

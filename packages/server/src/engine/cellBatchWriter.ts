@@ -1,0 +1,314 @@
+// Appending many versions in one call (WriteCells), with the guarantees of CellWriter (read its
+// header): every version is inserted under its content shard's log lock, so versions stay
+// contiguous, a request id applies once, and the shard log stays gap-free. What changes is the
+// cost: the writes of one shard share one transaction of two round trips, instead of two round
+// trips each.
+//
+// A batch is split into groups by content table (model and shard); each group is one
+// transaction on its partition:
+// 1. START TRANSACTION, the log lock, and in the same round trip: the latest ref_key of every
+//    cell the group writes and of each record's base cell, the latest body of each cell a merge
+//    writes, and the versions that earlier writes with the group's request ids created;
+// 2. the versions decided in memory, in request order (see planGroup), inserted with one
+//    multi-row INSERT, read back (ids, created_at) and committed. Inserts larger than
+//    MAX_INSERT_BYTES are split, in the same transaction, to stay under max_allowed_packet.
+// Groups run in parallel, as many at a time as the partitions' pools allow. A group that fails
+// (its partition is down) fails the call, but groups that committed stay committed: the call is
+// idempotent, and its retry replays them by their request ids.
+import type { AppendRequest, AppendResult, LatestVersion } from './cellWriter.js';
+import { planAppend } from './cellWriter.js';
+import { type ConflictError, type NotFoundError, UnavailableError } from './errors.js';
+import type { StoreLayout } from './layout.js';
+import type { LogNotifier } from './logNotifier.js';
+import { BASE_CELL } from './model.js';
+import type { Row } from './mysqlPool.js';
+import type { PartitionSet } from './partitions.js';
+import {
+  type InsertedCell,
+  type NewCell,
+  type RequestKey,
+  type StoredCell,
+  beginCellBatchWrite,
+  insertCells,
+  insertedBytes,
+  rollback,
+  toStoredCell,
+} from './sql/contentTable.js';
+import { duplicateKeyName } from './sqlErrors.js';
+
+/** One write of a batch: an append to an existing record. */
+export type BatchWrite = Omit<AppendRequest, 'requireRecord'>;
+
+/** What became of one write: its version, or why it was refused (nothing written for it). */
+export type BatchWriteOutcome =
+  ({ ok: true } & AppendResult) | { ok: false; error: NotFoundError | ConflictError };
+
+// mysql2 sends a body as hex, so this is about 2 MiB of bodies per INSERT: well under
+// max_allowed_packet's defaults (16 MiB on MariaDB, 64 MiB on MySQL 8).
+const MAX_INSERT_BYTES = 4 * 1024 * 1024;
+
+/** The writes of a batch that go to one content table, with their positions in the batch. */
+interface ShardGroup {
+  shard: number;
+  table: string;
+  writes: BatchWrite[];
+  positions: number[];
+}
+
+/** What a group's transaction read under the log lock. */
+interface GroupState {
+  latest: Row[];
+  latestBodies: Row[];
+  replayed: Row[];
+}
+
+/** The decision for one write of a group, made before anything is inserted. */
+type Decision =
+  | { kind: 'insert'; index: number; replayed: boolean }
+  | { kind: 'stored'; cell: StoredCell }
+  | { kind: 'refused'; error: NotFoundError | ConflictError };
+
+export class CellBatchWriter {
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly partitions: PartitionSet,
+    private readonly notifier: LogNotifier,
+  ) {}
+
+  /**
+   * Applies the writes, one transaction per content table, and answers one outcome per write in
+   * request order. When a group fails (a partition is unavailable) the call fails, yet groups
+   * that committed stay committed: callers resend the same writes, whose request ids make the
+   * committed ones replay rather than apply twice.
+   */
+  async write(writes: readonly BatchWrite[]): Promise<BatchWriteOutcome[]> {
+    const groups = this.groupByTable(writes);
+    // Settle every group before answering, so that no transaction is still running when the
+    // caller sees a failure and retries.
+    const settled = await Promise.allSettled(groups.map((group) => this.writeGroup(group)));
+    const outcomes = new Array<BatchWriteOutcome>(writes.length);
+    for (const [g, result] of settled.entries()) {
+      if (result.status === 'rejected') throw result.reason;
+      const positions = groups[g]!.positions;
+      result.value.forEach((outcome, i) => (outcomes[positions[i]!] = outcome));
+    }
+    return outcomes;
+  }
+
+  private groupByTable(writes: readonly BatchWrite[]): ShardGroup[] {
+    const groups = new Map<string, ShardGroup>();
+    writes.forEach((write, position) => {
+      const shard = this.layout.contentShard(write.uuid);
+      const table = this.layout.contentTable(write.model, shard);
+      let group = groups.get(table);
+      if (!group) groups.set(table, (group = { shard, table, writes: [], positions: [] }));
+      group.writes.push(write);
+      group.positions.push(position);
+    });
+    return [...groups.values()];
+  }
+
+  private async writeGroup(group: ShardGroup): Promise<BatchWriteOutcome[]> {
+    const partition = this.partitions.forShard(group.shard);
+    const { outcomes, inserted } = await partition.withConnection(async (connection) => {
+      let open = true;
+      try {
+        const state = await beginCellBatchWrite(
+          connection,
+          group.table,
+          this.layout.logLocksTable,
+          readsOf(group.writes),
+        );
+        const { decisions, inserts } = planGroup(group.writes, state, group.shard);
+        if (inserts.length === 0) {
+          await rollback(connection);
+          open = false;
+          return { outcomes: outcomesOf(decisions, []), inserted: 0 };
+        }
+        const stored: StoredCell[] = [];
+        const chunks = chunkInserts(inserts);
+        for (const [i, chunk] of chunks.entries()) {
+          const last = i === chunks.length - 1;
+          const rows = await insertCells(connection, group.table, chunk, last);
+          if (last) open = false;
+          stored.push(...storedCellsOf(chunk, rows, group.shard, partition.index));
+        }
+        return { outcomes: outcomesOf(decisions, stored), inserted: inserts.length };
+      } catch (error) {
+        if (open) await rollback(connection).catch(() => connection.destroy());
+        if (duplicateKeyName(error) !== undefined) {
+          // Only a writer that bypasses the log lock (the gem, a manual INSERT) can race us.
+          throw new UnavailableError(
+            partition.index,
+            `a concurrent write outside Shameless touched shard ${group.shard}; retry`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    });
+    if (inserted > 0) this.notifier.notify(group.table);
+    return outcomes;
+  }
+}
+
+const cellKey = (uuid: string, cell: string) => `${uuid}/${cell}`;
+// Unambiguous: uuids, cell names and request ids never contain '/'.
+const requestKey = (uuid: string, cell: string, requestId: string) =>
+  `${uuid}/${cell}/${requestId}`;
+
+/** What a group's transaction must read, each list without duplicates. */
+function readsOf(writes: readonly BatchWrite[]) {
+  // The base cell's latest version tells whether the record exists.
+  const versionsOf = { uuids: new Set<string>(), cells: new Set<string>([BASE_CELL]) };
+  const bodiesOf = { uuids: new Set<string>(), cells: new Set<string>() };
+  const requests = new Map<string, RequestKey>();
+  for (const { uuid, cell, content, requestId } of writes) {
+    versionsOf.uuids.add(uuid);
+    versionsOf.cells.add(cell);
+    if (content.mode === 'merge') {
+      bodiesOf.uuids.add(uuid);
+      bodiesOf.cells.add(cell);
+    }
+    requests.set(requestKey(uuid, cell, requestId), { uuid, cell, requestId });
+  }
+  return {
+    versionsOf: { uuids: [...versionsOf.uuids], cells: [...versionsOf.cells] },
+    bodiesOf:
+      bodiesOf.uuids.size > 0
+        ? { uuids: [...bodiesOf.uuids], cells: [...bodiesOf.cells] }
+        : undefined,
+    requests: [...requests.values()],
+  };
+}
+
+/**
+ * Decides every write of a group in request order, as if each were a WriteCell sent after the
+ * one before: a write whose request id was applied earlier replays that version; one whose
+ * request id appeared earlier in the batch (for the same cell, and succeeded) replays that
+ * write; any other is decided by planAppend against the cell's latest version, which the
+ * batch's own earlier writes advance (so their ref_keys chain, and a merge applies onto the
+ * body written just before it). A refused write changes nothing for the ones after it.
+ */
+function planGroup(
+  writes: readonly BatchWrite[],
+  state: GroupState,
+  shard: number,
+): { decisions: Decision[]; inserts: NewCell[] } {
+  const latest = new Map<string, LatestVersion>();
+  for (const row of state.latest) {
+    latest.set(cellKey(String(row.uuid), String(row.column_name)), {
+      refKey: Number(row.ref_key),
+      body: undefined,
+    });
+  }
+  for (const row of state.latestBodies) {
+    const version = latest.get(cellKey(String(row.uuid), String(row.column_name)));
+    // Both reads ran under the log lock: the body is the one of the version just read.
+    if (version && row.body instanceof Buffer) version.body = row.body;
+  }
+  const applied = new Map<string, StoredCell>();
+  for (const row of state.replayed) {
+    applied.set(
+      requestKey(String(row.uuid), String(row.column_name), String(row.request_id)),
+      toStoredCell(row, shard),
+    );
+  }
+
+  const createdAt = new Date();
+  const inserts: NewCell[] = [];
+  const insertOf = new Map<string, number>();
+  const decisions = writes.map((write): Decision => {
+    const request = requestKey(write.uuid, write.cell, write.requestId);
+    const earlier = applied.get(request);
+    if (earlier) return { kind: 'stored', cell: earlier };
+    const inBatch = insertOf.get(request);
+    if (inBatch !== undefined) return { kind: 'insert', index: inBatch, replayed: true };
+
+    const key = cellKey(write.uuid, write.cell);
+    const plan = planAppend(
+      { ...write, requireRecord: true },
+      latest.get(key),
+      latest.has(cellKey(write.uuid, BASE_CELL)),
+    );
+    if ('refused' in plan) return { kind: 'refused', error: plan.refused };
+    const index = inserts.length;
+    inserts.push({
+      uuid: write.uuid,
+      name: write.cell,
+      refKey: plan.refKey,
+      body: plan.body,
+      createdAt,
+      requestId: write.requestId,
+    });
+    insertOf.set(request, index);
+    latest.set(key, { refKey: plan.refKey, body: plan.body });
+    return { kind: 'insert', index, replayed: false };
+  });
+  return { decisions, inserts };
+}
+
+/** Consecutive runs of inserts of at most MAX_INSERT_BYTES each (at least one insert each). */
+function chunkInserts(inserts: readonly NewCell[]): NewCell[][] {
+  const chunks: NewCell[][] = [];
+  let chunk: NewCell[] = [];
+  let bytes = 0;
+  for (const insert of inserts) {
+    const size = insertedBytes(insert);
+    if (chunk.length > 0 && bytes + size > MAX_INSERT_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(insert);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
+/**
+ * The stored versions of a chunk, from the rows read back by id range. Under the log lock no
+ * other Shameless writer inserts into the table, so the range holds exactly the chunk's rows.
+ * Only a writer that bypasses the lock (the gem) could have taken ids inside it, and only when
+ * InnoDB interleaves auto-increment values (innodb_autoinc_lock_mode = 2): the rows then do
+ * not line up, and the call fails UNAVAILABLE. Its retry replays what committed.
+ */
+function storedCellsOf(
+  chunk: readonly NewCell[],
+  rows: readonly InsertedCell[],
+  shard: number,
+  partition: number,
+): StoredCell[] {
+  const lined =
+    rows.length === chunk.length &&
+    rows.every(
+      (row, i) =>
+        row.uuid === chunk[i]!.uuid &&
+        row.name === chunk[i]!.name &&
+        row.refKey === chunk[i]!.refKey,
+    );
+  if (!lined) {
+    throw new UnavailableError(
+      partition,
+      `a concurrent insert outside Shameless interleaved with a batch on shard ${shard}; retry`,
+    );
+  }
+  return rows.map((row, i) => ({ ...row, shard, body: chunk[i]!.body }));
+}
+
+function outcomesOf(
+  decisions: readonly Decision[],
+  stored: readonly StoredCell[],
+): BatchWriteOutcome[] {
+  return decisions.map((decision) => {
+    switch (decision.kind) {
+      case 'stored':
+        return { ok: true, cell: decision.cell, replayed: true };
+      case 'insert':
+        return { ok: true, cell: stored[decision.index]!, replayed: decision.replayed };
+      case 'refused':
+        return { ok: false, error: decision.error };
+    }
+  });
+}
