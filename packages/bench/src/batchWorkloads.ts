@@ -1,0 +1,141 @@
+// The batch path: WriteCells and GetCells move hundreds of cells per call, grouped by content
+// shard on the server (one transaction / one query per shard). Their baselines run the same
+// per-shard statements through mysql2, the shards of one call in parallel as the server does.
+import { randomUUID } from 'node:crypto';
+import {
+  type MysqlPool,
+  type NewCell,
+  beginCellBatchWrite,
+  insertCells,
+  readLatestCells,
+} from '@shameless/server/sql';
+import { pack } from 'msgpackr';
+import { payloadOf } from './benchStore.js';
+import type { BaselineTables } from './mysqlBaseline.js';
+import type { Workload, WorkloadContext } from './workloads.js';
+
+export const WRITE_BATCH = 500;
+export const READ_BATCH = 1000;
+
+const randomUuids = ({ seeded }: WorkloadContext, count: number) =>
+  Array.from(
+    { length: count },
+    () => seeded.uuids[Math.floor(Math.random() * seeded.uuids.length)]!,
+  );
+
+function byShard<T extends { uuid: string }>(tables: BaselineTables, items: readonly T[]) {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const shard = tables.contentShard(item.uuid);
+    const group = groups.get(shard);
+    if (group) group.push(item);
+    else groups.set(shard, [item]);
+  }
+  return groups;
+}
+
+export const writeCells: Workload = {
+  id: 'write-cells',
+  name: `WriteCells (${WRITE_BATCH})`,
+  unit: 'cells',
+  sdk: (context) => {
+    const body = payloadOf(context.bodyBytes);
+    return async () => {
+      const results = await context.rate.writeCells(
+        randomUuids(context, WRITE_BATCH).map((uuid) => ({ uuid, cell: 'meta', body })),
+      );
+      const failed = results.find((result) => !result.ok);
+      if (failed && !failed.ok) throw failed.error;
+      return results.length;
+    };
+  },
+  mysql: (context, { pool }) => {
+    const body = pack(payloadOf(context.bodyBytes));
+    return async () => {
+      const now = new Date();
+      const writes = randomUuids(context, WRITE_BATCH).map((uuid) => ({
+        uuid,
+        cell: 'meta',
+        requestId: randomUUID(),
+      }));
+      await Promise.all(
+        [...byShard(context.tables, writes)].map(([shard, group]) =>
+          writeShardGroup(pool, context.tables, shard, group, body, now),
+        ),
+      );
+      return writes.length;
+    };
+  },
+};
+
+/** One shard's transaction: lock and read what the writes depend on, insert them, commit. */
+async function writeShardGroup(
+  pool: MysqlPool,
+  tables: BaselineTables,
+  shard: number,
+  writes: readonly { uuid: string; cell: string; requestId: string }[],
+  body: Buffer,
+  createdAt: Date,
+) {
+  const table = tables.content(shard);
+  const connection = await pool.getConnection();
+  try {
+    const state = await beginCellBatchWrite(connection, table, tables.logLocks, {
+      versionsOf: { uuids: [...new Set(writes.map((write) => write.uuid))], cells: ['meta'] },
+      bodiesOf: undefined,
+      requests: writes,
+    });
+    const latest = new Map(
+      state.latest.map((row) => [
+        `${String(row.uuid)}/${String(row.column_name)}`,
+        Number(row.ref_key),
+      ]),
+    );
+    const cells: NewCell[] = writes.map((write) => {
+      const key = `${write.uuid}/${write.cell}`;
+      const refKey = (latest.get(key) ?? -1) + 1;
+      latest.set(key, refKey);
+      return {
+        uuid: write.uuid,
+        name: write.cell,
+        refKey,
+        body,
+        createdAt,
+        requestId: write.requestId,
+      };
+    });
+    await insertCells(connection, table, cells, true);
+  } finally {
+    connection.release();
+  }
+}
+
+export const getCells: Workload = {
+  id: 'get-cells',
+  name: `GetCells (${READ_BATCH})`,
+  unit: 'cells',
+  sdk: (context) => async () => {
+    const found = await context.rate.getCells(
+      randomUuids(context, READ_BATCH).map((uuid) => ({ uuid })),
+    );
+    return found.length;
+  },
+  mysql:
+    (context, { pool }) =>
+    async () => {
+      const keys = randomUuids(context, READ_BATCH).map((uuid) => ({ uuid }));
+      const found = await Promise.all(
+        [...byShard(context.tables, keys)].map(([shard, group]) =>
+          readLatestCells(
+            pool,
+            context.tables.content(shard),
+            group.map((key) => key.uuid),
+            ['base'],
+          ),
+        ),
+      );
+      return found.reduce((sum, rows) => sum + rows.length, 0);
+    },
+};
+
+export const BATCH_WORKLOADS: readonly Workload[] = [writeCells, getCells];

@@ -1,0 +1,156 @@
+// The store under test: a throwaway database on the local MariaDB, a `shameless serve` child
+// process over it, an SDK connection, the benchmark's model and the records its reads need.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect, type Model, type Store } from '@shameless/client';
+import mysql from 'mysql2/promise';
+import { type ServerChild, startServerChild } from './childProcess.js';
+import { forEachConcurrently } from './concurrently.js';
+import type { Progress } from './progress.js';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../server/bin/shameless.js');
+
+/** The gem README's rates, as the SDK declares them. */
+export const RATE_SCHEMA = {
+  name: 'rate',
+  primary: {
+    fields: { hotel_id: 'integer', room_type: 'string', check_in_date: 'string' },
+    shardOn: 'hotel_id',
+  },
+  indices: {
+    secondary: {
+      fields: { hotel_id: 'integer', gateway: 'string', discount_type: 'string' },
+      shardOn: 'hotel_id',
+    },
+  },
+  cells: ['meta'],
+} as const;
+
+export type RateModel = Model<typeof RATE_SCHEMA>;
+
+export interface StoreSettings {
+  /** `mysql://user:password@host:port` (no database: the benchmark makes its own). */
+  readonly mysqlUrl: string;
+  readonly database: string;
+  readonly shardsCount: number;
+  readonly poolSize: number;
+}
+
+export interface BenchStore {
+  readonly settings: StoreSettings;
+  readonly server: ServerChild;
+  readonly store: Store;
+  readonly rate: RateModel;
+  /** The partition's URL, database included, for the raw-mysql2 baseline. */
+  readonly partitionUrl: string;
+  close(): Promise<void>;
+}
+
+export async function openBenchStore(settings: StoreSettings): Promise<BenchStore> {
+  await recreateDatabase(settings.mysqlUrl, settings.database);
+  const partitionUrl = `${settings.mysqlUrl.replace(/\/+$/, '')}/${settings.database}`;
+  const server = await startServerChild('shameless serve', [
+    CLI,
+    'serve',
+    '--listen',
+    '127.0.0.1:0',
+    '--partition',
+    partitionUrl,
+    '--shards-count',
+    String(settings.shardsCount),
+    '--pool-size',
+    String(settings.poolSize),
+    '--log-level',
+    'warn',
+  ]);
+  const store = await connect({ endpoints: [server.address], deadlineMs: 30_000 });
+  const rate = await store.defineModel(RATE_SCHEMA);
+  return {
+    settings,
+    server,
+    store,
+    rate,
+    partitionUrl,
+    async close() {
+      await store.close();
+      await server.stop();
+      await dropDatabase(settings.mysqlUrl, settings.database);
+    },
+  };
+}
+
+/** A body of about `bytes` bytes once MessagePack-encoded. */
+export function payloadOf(bytes: number): { net_price: number; payload: string } {
+  return { net_price: 120.5, payload: 'x'.repeat(Math.max(0, bytes - 32)) };
+}
+
+/** The index fields of a seeded rate: hotel `hotel`, its `day`th date. */
+export function seededRate(hotel: number, day: number) {
+  return {
+    hotel_id: hotel,
+    room_type: 'double',
+    check_in_date: `day-${String(day).padStart(5, '0')}`,
+    gateway: 'pegasus',
+    discount_type: 'geo',
+  } as const;
+}
+
+/** Records the read workloads use: `hotels` hotels of `perHotel` rates each, `bodyBytes` each. */
+export interface SeededSet {
+  readonly bodyBytes: number;
+  readonly hotels: readonly number[];
+  readonly perHotel: number;
+  readonly uuids: readonly string[];
+}
+
+export async function seedRates(
+  rate: RateModel,
+  options: { firstHotel: number; hotels: number; perHotel: number; bodyBytes: number },
+  progress: Progress,
+): Promise<SeededSet> {
+  const hotels = Array.from({ length: options.hotels }, (_, i) => options.firstHotel + i);
+  const total = hotels.length * options.perHotel;
+  const uuids: string[] = new Array<string>(total);
+  const body = payloadOf(options.bodyBytes);
+  const task = progress.task(
+    `seeding ${total} rates of ${formatBytes(options.bodyBytes)} (Put, 32 in flight)`,
+    total,
+  );
+  await forEachConcurrently(total, 32, async (i) => {
+    const hotel = hotels[Math.floor(i / options.perHotel)]!;
+    const record = await rate.put({ ...seededRate(hotel, i % options.perHotel), ...body });
+    uuids[i] = record.uuid;
+    task.advance(1);
+  });
+  task.done();
+  return { bodyBytes: options.bodyBytes, hotels, perHotel: options.perHotel, uuids };
+}
+
+export function formatBytes(bytes: number): string {
+  return bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`;
+}
+
+async function recreateDatabase(mysqlUrl: string, database: string): Promise<void> {
+  const connection = await mysql.createConnection(serverUrl(mysqlUrl));
+  try {
+    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await connection.query(
+      `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    );
+  } finally {
+    await connection.end();
+  }
+}
+
+async function dropDatabase(mysqlUrl: string, database: string): Promise<void> {
+  const connection = await mysql.createConnection(serverUrl(mysqlUrl));
+  try {
+    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+  } finally {
+    await connection.end();
+  }
+}
+
+function serverUrl(mysqlUrl: string): string {
+  return mysqlUrl.replace(/\/+$/, '');
+}

@@ -1,0 +1,73 @@
+// A closed-loop load: `concurrency` workers each run the operation again as soon as it
+// returns, for a warm-up and then a measured window. Throughput is operations completed in the
+// window divided by its length; latency is per operation.
+import { performance } from 'node:perf_hooks';
+import { LatencyRecorder, type LatencySummary } from './latency.js';
+
+export interface LoadOptions {
+  readonly concurrency: number;
+  readonly warmupMs: number;
+  readonly durationMs: number;
+}
+
+export interface LoadResult {
+  /** Operations per second over the measured window. */
+  readonly opsPerSecond: number;
+  /** Units per second (cells for batch operations, records for Where), when one op moves many. */
+  readonly unitsPerSecond: number;
+  readonly latency: LatencySummary;
+  /** Operations that threw in the measured window; the first error's message is kept. */
+  readonly errors: number;
+  readonly firstError?: string;
+}
+
+/**
+ * Runs `operation(worker)` in a closed loop. The operation returns how many units it moved
+ * (1 for a plain call). Errors are counted, not thrown: a benchmark reports them.
+ */
+export async function runClosedLoop(
+  operation: (worker: number) => Promise<number | void>,
+  options: LoadOptions,
+): Promise<LoadResult> {
+  const latencies = new LatencyRecorder();
+  const start = performance.now();
+  const measureFrom = start + options.warmupMs;
+  const end = measureFrom + options.durationMs;
+  let operations = 0;
+  let units = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+
+  const worker = async (index: number) => {
+    for (;;) {
+      const began = performance.now();
+      if (began >= end) return;
+      let moved = 1;
+      let failed = false;
+      try {
+        moved = (await operation(index)) ?? 1;
+      } catch (error) {
+        failed = true;
+        firstError ??= error instanceof Error ? error.message : String(error);
+      }
+      const finished = performance.now();
+      if (began < measureFrom || finished > end) continue;
+      if (failed) {
+        errors += 1;
+        continue;
+      }
+      operations += 1;
+      units += moved;
+      latencies.record(finished - began);
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, (_, i) => worker(i)));
+  const seconds = options.durationMs / 1000;
+  return {
+    opsPerSecond: operations / seconds,
+    unitsPerSecond: units / seconds,
+    latency: latencies.summary(),
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+  };
+}

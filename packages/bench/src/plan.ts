@@ -1,0 +1,62 @@
+// What `pnpm bench` runs: the full suite (about 4 minutes on 2 cores) or `--quick` (under 1).
+import type { SuitePlan } from './suite.js';
+import { BATCH_WORKLOADS } from './batchWorkloads.js';
+import { type Workload, UNARY_WORKLOADS } from './workloads.js';
+
+const KB = 1024;
+
+export interface PlanOptions {
+  readonly quick: boolean;
+  /** Workload ids to keep; all when empty. */
+  readonly only: readonly string[];
+  readonly durationMs?: number;
+  readonly warmupMs?: number;
+}
+
+const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOADS];
+
+export function workloadIds(): string[] {
+  return ALL_WORKLOADS.map((workload) => workload.id);
+}
+
+/** Workloads also run with 16 KB bodies in the full suite. */
+const LARGE_BODY = new Set(['put-update', 'write-cell', 'get-cell', 'where-100']);
+/** Batch calls move hundreds of cells each: fewer in flight. */
+const BATCH = new Set(['write-cells', 'get-cells']);
+
+export function buildPlan(options: PlanOptions): SuitePlan {
+  const unknown = options.only.filter((id) => !ALL_WORKLOADS.some((w) => w.id === id));
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown workload ${unknown.join(', ')}; choose from ${workloadIds().join(', ')}`,
+    );
+  }
+  const chosen = ALL_WORKLOADS.filter(
+    (workload) => options.only.length === 0 || options.only.includes(workload.id),
+  );
+  const concurrency = (workload: Workload) =>
+    BATCH.has(workload.id)
+      ? options.quick
+        ? [4]
+        : [1, 4, 16]
+      : options.quick
+        ? [16]
+        : [1, 16, 64];
+  const runs = chosen.map((workload) => ({
+    workload,
+    bodyBytes: KB,
+    concurrency: concurrency(workload),
+  }));
+  if (!options.quick) {
+    for (const workload of chosen.filter((w) => LARGE_BODY.has(w.id))) {
+      runs.push({ workload, bodyBytes: 16 * KB, concurrency: [1, 16, 64] });
+    }
+  }
+  return {
+    warmupMs: options.warmupMs ?? (options.quick ? 200 : 400),
+    durationMs: options.durationMs ?? (options.quick ? 1000 : 2000),
+    seedHotels: options.quick ? 10 : 40,
+    runs,
+    follow: { writers: 16, durationMs: options.quick ? 2000 : 5000 },
+  };
+}

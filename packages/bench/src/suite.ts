@@ -1,0 +1,147 @@
+// The default suite: every workload through the SDK at each concurrency, each followed by its
+// mysql2 baseline, against the echo baseline of the same payload and concurrency.
+import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
+import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
+import { connectEcho } from './echoService.js';
+import { measureFollowLatency, type FollowResult } from './followLatency.js';
+import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
+import type { Progress } from './progress.js';
+import type { Baseline, RunRow } from './report.js';
+import type { Workload, WorkloadContext } from './workloads.js';
+
+export interface PlannedRun {
+  readonly workload: Workload;
+  readonly bodyBytes: number;
+  readonly concurrency: readonly number[];
+}
+
+export interface SuitePlan {
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  /** Seeded records per body size: hotels × rates per hotel (Where reads 100 of one hotel). */
+  readonly seedHotels: number;
+  readonly runs: readonly PlannedRun[];
+  readonly follow: { writers: number; durationMs: number };
+}
+
+export interface SuiteResult {
+  readonly rows: RunRow[];
+  readonly follow: FollowResult;
+}
+
+export async function runSuite(
+  bench: BenchStore,
+  echoAddress: string,
+  plan: SuitePlan,
+  progress: Progress,
+): Promise<SuiteResult> {
+  const sizes = [...new Set(plan.runs.map((run) => run.bodyBytes))];
+  const seeded = new Map<number, SeededSet>();
+  for (const [i, bodyBytes] of sizes.entries()) {
+    seeded.set(
+      bodyBytes,
+      await seedRates(
+        bench.rate,
+        { firstHotel: 1 + i * 10_000, hotels: plan.seedHotels, perHotel: 100, bodyBytes },
+        progress,
+      ),
+    );
+  }
+
+  const load: LoadOptions = {
+    concurrency: 1,
+    warmupMs: plan.warmupMs,
+    durationMs: plan.durationMs,
+  };
+  const echoes = new Map<string, Baseline>();
+  const echoAt = async (bodyBytes: number, concurrency: number) => {
+    const key = `${bodyBytes}/${concurrency}`;
+    const known = echoes.get(key);
+    if (known) return known;
+    const client = connectEcho(echoAddress);
+    const payload = Buffer.alloc(bodyBytes, 0x78);
+    try {
+      const measured = baseline(
+        await runClosedLoop(async () => void (await client.echo(payload)), {
+          ...load,
+          concurrency,
+        }),
+      );
+      echoes.set(key, measured);
+      return measured;
+    } finally {
+      client.close();
+    }
+  };
+
+  const tables = new BaselineTables('rate', bench.settings.shardsCount);
+  const total = plan.runs.reduce((sum, run) => sum + run.concurrency.length, 0);
+  let done = 0;
+  const rows: RunRow[] = [];
+  for (const run of plan.runs) {
+    const context: WorkloadContext = {
+      rate: bench.rate,
+      tables,
+      seeded: seeded.get(run.bodyBytes)!,
+      bodyBytes: run.bodyBytes,
+      shardsCount: bench.settings.shardsCount,
+    };
+    await run.workload.prepare?.(context);
+    for (const concurrency of run.concurrency) {
+      done += 1;
+      const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
+      const echo = await echoAt(run.bodyBytes, concurrency);
+      const sdk = await runClosedLoop(run.workload.sdk(context), { ...load, concurrency });
+      let mysql: Baseline | undefined;
+      if (run.workload.mysql) {
+        const pools = openBaselinePools(bench.partitionUrl, concurrency);
+        try {
+          mysql = baseline(
+            await runClosedLoop(run.workload.mysql(context, pools), { ...load, concurrency }),
+          );
+        } finally {
+          await pools.end();
+        }
+      }
+      const row: RunRow = {
+        workload: run.workload.name,
+        bodyBytes: run.bodyBytes,
+        concurrency,
+        unit: run.workload.unit,
+        opsPerSecond: sdk.opsPerSecond,
+        unitsPerSecond: sdk.unitsPerSecond,
+        latency: sdk.latency,
+        errors: sdk.errors,
+        ...(sdk.firstError === undefined ? {} : { firstError: sdk.firstError }),
+        echo,
+        ...(mysql ? { mysql } : {}),
+      };
+      rows.push(row);
+      progress.note(
+        `${label}: ${Math.round(sdk.opsPerSecond)} ops/s, p99 ${sdk.latency.p99.toFixed(2)} ms` +
+          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''})` +
+          (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : ''),
+      );
+    }
+  }
+
+  progress.note(
+    `Each follow: ${plan.follow.writers} writers for ${plan.follow.durationMs} ms, one consumer on every shard`,
+  );
+  const first = seeded.values().next().value!;
+  const follow = await measureFollowLatency(bench.rate, first.uuids, {
+    writers: plan.follow.writers,
+    warmupMs: plan.warmupMs,
+    durationMs: plan.follow.durationMs,
+    bodyBytes: first.bodyBytes,
+  });
+  return { rows, follow };
+}
+
+function baseline(result: LoadResult): Baseline {
+  return {
+    opsPerSecond: result.opsPerSecond,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+  };
+}
