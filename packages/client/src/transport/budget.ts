@@ -3,14 +3,18 @@
 
 /** Settings of a {@link TokenBudget}. */
 export interface BudgetOptions {
-  /** The bucket size; the budget starts full. Default 10. */
+  /**
+   * The bucket size; the budget starts full. Default 100: when a server dies, every attempt in
+   * flight on it fails at once and each costs a token, so the bucket must hold more than the
+   * calls a client keeps in flight (retries stop at half of it).
+   */
   maxTokens: number;
   /** Tokens earned back per successful attempt. Default 0.1. */
   tokenRatio: number;
 }
 
 /** Defaults, as in gRFC A6's examples: 10 tokens, 0.1 earned per success. */
-export const DEFAULT_BUDGET: Readonly<BudgetOptions> = { maxTokens: 10, tokenRatio: 0.1 };
+export const DEFAULT_BUDGET: Readonly<BudgetOptions> = { maxTokens: 100, tokenRatio: 0.1 };
 
 /**
  * The retry/hedge token budget of one client (shared by all its methods).

@@ -229,6 +229,21 @@ export function toShamelessError(err: unknown): ShamelessError {
   return new InternalError(message, { cause: err }, Status.UNKNOWN);
 }
 
+/**
+ * A CANCELLED that the client did not cause is a lost connection: grpc-js reports a stream the
+ * server reset (as a server does to calls still running when its shutdown grace period ends)
+ * as CANCELLED. The request may or may not have run, exactly as when a connection drops, so it
+ * becomes an UnavailableError: retried when the call is safe to repeat.
+ */
+export function asConnectionLoss(error: ShamelessError): ShamelessError {
+  if (!(error instanceof CancelledError)) return error;
+  return new UnavailableError(`the server cancelled the call: ${error.message}`, {
+    cause: error,
+    details: error.details,
+    metadata: error.metadata,
+  });
+}
+
 function isMetadata(value: unknown): value is Metadata {
   return (
     typeof value === 'object' &&

@@ -44,7 +44,7 @@ export interface TransportOptions {
   retry?: RetryOptions | false;
   /** Hedging settings, or `false` for none. Default: 1 hedge after the method's p95. */
   hedge?: HedgeOptions | false;
-  /** The retry/hedge token budget. Default: 10 tokens, 0.1 earned per success. */
+  /** The retry/hedge token budget. Default: 100 tokens, 0.1 earned per success. */
   budget?: Partial<BudgetOptions>;
   /** How hedge delays learn latencies. Default: last 100 samples, trusted from 20. */
   latency?: LatencyOptions;

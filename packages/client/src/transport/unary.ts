@@ -9,6 +9,7 @@ import type { Clock, TimerHandle } from './clock.js';
 import type { EndpointPicker } from './endpoints.js';
 import {
   CancelledError,
+  asConnectionLoss,
   DeadlineExceededError,
   UnavailableError,
   toShamelessError,
@@ -229,7 +230,8 @@ class UnaryCall<E extends { readonly address: string }, T> {
 
   #onError(entry: InFlight<E>, raw: unknown): void {
     if (!this.#inFlight.delete(entry)) return;
-    const error = toShamelessError(raw);
+    // Cancelled attempts left #inFlight first, so a CANCELLED here came from the server side.
+    const error = asConnectionLoss(toShamelessError(raw));
     this.#lastError = error;
     if (!error.retryable) {
       this.#fail(error);

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { TokenBudget } from '../../src/transport/budget.js';
 
 describe('TokenBudget (gRFC A6 retry throttling)', () => {
-  it('starts full with the defaults 10 / 0.1', () => {
+  it('starts full with the defaults 100 / 0.1', () => {
     const budget = new TokenBudget();
-    expect(budget.maxTokens).to.equal(10);
+    expect(budget.maxTokens).to.equal(100);
     expect(budget.tokenRatio).to.equal(0.1);
-    expect(budget.tokens).to.equal(10);
+    expect(budget.tokens).to.equal(100);
     expect(budget.canRetry()).to.equal(true);
   });
 

@@ -313,6 +313,7 @@ describe('transport over real gRPC', function () {
       });
       const transport = connect([server.address], {
         retry: { maxAttempts: 10, baseMs: 1, maxMs: 2 },
+        budget: { maxTokens: 10, tokenRatio: 0.1 },
       });
       await transport.unary('getCell', getCell, READ);
       server.stop();

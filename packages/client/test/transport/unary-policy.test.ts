@@ -48,7 +48,8 @@ interface HarnessOptions {
 
 function harness(options: HarnessOptions = {}) {
   const clock = new ManualClock();
-  const budget = options.budget ?? new TokenBudget();
+  // gRPC's example budget: small numbers keep the token arithmetic in these tests readable.
+  const budget = options.budget ?? new TokenBudget(SMALL_BUDGET);
   const latency = options.latency ?? new LatencyTracker();
   const counters = newCounters();
   const executor = new UnaryExecutor<Ep>({
@@ -111,6 +112,8 @@ function harness(options: HarnessOptions = {}) {
 const READ = { idempotent: true, hedgeable: true } as const;
 const WRITE = { idempotent: true, hedgeable: false } as const;
 const UNSAFE = { idempotent: false, hedgeable: false } as const;
+
+const SMALL_BUDGET = { maxTokens: 10, tokenRatio: 0.1 };
 
 describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
   describe('retries', () => {
@@ -182,7 +185,7 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
     }
 
     it('does not retry when the budget is at or below half', async () => {
-      const budget = new TokenBudget();
+      const budget = new TokenBudget(SMALL_BUDGET);
       for (let i = 0; i < 4; i++) budget.recordFailure(); // 6 tokens
       const h = harness({ budget, hedge: false });
       const { outcome } = h.call(WRITE);
@@ -352,7 +355,7 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
     });
 
     it('sends no hedge when the budget is at or below half', async () => {
-      const budget = new TokenBudget();
+      const budget = new TokenBudget(SMALL_BUDGET);
       for (let i = 0; i < 5; i++) budget.recordFailure(); // 5 tokens
       const h = harness({ budget, hedge: { delayMs: 50 } });
       const { outcome } = h.call(READ);
