@@ -34,6 +34,8 @@ export interface StoreSettings {
   readonly database: string;
   readonly shardsCount: number;
   readonly poolSize: number;
+  /** Write a V8 CPU profile of the server here (`--cpu-prof`), for a flame graph. */
+  readonly profileDir?: string;
 }
 
 export interface BenchStore {
@@ -49,7 +51,11 @@ export interface BenchStore {
 export async function openBenchStore(settings: StoreSettings): Promise<BenchStore> {
   await recreateDatabase(settings.mysqlUrl, settings.database);
   const partitionUrl = `${settings.mysqlUrl.replace(/\/+$/, '')}/${settings.database}`;
+  const profile = settings.profileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${settings.profileDir}`]
+    : [];
   const server = await startServerChild('shameless serve', [
+    ...profile,
     CLI,
     'serve',
     '--listen',

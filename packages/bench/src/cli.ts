@@ -63,6 +63,10 @@ const program = new Command('bench')
   .option('--pool-size <n>', "the server's MySQL connections (per partition)", positiveInteger, 32)
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
+    '--profile [dir]',
+    'write a CPU profile of the server (open it in Chrome DevTools or speedscope) to dir',
+  )
+  .option(
     '--scale [records]',
     'instead of the suite: the scaling curve (Put, GetCell, Where at each model size, comma-separated), ' +
       'then a stream of the 1M cells to a slow consumer',
@@ -91,6 +95,7 @@ const options = program.opts<{
   out: string;
   scale?: number[] | true;
   soak?: number | true;
+  profile?: string | true;
 }>();
 
 const progress = stderrProgress();
@@ -110,6 +115,9 @@ const bench = await openBenchStore({
   database: options.database,
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
+  ...(options.profile
+    ? { profileDir: options.profile === true ? join(options.out, 'profiles') : options.profile }
+    : {}),
 });
 const reportName = startedAt.toISOString().replace(/[:.]/g, '-');
 const settings = { ...options, mysqlUrl: undefined };
