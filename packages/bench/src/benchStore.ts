@@ -50,7 +50,7 @@ export interface BenchStore {
 
 export async function openBenchStore(settings: StoreSettings): Promise<BenchStore> {
   await recreateDatabase(settings.mysqlUrl, settings.database);
-  const partitionUrl = `${settings.mysqlUrl.replace(/\/+$/, '')}/${settings.database}`;
+  const partitionUrl = withDatabase(settings.mysqlUrl, settings.database);
   const profile = settings.profileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${settings.profileDir}`]
     : [];
@@ -136,8 +136,28 @@ export function formatBytes(bytes: number): string {
   return bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`;
 }
 
+/** The server URL with a database path; its `?socket=` (if any) stays. */
+function withDatabase(mysqlUrl: string, database: string): string {
+  const url = new URL(mysqlUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Connection options for the server itself (no database), from the same URL. */
+export function serverConnection(mysqlUrl: string): mysql.ConnectionOptions {
+  const url = new URL(mysqlUrl);
+  const socketPath = url.searchParams.get('socket');
+  return {
+    host: url.hostname || '127.0.0.1',
+    port: url.port ? Number(url.port) : 3306,
+    user: decodeURIComponent(url.username) || 'root',
+    password: decodeURIComponent(url.password),
+    ...(socketPath ? { socketPath } : {}),
+  };
+}
+
 async function recreateDatabase(mysqlUrl: string, database: string): Promise<void> {
-  const connection = await mysql.createConnection(serverUrl(mysqlUrl));
+  const connection = await mysql.createConnection(serverConnection(mysqlUrl));
   try {
     await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await connection.query(
@@ -149,14 +169,10 @@ async function recreateDatabase(mysqlUrl: string, database: string): Promise<voi
 }
 
 async function dropDatabase(mysqlUrl: string, database: string): Promise<void> {
-  const connection = await mysql.createConnection(serverUrl(mysqlUrl));
+  const connection = await mysql.createConnection(serverConnection(mysqlUrl));
   try {
     await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
   } finally {
     await connection.end();
   }
-}
-
-function serverUrl(mysqlUrl: string): string {
-  return mysqlUrl.replace(/\/+$/, '');
 }

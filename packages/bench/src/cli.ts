@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
-import { openBenchStore, seedRates } from './benchStore.js';
+import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
 import { startServerChild } from './childProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
@@ -222,7 +222,7 @@ async function save(name: string, report: Record<string, unknown>) {
 }
 
 async function describeEnvironment(mysqlUrl: string) {
-  const connection = await mysql.createConnection(mysqlUrl.replace(/\/+$/, ''));
+  const connection = await mysql.createConnection(serverConnection(mysqlUrl));
   try {
     const [rows] = await connection.query(
       `SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush,

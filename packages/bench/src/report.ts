@@ -12,7 +12,10 @@ export interface Baseline {
 export interface RunRow {
   readonly workload: string;
   readonly bodyBytes: number;
+  /** Calls in flight (closed loop); 0 for an open loop at `openLoopRate`. */
   readonly concurrency: number;
+  /** Calls started per second, whatever the answers' pace (an open loop). */
+  readonly openLoopRate?: number;
   readonly unit: 'calls' | 'cells' | 'records';
   readonly opsPerSecond: number;
   readonly unitsPerSecond: number;
@@ -48,13 +51,14 @@ export function formatTable(rows: readonly RunRow[]): string {
   const header = [
     'workload',
     'body',
-    'in flight',
+    'in flight or rate',
     'ops/s',
     'units/s',
     'p50 ms',
     'p99 ms',
     'p99.9 ms',
     'echo ops/s',
+    'echo p99',
     'vs echo',
     'mysql2 ops/s',
     'vs mysql2',
@@ -63,13 +67,14 @@ export function formatTable(rows: readonly RunRow[]): string {
   const lines = rows.map((row) => [
     row.workload,
     size(row.bodyBytes),
-    String(row.concurrency),
+    row.openLoopRate === undefined ? String(row.concurrency) : `${row.openLoopRate}/s`,
     number(row.opsPerSecond),
     row.unit === 'calls' ? '' : `${number(row.unitsPerSecond)} ${row.unit}`,
     ms(row.latency.p50),
     ms(row.latency.p99),
     ms(row.latency.p999),
     row.echo ? number(row.echo.opsPerSecond) : '-',
+    row.echo ? ms(row.echo.p99) : '-',
     times(vsEcho(row)),
     row.mysql ? number(row.mysql.opsPerSecond) : '-',
     times(vsMysql(row)),

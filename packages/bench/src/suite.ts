@@ -4,6 +4,7 @@ import { type BenchStore, type SeededSet, formatBytes, seedRates } from './bench
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { connectEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
+import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
@@ -22,7 +23,12 @@ export interface SuitePlan {
   readonly seedHotels: number;
   readonly runs: readonly PlannedRun[];
   readonly follow: { writers: number; durationMs: number };
+  /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
+  readonly halfLoad: readonly Workload[];
 }
+
+/** The half-load runs use the default body. */
+const HALF_LOAD_BODY = 1024;
 
 export interface SuiteResult {
   readonly rows: RunRow[];
@@ -123,6 +129,50 @@ export async function runSuite(
           (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : ''),
       );
     }
+  }
+
+  for (const workload of plan.halfLoad) {
+    const peak = rows
+      .filter((row) => row.workload === workload.name && row.bodyBytes === HALF_LOAD_BODY)
+      .reduce((best, row) => Math.max(best, row.opsPerSecond), 0);
+    if (peak === 0) continue;
+    const ratePerSecond = Math.round(peak / 2);
+    const context: WorkloadContext = {
+      rate: bench.rate,
+      tables,
+      seeded: seeded.get(HALF_LOAD_BODY)!,
+      bodyBytes: HALF_LOAD_BODY,
+      shardsCount: bench.settings.shardsCount,
+    };
+    const result = await runOpenLoop(workload.sdk(context), { ...load, ratePerSecond });
+    // The echo at the same rate: the latency this machine's scheduling alone adds.
+    const echoClient = connectEcho(echoAddress);
+    const payload = Buffer.alloc(HALF_LOAD_BODY, 0x78);
+    const echo = baseline(
+      await runOpenLoop(async () => void (await echoClient.echo(payload)), {
+        ...load,
+        ratePerSecond,
+      }),
+    );
+    echoClient.close();
+    const row: RunRow = {
+      workload: `${workload.name} at half peak`,
+      bodyBytes: HALF_LOAD_BODY,
+      concurrency: 0,
+      openLoopRate: ratePerSecond,
+      unit: workload.unit,
+      opsPerSecond: result.opsPerSecond,
+      unitsPerSecond: result.unitsPerSecond,
+      latency: result.latency,
+      errors: result.errors,
+      echo,
+      ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
+    };
+    rows.push(row);
+    progress.note(
+      `${workload.name} at ${ratePerSecond}/s (half its peak): p50 ${result.latency.p50.toFixed(2)} ms, ` +
+        `p99 ${result.latency.p99.toFixed(2)} ms (echo at that rate: p99 ${echo.p99.toFixed(2)} ms)`,
+    );
   }
 
   progress.note(

@@ -117,7 +117,12 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
     });
     const creds = options.credentials ?? grpcCredentials.createInsecure();
     for (const address of this.#selector.addresses) {
-      const client = new StoreClient(address, creds, { ...options.channelOptions });
+      // The transport retries and hedges itself: grpc-js's own retry layer would only add a
+      // wrapper (and buffering) to every call.
+      const client = new StoreClient(address, creds, {
+        'grpc.enable_retries': 0,
+        ...options.channelOptions,
+      });
       this.#endpoints.set(address, { address, client });
     }
   }

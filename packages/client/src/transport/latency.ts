@@ -9,12 +9,16 @@ export interface LatencyOptions {
   minSamples?: number;
 }
 
-/** The last `size` samples of one method. */
+/**
+ * The last `size` samples of one method, also kept sorted: every call reads the percentile
+ * (for its hedge delay), so each sample moves the sorted copy by one insert and one removal
+ * instead of re-sorting it.
+ */
 export class LatencyWindow {
   readonly #samples: number[] = [];
+  readonly #sorted: number[] = [];
   readonly #size: number;
   #next = 0;
-  #sorted: number[] | undefined;
 
   constructor(size: number) {
     if (!Number.isInteger(size) || size < 1) {
@@ -31,10 +35,14 @@ export class LatencyWindow {
   /** Adds a sample, replacing the oldest when the window is full. */
   record(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
-    if (this.#samples.length < this.#size) this.#samples.push(ms);
-    else this.#samples[this.#next] = ms;
+    if (this.#samples.length < this.#size) {
+      this.#samples.push(ms);
+    } else {
+      this.#sorted.splice(lowerBound(this.#sorted, this.#samples[this.#next]!), 1);
+      this.#samples[this.#next] = ms;
+    }
+    this.#sorted.splice(lowerBound(this.#sorted, ms), 0, ms);
     this.#next = (this.#next + 1) % this.#size;
-    this.#sorted = undefined;
   }
 
   /**
@@ -43,11 +51,22 @@ export class LatencyWindow {
    */
   quantile(q: number): number | undefined {
     if (this.#samples.length === 0) return undefined;
-    this.#sorted ??= [...this.#samples].sort((a, b) => a - b);
     const rank = Math.ceil(q * this.#sorted.length);
     const index = Math.min(this.#sorted.length - 1, Math.max(0, rank - 1));
     return this.#sorted[index];
   }
+}
+
+/** The first index of ascending `sorted` whose value is >= `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** Latency windows keyed by method name. */

@@ -1,6 +1,7 @@
 // The narrow slice of a MySQL driver the engine depends on (as kysely's dialects do), and its
 // mysql2 implementation. Everything else in the engine sees only these interfaces.
-import mysql from 'mysql2/promise';
+import mysql from 'mysql2';
+import mysqlPromise from 'mysql2/promise';
 
 /**
  * A value bound to a `?`. An array expands to a list (`IN (?)` with ['a', 'b'] is
@@ -40,11 +41,16 @@ export interface MysqlLocation {
   user: string;
   password: string;
   database: string;
+  /** A Unix socket to connect through instead of host:port (a server on the same machine). */
+  socketPath?: string;
 }
 
 const DATABASE_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
-/** Parses `mysql://user:password@host:port/database`. */
+/**
+ * Parses `mysql://user:password@host:port/database`, optionally with `?socket=/path` to reach
+ * a server on the same machine through its Unix socket (no TCP stack: cheaper per query).
+ */
 export function parseMysqlUrl(url: string): MysqlLocation {
   let parsed: URL;
   try {
@@ -63,12 +69,20 @@ export function parseMysqlUrl(url: string): MysqlLocation {
       `database name missing or invalid in ${redactUrl(url)}; expected letters, digits and _ after the last /`,
     );
   }
+  const unknown = [...parsed.searchParams.keys()].filter((key) => key !== 'socket');
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown parameter ${unknown.join(', ')} in ${redactUrl(url)}; the only one is socket=/path`,
+    );
+  }
+  const socketPath = parsed.searchParams.get('socket');
   return {
     host: parsed.hostname || '127.0.0.1',
     port: parsed.port ? Number(parsed.port) : 3306,
     user: decodeURIComponent(parsed.username) || 'root',
     password: decodeURIComponent(parsed.password),
     database,
+    ...(socketPath ? { socketPath } : {}),
   };
 }
 
@@ -83,12 +97,15 @@ export interface PoolOptions {
 }
 
 export function createMysqlPool(location: MysqlLocation, options: PoolOptions): MysqlPool {
+  // The callback API, wrapped here: mysql2's promise wrapper builds an Error for every query
+  // to keep the caller's stack, a measurable share of a small query's cost.
   const pool = mysql.createPool({
     host: location.host,
     port: location.port,
     user: location.user,
     password: location.password,
     database: location.database,
+    ...(location.socketPath ? { socketPath: location.socketPath } : {}),
     connectionLimit: options.connectionLimit,
     connectTimeout: options.connectTimeoutMs,
     maxIdle: options.connectionLimit,
@@ -101,13 +118,14 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     charset: 'utf8mb4_bin',
   });
   return {
-    query: (sql, values) => pool.query(sql, values as SqlValue[]).then(([rows]) => rows as never),
+    query: (sql, values) => runQuery(pool, sql, values),
     getConnection: async () => {
-      const connection = await pool.getConnection();
+      const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
+        pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
+      );
       let destroyed = false;
       return {
-        query: (sql, values) =>
-          connection.query(sql, values as SqlValue[]).then(([rows]) => rows as never),
+        query: (sql, values) => runQuery(connection, sql, values),
         release: () => {
           if (!destroyed) connection.release();
         },
@@ -117,17 +135,33 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
         },
       };
     },
-    end: () => pool.end(),
+    end: () =>
+      new Promise<void>((resolve, reject) =>
+        pool.end((error) => (error ? reject(error) : resolve())),
+      ),
   };
+}
+
+function runQuery<T>(
+  target: mysql.Pool | mysql.PoolConnection,
+  sql: string,
+  values: readonly SqlValue[] | undefined,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) =>
+    target.query(sql, values as SqlValue[], (error, rows) =>
+      error ? reject(error) : resolve(rows as T),
+    ),
+  );
 }
 
 /** Creates the database named in the location when it is missing. */
 export async function ensureDatabase(location: MysqlLocation, connectTimeoutMs: number) {
-  const connection = await mysql.createConnection({
+  const connection = await mysqlPromise.createConnection({
     host: location.host,
     port: location.port,
     user: location.user,
     password: location.password,
+    ...(location.socketPath ? { socketPath: location.socketPath } : {}),
     connectTimeout: connectTimeoutMs,
   });
   try {
