@@ -52,59 +52,63 @@ export const writeCells: Workload = {
   mysql: (context, { pool }) => {
     const body = pack(payloadOf(context.bodyBytes));
     return async () => {
-      const now = new Date();
       const writes = randomUuids(context, WRITE_BATCH).map((uuid) => ({
         uuid,
         cell: 'meta',
         requestId: randomUUID(),
       }));
-      await Promise.all(
-        [...byShard(context.tables, writes)].map(([shard, group]) =>
-          writeShardGroup(pool, context.tables, shard, group, body, now),
-        ),
-      );
+      await writePartition(pool, context.tables, byShard(context.tables, writes), body);
       return writes.length;
     };
   },
 };
 
-/** One shard's transaction: lock and read what the writes depend on, insert them, commit. */
-async function writeShardGroup(
+/**
+ * The partition's transaction, as the server runs it: lock every shard's log row and read what
+ * the writes depend on, then insert into each shard's table and commit.
+ */
+async function writePartition(
   pool: MysqlPool,
   tables: BaselineTables,
-  shard: number,
-  writes: readonly { uuid: string; cell: string; requestId: string }[],
+  groups: Map<number, { uuid: string; cell: string; requestId: string }[]>,
   body: Buffer,
-  createdAt: Date,
 ) {
-  const table = tables.content(shard);
+  const shards = [...groups.keys()];
   const connection = await pool.getConnection();
   try {
-    const state = await beginCellBatchWrite(connection, table, tables.logLocks, {
-      versionsOf: { uuids: [...new Set(writes.map((write) => write.uuid))], cells: ['meta'] },
-      bodiesOf: undefined,
-      requests: writes,
-    });
-    const latest = new Map(
-      state.latest.map((row) => [
-        `${String(row.uuid)}/${String(row.column_name)}`,
-        Number(row.ref_key),
-      ]),
+    const states = await beginCellBatchWrite(
+      connection,
+      tables.logLocks,
+      shards.map((shard) => {
+        const writes = groups.get(shard)!;
+        return {
+          table: tables.content(shard),
+          versionsOf: { uuids: [...new Set(writes.map((write) => write.uuid))], cells: ['meta'] },
+          bodiesOf: undefined,
+          requests: writes,
+        };
+      }),
     );
-    const cells: NewCell[] = writes.map((write) => {
-      const key = `${write.uuid}/${write.cell}`;
-      const refKey = (latest.get(key) ?? -1) + 1;
-      latest.set(key, refKey);
-      return {
-        uuid: write.uuid,
-        name: write.cell,
-        refKey,
-        body,
-        createdAt,
-        requestId: write.requestId,
-      };
+    const createdAt = new Date();
+    const inserts = shards.map((shard, s) => {
+      const latest = new Map(
+        states[s]!.latest.map((row) => [String(row.uuid), Number(row.ref_key)]),
+      );
+      const cells: NewCell[] = groups.get(shard)!.map((write) => {
+        const refKey = (latest.get(write.uuid) ?? -1) + 1;
+        latest.set(write.uuid, refKey);
+        return {
+          uuid: write.uuid,
+          name: write.cell,
+          refKey,
+          body,
+          createdAt,
+          requestId: write.requestId,
+        };
+      });
+      return { table: tables.content(shard), cells };
     });
-    await insertCells(connection, table, cells, true);
+    await insertCells(connection, inserts, true);
   } finally {
     connection.release();
   }
@@ -124,15 +128,13 @@ export const getCells: Workload = {
     (context, { pool }) =>
     async () => {
       const keys = randomUuids(context, READ_BATCH).map((uuid) => ({ uuid }));
-      const found = await Promise.all(
-        [...byShard(context.tables, keys)].map(([shard, group]) =>
-          readLatestCells(
-            pool,
-            context.tables.content(shard),
-            group.map((key) => key.uuid),
-            ['base'],
-          ),
-        ),
+      const found = await readLatestCells(
+        pool,
+        [...byShard(context.tables, keys)].map(([shard, group]) => ({
+          table: context.tables.content(shard),
+          uuids: group.map((key) => key.uuid),
+          cells: ['base'],
+        })),
       );
       return found.reduce((sum, rows) => sum + rows.length, 0);
     },

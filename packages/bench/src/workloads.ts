@@ -261,7 +261,7 @@ export const whereHundred: Workload = {
     },
 };
 
-/** The records' base cells: one query per content shard, in parallel, as Where reads them. */
+/** The records' base cells: one query per content shard, in one round trip, as Where reads them. */
 async function readRecords(pool: MysqlPool, tables: BaselineTables, rows: Row[]) {
   const byShard = new Map<number, string[]>();
   for (const row of rows) {
@@ -269,10 +269,13 @@ async function readRecords(pool: MysqlPool, tables: BaselineTables, rows: Row[])
     const shard = tables.contentShard(uuid);
     byShard.set(shard, [...(byShard.get(shard) ?? []), uuid]);
   }
-  const found = await Promise.all(
-    [...byShard].map(([shard, uuids]) =>
-      readLatestCells(pool, tables.content(shard), uuids, ['base']),
-    ),
+  const found = await readLatestCells(
+    pool,
+    [...byShard].map(([shard, uuids]) => ({
+      table: tables.content(shard),
+      uuids,
+      cells: ['base'],
+    })),
   );
   return found.flat();
 }

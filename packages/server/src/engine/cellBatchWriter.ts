@@ -1,33 +1,35 @@
 // Appending many versions in one call (WriteCells), with the guarantees of CellWriter (read its
 // header): every version is inserted under its content shard's log lock, so versions stay
 // contiguous, a request id applies once, and the shard log stays gap-free. What changes is the
-// cost: the writes of one shard share one transaction of two round trips, instead of two round
-// trips each.
+// cost: all the writes a batch makes on one partition share one transaction of two round trips
+// and one commit, instead of two round trips and a commit each.
 //
-// A batch is split into groups by content table (model and shard); each group is one
-// transaction on its partition:
-// 1. START TRANSACTION, the log lock, and in the same round trip: the latest ref_key of every
-//    cell the group writes and of each record's base cell, the latest body of each cell a merge
-//    writes, and the versions that earlier writes with the group's request ids created;
+// A batch is split by partition, and within a partition by content table (model and shard);
+// each partition's part is one transaction:
+// 1. START TRANSACTION, the log lock of every table it writes (locked in table-name order, so
+//    concurrent batches cannot deadlock), and in the same round trip for each table: the latest
+//    ref_key of every cell written and of each record's base cell, the latest body of each cell
+//    a merge writes, and the versions that earlier writes with the batch's request ids created;
 // 2. the versions decided in memory, in request order (see planGroup), inserted with one
-//    multi-row INSERT, read back (ids, created_at) and committed. Inserts larger than
-//    MAX_INSERT_BYTES are split, in the same transaction, to stay under max_allowed_packet.
-// Groups run in parallel, as many at a time as the partitions' pools allow. A group that fails
-// (its partition is down) fails the call, but groups that committed stay committed: the call is
-// idempotent, and its retry replays them by their request ids.
+//    multi-row INSERT per table, read back (ids, created_at) and committed. Statements are sent
+//    in round trips of at most MAX_INSERT_BYTES, to stay under max_allowed_packet.
+// Partitions run in parallel. One that fails (its MySQL server is down) fails the call, but
+// partitions that committed stay committed: the call is idempotent, and its retry replays them
+// by their request ids.
 import type { AppendRequest, AppendResult, LatestVersion } from './cellWriter.js';
 import { planAppend } from './cellWriter.js';
 import { type ConflictError, type NotFoundError, UnavailableError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import { BASE_CELL } from './model.js';
-import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
 import {
   type InsertedCell,
   type NewCell,
   type RequestKey,
   type StoredCell,
+  type TableBatchState,
+  type TableInsert,
   beginCellBatchWrite,
   insertCells,
   insertedBytes,
@@ -43,7 +45,7 @@ export type BatchWrite = Omit<AppendRequest, 'requireRecord'>;
 export type BatchWriteOutcome =
   ({ ok: true } & AppendResult) | { ok: false; error: NotFoundError | ConflictError };
 
-// mysql2 sends a body as hex, so this is about 2 MiB of bodies per INSERT: well under
+// mysql2 sends a body as hex, so this is about 2 MiB of bodies per round trip: well under
 // max_allowed_packet's defaults (16 MiB on MariaDB, 64 MiB on MySQL 8).
 const MAX_INSERT_BYTES = 4 * 1024 * 1024;
 
@@ -55,11 +57,10 @@ interface ShardGroup {
   positions: number[];
 }
 
-/** What a group's transaction read under the log lock. */
-interface GroupState {
-  latest: Row[];
-  latestBodies: Row[];
-  replayed: Row[];
+/** The tables of a batch that live on one partition: one transaction. */
+interface PartitionPart {
+  partition: number;
+  groups: ShardGroup[];
 }
 
 /** The decision for one write of a group, made before anything is inserted. */
@@ -82,15 +83,16 @@ export class CellBatchWriter {
    * committed ones replay rather than apply twice.
    */
   async write(writes: readonly BatchWrite[]): Promise<BatchWriteOutcome[]> {
-    const groups = this.groupByTable(writes);
-    // Settle every group before answering, so that no transaction is still running when the
-    // caller sees a failure and retries.
-    const settled = await Promise.allSettled(groups.map((group) => this.writeGroup(group)));
+    const parts = this.partsByPartition(this.groupByTable(writes));
+    // Settle every partition before answering, so that no transaction is still running when
+    // the caller sees a failure and retries.
+    const settled = await Promise.allSettled(parts.map((part) => this.writePart(part)));
     const outcomes = new Array<BatchWriteOutcome>(writes.length);
-    for (const [g, result] of settled.entries()) {
+    for (const [p, result] of settled.entries()) {
       if (result.status === 'rejected') throw result.reason;
-      const positions = groups[g]!.positions;
-      result.value.forEach((outcome, i) => (outcomes[positions[i]!] = outcome));
+      parts[p]!.groups.forEach((group, g) =>
+        result.value[g]!.forEach((outcome, i) => (outcomes[group.positions[i]!] = outcome)),
+      );
     }
     return outcomes;
   }
@@ -108,46 +110,70 @@ export class CellBatchWriter {
     return [...groups.values()];
   }
 
-  private async writeGroup(group: ShardGroup): Promise<BatchWriteOutcome[]> {
-    const partition = this.partitions.forShard(group.shard);
-    const { outcomes, inserted } = await partition.withConnection(async (connection) => {
+  private partsByPartition(groups: readonly ShardGroup[]): PartitionPart[] {
+    const parts = new Map<number, PartitionPart>();
+    for (const group of groups) {
+      const partition = this.layout.partitionOf(group.shard);
+      let part = parts.get(partition);
+      if (!part) parts.set(partition, (part = { partition, groups: [] }));
+      part.groups.push(group);
+    }
+    return [...parts.values()];
+  }
+
+  /** One partition's transaction: the outcomes of each of its groups, in group order. */
+  private async writePart(part: PartitionPart): Promise<BatchWriteOutcome[][]> {
+    const partition = this.partitions.forShard(part.groups[0]!.shard);
+    const { outcomes, written } = await partition.withConnection(async (connection) => {
       let open = true;
       try {
-        const state = await beginCellBatchWrite(
+        const states = await beginCellBatchWrite(
           connection,
-          group.table,
           this.layout.logLocksTable,
-          readsOf(group.writes),
+          part.groups.map((group) => ({ table: group.table, ...readsOf(group.writes) })),
         );
-        const { decisions, inserts } = planGroup(group.writes, state, group.shard);
+        const plans = part.groups.map((group, g) =>
+          planGroup(group.writes, states[g]!, group.shard),
+        );
+        const inserts = part.groups
+          .map((group, g) => ({ group: g, table: group.table, cells: plans[g]!.inserts }))
+          .filter(({ cells }) => cells.length > 0);
         if (inserts.length === 0) {
           await rollback(connection);
           open = false;
-          return { outcomes: outcomesOf(decisions, []), inserted: 0 };
+          return { outcomes: plans.map((plan) => outcomesOf(plan.decisions, [])), written: [] };
         }
-        const stored: StoredCell[] = [];
-        const chunks = chunkInserts(inserts);
-        for (const [i, chunk] of chunks.entries()) {
-          const last = i === chunks.length - 1;
-          const rows = await insertCells(connection, group.table, chunk, last);
+        const stored = part.groups.map((): StoredCell[] => []);
+        const rounds = roundTripsOf(inserts);
+        for (const [r, round] of rounds.entries()) {
+          const last = r === rounds.length - 1;
+          const rows = await insertCells(connection, round, last);
           if (last) open = false;
-          stored.push(...storedCellsOf(chunk, rows, group.shard, partition.index));
+          round.forEach((insert, i) => {
+            const group = part.groups[insert.group]!;
+            stored[insert.group]!.push(
+              ...storedCellsOf(insert.cells, rows[i]!, group.shard, partition.index),
+            );
+          });
         }
-        return { outcomes: outcomesOf(decisions, stored), inserted: inserts.length };
+        return {
+          outcomes: plans.map((plan, g) => outcomesOf(plan.decisions, stored[g]!)),
+          written: inserts.map(({ table }) => table),
+        };
       } catch (error) {
         if (open) await rollback(connection).catch(() => connection.destroy());
         if (duplicateKeyName(error) !== undefined) {
           // Only a writer that bypasses the log lock (the gem, a manual INSERT) can race us.
           throw new UnavailableError(
             partition.index,
-            `a concurrent write outside Shameless touched shard ${group.shard}; retry`,
+            `a concurrent write outside Shameless touched partition ${partition.index}; retry`,
             { cause: error },
           );
         }
         throw error;
       }
     });
-    if (inserted > 0) this.notifier.notify(group.table);
+    for (const table of written) this.notifier.notify(table);
     return outcomes;
   }
 }
@@ -192,7 +218,7 @@ function readsOf(writes: readonly BatchWrite[]) {
  */
 function planGroup(
   writes: readonly BatchWrite[],
-  state: GroupState,
+  state: TableBatchState,
   shard: number,
 ): { decisions: Decision[]; inserts: NewCell[] } {
   const latest = new Map<string, LatestVersion>();
@@ -248,23 +274,34 @@ function planGroup(
   return { decisions, inserts };
 }
 
-/** Consecutive runs of inserts of at most MAX_INSERT_BYTES each (at least one insert each). */
-function chunkInserts(inserts: readonly NewCell[]): NewCell[][] {
-  const chunks: NewCell[][] = [];
-  let chunk: NewCell[] = [];
+/** A table's inserts, with the index of its group in the partition's part. */
+type GroupInsert = TableInsert & { group: number; cells: NewCell[] };
+
+/**
+ * The inserts split into round trips of at most MAX_INSERT_BYTES each (at least one version
+ * each), in order; a table's versions may be split over several.
+ */
+function roundTripsOf(inserts: readonly GroupInsert[]): GroupInsert[][] {
+  const rounds: GroupInsert[][] = [];
+  let round: GroupInsert[] = [];
   let bytes = 0;
   for (const insert of inserts) {
-    const size = insertedBytes(insert);
-    if (chunk.length > 0 && bytes + size > MAX_INSERT_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 0;
+    let current: GroupInsert | undefined;
+    for (const cell of insert.cells) {
+      const size = insertedBytes(cell);
+      if (bytes > 0 && bytes + size > MAX_INSERT_BYTES) {
+        rounds.push(round);
+        round = [];
+        bytes = 0;
+        current = undefined;
+      }
+      if (!current) round.push((current = { ...insert, cells: [] }));
+      current.cells.push(cell);
+      bytes += size;
     }
-    chunk.push(insert);
-    bytes += size;
   }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
+  if (round.length > 0) rounds.push(round);
+  return rounds;
 }
 
 /**

@@ -13,13 +13,8 @@ import type { PartitionSet } from './partitions.js';
 import { PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import {
-  type CellKey,
-  type StoredCell,
-  readCell,
-  readLatestCells,
-  toStoredCell,
-} from './sql/contentTable.js';
+import { readLatestAcrossShards } from './latestCells.js';
+import { type CellKey, type StoredCell, readCell, toStoredCell } from './sql/contentTable.js';
 import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
 
@@ -220,7 +215,8 @@ export class Engine {
   }
 
   /**
-   * The latest version of each cell, keyed `uuid/cell`: one query per content shard, for the
+   * The latest version of each cell, keyed `uuid/cell`: one query per content shard (one round
+   * trip per partition), for the
    * shard's records and every cell name asked for among them (rows of cells not asked for are
    * dropped; a model has few cells).
    */
@@ -238,25 +234,17 @@ export class Engine {
       grid.cells.add(cell);
       wanted.add(`${uuid}/${cell}`);
     }
-    const found = new Map<string, StoredCell>();
-    await Promise.all(
-      [...byShard].map(async ([shard, grid]) => {
-        const rows = await this.partitions
-          .forShard(shard)
-          .run((pool) =>
-            readLatestCells(
-              pool,
-              this.layout.contentTable(model, shard),
-              [...grid.uuids],
-              [...grid.cells],
-            ),
-          );
-        for (const row of rows) {
-          const key = `${String(row.uuid)}/${String(row.column_name)}`;
-          if (wanted.has(key)) found.set(key, toStoredCell(row, shard));
-        }
-      }),
+    const grids = new Map(
+      [...byShard].map(([shard, grid]) => [
+        shard,
+        { uuids: [...grid.uuids], cells: [...grid.cells] },
+      ]),
     );
+    const found = new Map<string, StoredCell>();
+    for (const cell of await readLatestAcrossShards(this.layout, this.partitions, model, grids)) {
+      const key = `${cell.uuid}/${cell.name}`;
+      if (wanted.has(key)) found.set(key, cell);
+    }
     return found;
   }
 

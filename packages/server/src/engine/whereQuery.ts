@@ -7,7 +7,8 @@ import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
-import { type StoredCell, readLatestCells, toStoredCell } from './sql/contentTable.js';
+import { readLatestAcrossShards } from './latestCells.js';
+import type { StoredCell } from './sql/contentTable.js';
 import {
   type IndexCondition,
   type IndexScalar,
@@ -106,7 +107,7 @@ export class WhereQuery {
     };
   }
 
-  /** The latest version of the cells of many records: one query per content shard. */
+  /** The latest version of the cells of many records: one query per content shard, one round trip per partition. */
   private async readCells(
     model: CompiledModel,
     uuids: readonly string[],
@@ -119,22 +120,15 @@ export class WhereQuery {
       if (list) list.push(uuid);
       else byShard.set(shard, [uuid]);
     }
-    const found = new Map<string, StoredCell[]>();
-    await Promise.all(
-      [...byShard].map(async ([shard, shardUuids]) => {
-        const rows = await this.partitions
-          .forShard(shard)
-          .run((pool) =>
-            readLatestCells(pool, this.layout.contentTable(model, shard), shardUuids, cells),
-          );
-        for (const row of rows) {
-          const cell = toStoredCell(row, shard);
-          const list = found.get(cell.uuid);
-          if (list) list.push(cell);
-          else found.set(cell.uuid, [cell]);
-        }
-      }),
+    const grids = new Map(
+      [...byShard].map(([shard, shardUuids]) => [shard, { uuids: shardUuids, cells }]),
     );
+    const found = new Map<string, StoredCell[]>();
+    for (const cell of await readLatestAcrossShards(this.layout, this.partitions, model, grids)) {
+      const list = found.get(cell.uuid);
+      if (list) list.push(cell);
+      else found.set(cell.uuid, [cell]);
+    }
     const order = new Map(cells.map((cell, i) => [cell, i]));
     for (const list of found.values()) list.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
     return found;

@@ -178,91 +178,129 @@ COMMIT`,
   };
 }
 
+/** What a batch must read from one content table before it writes there. */
+export interface TableBatchReads {
+  table: string;
+  /** The cells whose latest ref_key is read. */
+  versionsOf: CellGrid;
+  /** The cells whose latest body is read (those a merge writes); none when undefined. */
+  bodiesOf: CellGrid | undefined;
+  /** Earlier writes looked up by request id. */
+  requests: readonly RequestKey[];
+}
+
+/** What a batch read from one content table, under its log lock. */
+export interface TableBatchState {
+  /** The latest ref_key of each cell of `versionsOf` (uuid, column_name, ref_key). */
+  latest: Row[];
+  /** The latest body of each cell of `bodiesOf` (uuid, column_name, body). */
+  latestBodies: Row[];
+  /** The versions written earlier with one of the request ids (with their request_id). */
+  replayed: Row[];
+}
+
 /**
- * The batch form of beginCellWrite: opens a write transaction on a content shard, takes the
- * shard's log lock and reads everything a batch of writes to the shard depends on, in one
- * round trip:
- * - `latest`: the latest ref_key of each cell of `versionsOf` (uuid, column_name, ref_key;
- *   cells with no version are absent);
- * - `latestBodies`: the latest version's body of each cell of `bodiesOf` (uuid, column_name,
- *   body): the cells that a merge writes;
- * - `replayed`: the versions written earlier with one of `requests`' request ids (with their
- *   request_id).
+ * The batch form of beginCellWrite, for several content tables of one partition at once:
+ * opens one write transaction, takes the log lock of every table and reads everything the
+ * batch's writes depend on, all in one round trip. The lock rows are locked in table-name
+ * order (an IN list is scanned in key order), so batches that share tables cannot deadlock.
  * The grids may hold cells the batch does not write (the cross product of its records and cell
  * names): the price of one index dive per cell, see latestVersionsSql.
  */
 export async function beginCellBatchWrite(
   session: SqlSession,
-  table: string,
   logLockTable: string,
-  reads: {
-    versionsOf: CellGrid;
-    bodiesOf: CellGrid | undefined;
-    requests: readonly RequestKey[];
-  },
-): Promise<{ latest: Row[]; latestBodies: Row[]; replayed: Row[] }> {
+  tables: readonly TableBatchReads[],
+): Promise<TableBatchState[]> {
   const statements = [
     'START TRANSACTION',
-    `SELECT 1 FROM \`${logLockTable}\` WHERE \`table_name\` = ? FOR UPDATE`,
-    `SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
-      WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
-    // A row-constructor IN list on the (uuid, column_name, request_id) key: one dive each.
-    `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
-      WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
+    `SELECT \`table_name\` FROM \`${logLockTable}\` WHERE \`table_name\` IN (?)
+      ORDER BY \`table_name\` FOR UPDATE`,
   ];
-  const values: SqlValue[] = [
-    table,
-    reads.versionsOf.uuids,
-    reads.versionsOf.cells,
-    reads.requests.map(({ uuid, cell, requestId }) => [uuid, cell, requestId]),
-  ];
-  if (reads.bodiesOf) {
-    statements.push(latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`'));
-    values.push(reads.bodiesOf.uuids, reads.bodiesOf.cells);
+  const values: SqlValue[] = [tables.map(({ table }) => table)];
+  for (const { table, versionsOf, bodiesOf, requests } of tables) {
+    statements.push(
+      `SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
+        WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
+      // A row-constructor IN list on the (uuid, column_name, request_id) key: one dive each.
+      `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
+        WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
+      // Always a third result per table, so results line up with tables.
+      bodiesOf
+        ? latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`')
+        : 'SELECT 1 FROM DUAL WHERE FALSE',
+    );
+    values.push(
+      versionsOf.uuids,
+      versionsOf.cells,
+      requests.map(({ uuid, cell, requestId }) => [uuid, cell, requestId]),
+    );
+    if (bodiesOf) values.push(bodiesOf.uuids, bodiesOf.cells);
   }
-  const results = await session.query<unknown[]>(statements.join(';\n'), values);
-  const [, lock, latest, replayed, latestBodies] = results as Row[][];
-  if (!lock || lock.length === 0) {
-    throw new Error(`log lock row for ${table} is missing`);
+  const results = (await session.query<unknown[]>(statements.join(';\n'), values)) as Row[][];
+  const locked = results[1] ?? [];
+  if (locked.length !== tables.length) {
+    const have = new Set(locked.map((row) => String(row.table_name)));
+    const missing = tables.find(({ table }) => !have.has(table))?.table;
+    throw new Error(`log lock row for ${missing} is missing`);
   }
-  return { latest: latest ?? [], latestBodies: latestBodies ?? [], replayed: replayed ?? [] };
+  return tables.map((_, i) => ({
+    latest: results[2 + 3 * i] ?? [],
+    replayed: results[3 + 3 * i] ?? [],
+    latestBodies: results[4 + 3 * i] ?? [],
+  }));
+}
+
+/** Versions to insert into one content table. */
+export interface TableInsert {
+  table: string;
+  cells: readonly NewCell[];
 }
 
 /**
- * Inserts versions with one multi-row INSERT in the transaction opened by beginCellBatchWrite
- * (committing it when `commit` is set) and reads back the stored rows in id order, in the same
- * round trip, for their ids and their created_at as stored (the column's precision decides).
- * The rows read are the id range LAST_INSERT_ID() (the first id of a multi-row INSERT) to
- * LAST_INSERT_ID() + n - 1: no RETURNING, so that MySQL 8 works too. The caller checks that
- * they are its rows.
+ * Inserts versions into one or more content tables in the transaction opened by
+ * beginCellBatchWrite, one multi-row INSERT per table (committing when `commit` is set), and
+ * reads back the stored rows of each in id order, all in one round trip: their ids, and their
+ * created_at as stored (the column's precision decides). The rows read are the id range
+ * LAST_INSERT_ID() (the first id of a multi-row INSERT) to LAST_INSERT_ID() + n - 1: no
+ * RETURNING, so that MySQL 8 works too. The caller checks that they are its rows.
  */
 export async function insertCells(
   session: SqlSession,
-  table: string,
-  cells: readonly NewCell[],
+  inserts: readonly TableInsert[],
   commit: boolean,
-): Promise<InsertedCell[]> {
-  const rows = cells.map((cell) => [
-    cell.uuid,
-    cell.name,
-    cell.refKey,
-    cell.body,
-    cell.createdAt,
-    cell.requestId,
-  ]);
-  const results = await session.query<unknown[]>(
-    `INSERT INTO \`${table}\` (${INSERT_COLUMNS}) VALUES ?;
-SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, \`created_at\` FROM \`${table}\`
- WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? ORDER BY \`id\`${commit ? ';\nCOMMIT' : ''}`,
-    [rows, cells.length - 1],
+): Promise<InsertedCell[][]> {
+  const statements: string[] = [];
+  const values: SqlValue[] = [];
+  for (const { table, cells } of inserts) {
+    statements.push(
+      `INSERT INTO \`${table}\` (${INSERT_COLUMNS}) VALUES ?`,
+      `SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, \`created_at\` FROM \`${table}\`
+        WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? ORDER BY \`id\``,
+    );
+    values.push(
+      cells.map((cell) => [
+        cell.uuid,
+        cell.name,
+        cell.refKey,
+        cell.body,
+        cell.createdAt,
+        cell.requestId,
+      ]),
+      cells.length - 1,
+    );
+  }
+  if (commit) statements.push('COMMIT');
+  const results = (await session.query<unknown[]>(statements.join(';\n'), values)) as Row[][];
+  return inserts.map((_, i) =>
+    (results[1 + 2 * i] ?? []).map((row) => ({
+      id: Number(row.id),
+      uuid: String(row.uuid),
+      name: String(row.column_name),
+      refKey: Number(row.ref_key),
+      createdAt: toDate(row.created_at),
+    })),
   );
-  return ((results[1] as Row[] | undefined) ?? []).map((row) => ({
-    id: Number(row.id),
-    uuid: String(row.uuid),
-    name: String(row.column_name),
-    refKey: Number(row.ref_key),
-    createdAt: toDate(row.created_at),
-  }));
 }
 
 /**
@@ -282,17 +320,27 @@ export async function deleteCell(session: SqlSession, table: string, id: number)
   await session.query(`DELETE FROM \`${table}\` WHERE \`id\` = ?`, [id]);
 }
 
+/** The cells of a grid, in one content table. */
+export interface TableGrid extends CellGrid {
+  table: string;
+}
+
 /**
- * The latest version of each named cell of each record, in one query: every cell of the
- * grid that has a version (callers that want fewer cells filter the rows).
+ * The latest version of each named cell of each record, for several tables of one partition
+ * in one round trip (a query per table): every cell of each grid that has a version (callers
+ * that want fewer cells filter the rows). One result per grid, in order.
  */
 export async function readLatestCells(
   session: SqlSession,
-  table: string,
-  uuids: readonly string[],
-  cells: readonly string[],
-): Promise<Row[]> {
-  return session.query<Row[]>(latestVersionsSql(table, CELL_COLUMNS), [uuids, cells]);
+  grids: readonly TableGrid[],
+): Promise<Row[][]> {
+  if (grids.length === 0) return [];
+  const results = await session.query<unknown[]>(
+    grids.map(({ table }) => latestVersionsSql(table, CELL_COLUMNS)).join(';\n'),
+    grids.flatMap(({ uuids, cells }) => [uuids, cells]),
+  );
+  // One statement answers its rows; several answer one row list each.
+  return grids.length === 1 ? [results as Row[]] : (results as Row[][]);
 }
 
 /**
