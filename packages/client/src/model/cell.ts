@@ -98,7 +98,12 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   readonly #name: CellName<S>;
   #loaded = false;
   #version: StoredVersion | undefined;
-  #body: Body = {};
+  /**
+   * The body, decoded on first use: a log read or a batch read makes thousands of cells whose
+   * bodies may never be looked at. `#encoded` holds the stored bytes until then.
+   */
+  #decoded: Body | undefined = {};
+  #encoded: Uint8Array | undefined;
   /** A write whose outcome is unknown; resent as is by the next save() if nothing changed. */
   #unsettledWrite: WriteCellRequest | undefined;
 
@@ -402,7 +407,8 @@ export class Cell<S extends ModelSchema = ModelSchema> {
     this.#unsettledWrite = undefined;
     if (version === null) {
       this.#version = undefined;
-      this.#body = {};
+      this.#decoded = {};
+      this.#encoded = undefined;
       return;
     }
     this.#version = {
@@ -411,7 +417,17 @@ export class Cell<S extends ModelSchema = ModelSchema> {
       refKey: version.refKey,
       createdAt: version.createdAt ?? new Date(0),
     };
-    this.#body = decodeBody(version.body, `cell ${this.#name} of ${this.uuid}`);
+    this.#decoded = undefined;
+    this.#encoded = version.body;
+  }
+
+  /** The working body: the version held, with unsaved edits. */
+  get #body(): Body {
+    if (this.#decoded === undefined) {
+      this.#decoded = decodeBody(this.#encoded!, `cell ${this.#name} of ${this.uuid}`);
+      this.#encoded = undefined;
+    }
+    return this.#decoded;
   }
 }
 
