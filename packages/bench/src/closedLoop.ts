@@ -1,6 +1,7 @@
 // A closed-loop load: `concurrency` workers each run the operation again as soon as it
 // returns, for a warm-up and then a measured window. Throughput is operations completed in the
-// window divided by its length; latency is per operation.
+// window divided by its length (an operation longer than the warm-up still counts when it
+// completes inside the window); latency is per operation.
 import { performance } from 'node:perf_hooks';
 import { LatencyRecorder, type LatencySummary } from './latency.js';
 
@@ -41,6 +42,7 @@ export async function runClosedLoop(
   const worker = async (index: number) => {
     for (;;) {
       const began = performance.now();
+      // No new operation once the window is over (an operation in flight then is not counted).
       if (began >= end) return;
       let moved = 1;
       let failed = false;
@@ -51,7 +53,7 @@ export async function runClosedLoop(
         firstError ??= error instanceof Error ? error.message : String(error);
       }
       const finished = performance.now();
-      if (began < measureFrom || finished > end) continue;
+      if (finished < measureFrom || finished > end) continue;
       if (failed) {
         errors += 1;
         continue;

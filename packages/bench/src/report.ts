@@ -31,8 +31,9 @@ export interface RunRow {
 const ratio = (value: number, baseline: Baseline | undefined) =>
   baseline && baseline.opsPerSecond > 0 ? value / baseline.opsPerSecond : undefined;
 
+/** Throughput against the echo's; none for an open loop, where both run at the same rate. */
 export function vsEcho(row: RunRow): number | undefined {
-  return ratio(row.opsPerSecond, row.echo);
+  return row.openLoopRate === undefined ? ratio(row.opsPerSecond, row.echo) : undefined;
 }
 
 export function vsMysql(row: RunRow): number | undefined {
