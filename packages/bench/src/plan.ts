@@ -23,8 +23,8 @@ export function workloadIds(): string[] {
 const LARGE_BODY = new Set(['put-update', 'write-cell', 'get-cell', 'where-100']);
 /** Latency targets are set at half of the peak load: these run open-loop at that rate too. */
 const HALF_LOAD = new Set(['get-cell', 'write-cell', 'put-update']);
-/** Batch calls move hundreds of cells each: fewer in flight. */
-const BATCH = new Set(['write-cells', 'get-cells']);
+/** Calls that move hundreds of cells each (a megabyte or more): fewer in flight. */
+const BATCH = new Set(['write-cells', 'get-cells', 'fetch-latest']);
 
 export function buildPlan(options: PlanOptions): SuitePlan {
   const unknown = options.only.filter((id) => !ALL_WORKLOADS.some((w) => w.id === id));
