@@ -6,7 +6,13 @@ import type { LogNotifier } from './logNotifier.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
-import { type StoredCell, readLogPage, readMaxIds, toStoredCell } from './sql/contentTable.js';
+import {
+  type StoredCell,
+  readLogPage,
+  readLogPages,
+  readMaxIds,
+  toStoredCell,
+} from './sql/contentTable.js';
 
 export interface LogPage {
   cells: StoredCell[];
@@ -30,6 +36,11 @@ const DEFAULT_PAGE = 1000;
 const DEFAULT_BATCH = 500;
 const MAX_PAGE = 10_000;
 const DEFAULT_HEARTBEAT_MS = 1000;
+/**
+ * Each reads the next pages of several shards in one round trip per partition, but holds at
+ * most about this many cells for a consumer that has not taken them yet.
+ */
+const MAX_READ_AHEAD_CELLS = 5000;
 
 export class ShardLog {
   constructor(
@@ -82,15 +93,24 @@ export class ShardLog {
     let pending = new Set(shards);
     let lastSent = Date.now();
 
+    const shardsPerRead = Math.max(1, Math.floor(MAX_READ_AHEAD_CELLS / batchSize));
+
     while (!signal.aborted) {
-      for (const shard of pending) {
+      // Several shards' next pages per read (one round trip per partition); each shard's
+      // pages still come in id order.
+      const round = [...pending].slice(0, shardsPerRead);
+      const pages = await this.readPages(model, round, cursors, batchSize);
+      for (const [i, shard] of round.entries()) {
         if (signal.aborted) return;
-        const page = await this.readPage(model, shard, cursors.get(shard)!, batchSize);
-        if (page.cells.length < batchSize) pending.delete(shard);
-        if (page.cells.length === 0) continue;
-        cursors.set(shard, page.nextCursor);
+        const cells = pages[i]!;
+        // A shard with more to read goes to the back: shards take turns.
+        pending.delete(shard);
+        if (cells.length === batchSize) pending.add(shard);
+        if (cells.length === 0) continue;
+        const cursor = cells[cells.length - 1]!.id;
+        cursors.set(shard, cursor);
         lastSent = Date.now();
-        yield { kind: 'batch', shard, cells: page.cells, cursor: page.nextCursor };
+        yield { kind: 'batch', shard, cells, cursor };
       }
       if (pending.size > 0) continue;
       if (!input.follow) return;
@@ -108,6 +128,41 @@ export class ShardLog {
       if (signal.aborted) return;
       pending = await this.shardsWithNewRows(model, shards, cursors);
     }
+  }
+
+  /** The next page of each shard, in order: one round trip per partition, in parallel. */
+  private async readPages(
+    model: CompiledModel,
+    shards: readonly number[],
+    cursors: ReadonlyMap<number, number>,
+    limit: number,
+  ): Promise<StoredCell[][]> {
+    const byPartition = new Map<number, number[]>();
+    shards.forEach((shard, i) => {
+      const partition = this.layout.partitionOf(shard);
+      const positions = byPartition.get(partition);
+      if (positions) positions.push(i);
+      else byPartition.set(partition, [i]);
+    });
+    const pages = new Array<StoredCell[]>(shards.length);
+    await Promise.all(
+      [...byPartition].map(async ([partition, positions]) => {
+        const rows = await this.partitions.at(partition).run((pool) =>
+          readLogPages(
+            pool,
+            positions.map((i) => ({
+              table: this.layout.contentTable(model, shards[i]!),
+              cursor: cursors.get(shards[i]!)!,
+              limit,
+            })),
+          ),
+        );
+        positions.forEach((i, p) => {
+          pages[i] = rows[p]!.map((row) => toStoredCell(row, shards[i]!));
+        });
+      }),
+    );
+    return pages;
   }
 
   /** One max-id query per partition tells which shards have moved past their cursor. */

@@ -372,6 +372,35 @@ SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``,
   return { rows: rows ?? [], maxId: Number(max?.[0]?.max_id ?? 0) };
 }
 
+/** Where to read a page of one table's log. */
+export interface LogPageRead {
+  table: string;
+  cursor: number;
+  limit: number;
+}
+
+/**
+ * Pages of several tables' logs of one partition in one round trip: for each, rows with
+ * id > cursor in id order, at most `limit`. One row list per page, in order.
+ */
+export async function readLogPages(
+  session: SqlSession,
+  pages: readonly LogPageRead[],
+): Promise<Row[][]> {
+  if (pages.length === 0) return [];
+  const results = await session.query<unknown[]>(
+    pages
+      .map(
+        ({ table }) =>
+          `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+      )
+      .join(';\n'),
+    pages.flatMap(({ cursor, limit }) => [cursor, limit]),
+  );
+  // One statement answers its rows; several answer one row list each.
+  return pages.length === 1 ? [results as Row[]] : (results as Row[][]);
+}
+
 /** The max id of several shards' tables on one partition, in one round trip. */
 export async function readMaxIds(
   session: SqlSession,
