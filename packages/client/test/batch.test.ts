@@ -144,6 +144,23 @@ describe('batches: getCells and writeCells', function () {
       expect(cellOf(again[2]).body).to.deep.equal({ c: 3 });
     });
 
+    it("answers batches larger than grpc-js's 4 MiB default message size", async () => {
+      const rate = await newRate();
+      const payload = 'x'.repeat(16 * 1024);
+      // 320 versions of 16 KiB: about 5 MiB each way.
+      const writes = Array.from({ length: 320 }, (_, i) => ({
+        uuid: rate.uuid,
+        cell: 'meta' as const,
+        body: { i, payload },
+      }));
+      const results = await Rate.writeCells(writes);
+      expect(results.map((result) => result.ok && result.cell.refKey)).to.deep.equal(
+        writes.map((_, i) => i),
+      );
+      const [meta] = await Rate.getCells([{ uuid: rate.uuid, cell: 'meta' }]);
+      expect(meta?.get('i')).to.equal(319);
+    });
+
     it('refuses index fields before any call', async () => {
       const rate = await newRate();
       const error = await rejection(

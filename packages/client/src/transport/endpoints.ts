@@ -24,6 +24,9 @@ export interface EndpointPicker<E extends { readonly address: string }> {
   markUp(address: string): void;
 }
 
+/** The server's default largest message: a 16 MiB cell and its envelope. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+
 /** Round-robin selection over addresses with "recently failed" marks. No channels. */
 export class EndpointSelector implements EndpointPicker<{ readonly address: string }> {
   readonly addresses: readonly string[];
@@ -117,10 +120,14 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
     });
     const creds = options.credentials ?? grpcCredentials.createInsecure();
     for (const address of this.#selector.addresses) {
-      // The transport retries and hedges itself: grpc-js's own retry layer would only add a
-      // wrapper (and buffering) to every call.
       const client = new StoreClient(address, creds, {
+        // The transport retries and hedges itself: grpc-js's own retry layer would only add a
+        // wrapper (and buffering) to every call.
         'grpc.enable_retries': 0,
+        // As large as the server's default (--max-message-bytes): a batch's answer or a
+        // 16 MiB cell must not fail on grpc-js's 4 MiB default.
+        'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+        'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
         ...options.channelOptions,
       });
       this.#endpoints.set(address, { address, client });
