@@ -218,6 +218,24 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       expect(single.cell).to.deep.equal(cellsOf(first)[3]);
     });
 
+    it('replays a resent write whose expected version is now stale, and applies the new ones beside it', async () => {
+      const uuid = await newRecord();
+      const first = write(uuid, 'meta', { v: 0 }, { expectedRefKey: -1 });
+      const applied = cellsOf(await store.api.writeCells({ writes: [first] }))[0]!;
+      // The retry of a write that succeeded (its answer was lost): its expected version (-1) is
+      // stale now, yet it is a replay, not a conflict; the new write with it is applied once.
+      const fresh = write(uuid, 'meta', { v: 1 }, { expectedRefKey: 0 });
+      const response = await store.api.writeCells({ writes: [first, fresh] });
+      expect(response.results.map((result) => written(result).replayed)).to.deep.equal([
+        true,
+        false,
+      ]);
+      expect(cellsOf(response).map((cell) => cell.refKey)).to.deep.equal([0, 1]);
+      expect(cellsOf(response)[0]).to.deep.equal(applied);
+      const rows = (await contentRows()).filter((row) => row.uuid === uuid && row.cell === 'meta');
+      expect(rows.map((row) => row.refKey)).to.deep.equal([0, 1]);
+    });
+
     it('replays a request id repeated for the same cell within a batch', async () => {
       const uuid = await newRecord();
       const once = write(uuid, 'meta', { once: true });

@@ -21,7 +21,7 @@ import { planAppend } from './cellWriter.js';
 import { type ConflictError, type NotFoundError, UnavailableError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
-import { BASE_CELL } from './model.js';
+import type { SqlSession } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
 import {
   type InsertedCell,
@@ -32,6 +32,7 @@ import {
   type TableInsert,
   beginCellBatchWrite,
   insertCells,
+  readUuidsWithBase,
   insertedBytes,
   rollback,
   toStoredCell,
@@ -110,6 +111,32 @@ export class CellBatchWriter {
     return [...groups.values()];
   }
 
+  /**
+   * The records of each group known to exist. A record with a version of any cell exists (no
+   * cell is written before its record's base), so only records whose written cells have no
+   * version yet need their base looked up: one more round trip, when there are any.
+   */
+  private async existingRecords(
+    connection: SqlSession,
+    groups: readonly ShardGroup[],
+    states: readonly TableBatchState[],
+  ): Promise<Set<string>[]> {
+    const existing = states.map((state) => new Set(state.latest.map((row) => String(row.uuid))));
+    const unknown = groups.map((group, g) => ({
+      group: g,
+      table: group.table,
+      uuids: [...new Set(group.writes.map((write) => write.uuid))].filter(
+        (uuid) => !existing[g]!.has(uuid),
+      ),
+    }));
+    const lookups = unknown.filter(({ uuids }) => uuids.length > 0);
+    const found = await readUuidsWithBase(connection, lookups);
+    lookups.forEach(({ group }, i) => {
+      for (const uuid of found[i]!) existing[group]!.add(uuid);
+    });
+    return existing;
+  }
+
   private partsByPartition(groups: readonly ShardGroup[]): PartitionPart[] {
     const parts = new Map<number, PartitionPart>();
     for (const group of groups) {
@@ -121,20 +148,49 @@ export class CellBatchWriter {
     return [...parts.values()];
   }
 
-  /** One partition's transaction: the outcomes of each of its groups, in group order. */
+  /**
+   * One partition's transaction: the outcomes of each of its groups, in group order.
+   *
+   * Looking up every write's request id costs the database as much as the rest of the reads,
+   * and almost every write is new. So the first attempt does not look: a write sent before
+   * makes the INSERT fail on the request-id key, and a refused write may be the retry of one
+   * that succeeded (its expected version is now stale); either way the transaction is rolled
+   * back and run again with the lookups, which answer such writes as replays.
+   */
   private async writePart(part: PartitionPart): Promise<BatchWriteOutcome[][]> {
+    const optimistic = await this.writePartOnce(part, false);
+    if (optimistic !== RETRY_WITH_LOOKUPS) return optimistic;
+    const checked = await this.writePartOnce(part, true);
+    // With the lookups made there is nothing left to retry for.
+    if (checked === RETRY_WITH_LOOKUPS) throw new Error('a batch asked for lookups twice');
+    return checked;
+  }
+
+  private async writePartOnce(
+    part: PartitionPart,
+    lookUpRequestIds: boolean,
+  ): Promise<BatchWriteOutcome[][] | typeof RETRY_WITH_LOOKUPS> {
     const partition = this.partitions.forShard(part.groups[0]!.shard);
-    const { outcomes, written } = await partition.withConnection(async (connection) => {
+    const result = await partition.withConnection(async (connection) => {
       let open = true;
       try {
         const states = await beginCellBatchWrite(
           connection,
           this.layout.logLocksTable,
-          part.groups.map((group) => ({ table: group.table, ...readsOf(group.writes) })),
+          part.groups.map((group) => ({
+            table: group.table,
+            ...readsOf(group.writes, lookUpRequestIds),
+          })),
         );
+        const existing = await this.existingRecords(connection, part.groups, states);
         const plans = part.groups.map((group, g) =>
-          planGroup(group.writes, states[g]!, group.shard),
+          planGroup(group.writes, states[g]!, existing[g]!, group.shard),
         );
+        if (!lookUpRequestIds && plans.some(({ decisions }) => decisions.some(isRefused))) {
+          await rollback(connection);
+          open = false;
+          return RETRY_WITH_LOOKUPS;
+        }
         const inserts = part.groups
           .map((group, g) => ({ group: g, table: group.table, cells: plans[g]!.inserts }))
           .filter(({ cells }) => cells.length > 0);
@@ -162,7 +218,9 @@ export class CellBatchWriter {
         };
       } catch (error) {
         if (open) await rollback(connection).catch(() => connection.destroy());
-        if (duplicateKeyName(error) !== undefined) {
+        const key = duplicateKeyName(error);
+        if (key === REQUEST_ID_KEY && !lookUpRequestIds) return RETRY_WITH_LOOKUPS;
+        if (key !== undefined) {
           // Only a writer that bypasses the log lock (the gem, a manual INSERT) can race us.
           throw new UnavailableError(
             partition.index,
@@ -173,8 +231,9 @@ export class CellBatchWriter {
         throw error;
       }
     });
-    for (const table of written) this.notifier.notify(table);
-    return outcomes;
+    if (result === RETRY_WITH_LOOKUPS) return result;
+    for (const table of result.written) this.notifier.notify(table);
+    return result.outcomes;
   }
 }
 
@@ -183,10 +242,15 @@ const cellKey = (uuid: string, cell: string) => `${uuid}/${cell}`;
 const requestKey = (uuid: string, cell: string, requestId: string) =>
   `${uuid}/${cell}/${requestId}`;
 
+/** The content tables' unique key on (uuid, column_name, request_id). */
+const REQUEST_ID_KEY = 'uuid_column_request_id';
+const RETRY_WITH_LOOKUPS = Symbol('retry with request-id lookups');
+
+const isRefused = (decision: Decision) => decision.kind === 'refused';
+
 /** What a group's transaction must read, each list without duplicates. */
-function readsOf(writes: readonly BatchWrite[]) {
-  // The base cell's latest version tells whether the record exists.
-  const versionsOf = { uuids: new Set<string>(), cells: new Set<string>([BASE_CELL]) };
+function readsOf(writes: readonly BatchWrite[], lookUpRequestIds: boolean) {
+  const versionsOf = { uuids: new Set<string>(), cells: new Set<string>() };
   const bodiesOf = { uuids: new Set<string>(), cells: new Set<string>() };
   const requests = new Map<string, RequestKey>();
   for (const { uuid, cell, content, requestId } of writes) {
@@ -196,7 +260,8 @@ function readsOf(writes: readonly BatchWrite[]) {
       bodiesOf.uuids.add(uuid);
       bodiesOf.cells.add(cell);
     }
-    requests.set(requestKey(uuid, cell, requestId), { uuid, cell, requestId });
+    if (lookUpRequestIds)
+      requests.set(requestKey(uuid, cell, requestId), { uuid, cell, requestId });
   }
   return {
     versionsOf: { uuids: [...versionsOf.uuids], cells: [...versionsOf.cells] },
@@ -219,6 +284,7 @@ function readsOf(writes: readonly BatchWrite[]) {
 function planGroup(
   writes: readonly BatchWrite[],
   state: TableBatchState,
+  existing: ReadonlySet<string>,
   shard: number,
 ): { decisions: Decision[]; inserts: NewCell[] } {
   const latest = new Map<string, LatestVersion>();
@@ -255,7 +321,7 @@ function planGroup(
     const plan = planAppend(
       { ...write, requireRecord: true },
       latest.get(key),
-      latest.has(cellKey(write.uuid, BASE_CELL)),
+      existing.has(write.uuid),
     );
     if ('refused' in plan) return { kind: 'refused', error: plan.refused };
     const index = inserts.length;

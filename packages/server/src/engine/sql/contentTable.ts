@@ -178,6 +178,9 @@ COMMIT`,
   };
 }
 
+/** A statement with an empty result. */
+const NOTHING = 'SELECT 1 FROM DUAL WHERE FALSE';
+
 /** What a batch must read from one content table before it writes there. */
 export interface TableBatchReads {
   table: string;
@@ -185,7 +188,7 @@ export interface TableBatchReads {
   versionsOf: CellGrid;
   /** The cells whose latest body is read (those a merge writes); none when undefined. */
   bodiesOf: CellGrid | undefined;
-  /** Earlier writes looked up by request id. */
+  /** Earlier writes looked up by request id; none looked up when empty. */
   requests: readonly RequestKey[];
 }
 
@@ -223,18 +226,18 @@ export async function beginCellBatchWrite(
       `SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
         WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
       // A row-constructor IN list on the (uuid, column_name, request_id) key: one dive each.
-      `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
-        WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
-      // Always a third result per table, so results line up with tables.
-      bodiesOf
-        ? latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`')
-        : 'SELECT 1 FROM DUAL WHERE FALSE',
+      // Always three results per table (an empty one for what is not read), so that results
+      // line up with tables.
+      requests.length > 0
+        ? `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
+        WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`
+        : NOTHING,
+      bodiesOf ? latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`') : NOTHING,
     );
-    values.push(
-      versionsOf.uuids,
-      versionsOf.cells,
-      requests.map(({ uuid, cell, requestId }) => [uuid, cell, requestId]),
-    );
+    values.push(versionsOf.uuids, versionsOf.cells);
+    if (requests.length > 0) {
+      values.push(requests.map(({ uuid, cell, requestId }) => [uuid, cell, requestId]));
+    }
     if (bodiesOf) values.push(bodiesOf.uuids, bodiesOf.cells);
   }
   const results = (await session.query<unknown[]>(statements.join(';\n'), values)) as Row[][];
@@ -249,6 +252,28 @@ export async function beginCellBatchWrite(
     replayed: results[3 + 3 * i] ?? [],
     latestBodies: results[4 + 3 * i] ?? [],
   }));
+}
+
+/**
+ * Of each table's uuids, those that have a base cell (records that exist), for several tables
+ * of one partition in one round trip, in the transaction opened by beginCellBatchWrite.
+ */
+export async function readUuidsWithBase(
+  session: SqlSession,
+  tables: readonly { table: string; uuids: readonly string[] }[],
+): Promise<Set<string>[]> {
+  if (tables.length === 0) return [];
+  const results = await session.query<unknown[]>(
+    tables
+      .map(
+        ({ table }) =>
+          `SELECT DISTINCT \`uuid\` FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` = 'base'`,
+      )
+      .join(';\n'),
+    tables.map(({ uuids }) => uuids),
+  );
+  const lists = tables.length === 1 ? [results as Row[]] : (results as Row[][]);
+  return lists.map((rows) => new Set(rows.map((row) => String(row.uuid))));
 }
 
 /** Versions to insert into one content table. */
