@@ -24,7 +24,7 @@ const LARGE_BODY = new Set(['put-update', 'write-cell', 'get-cell', 'where-100']
 /** Latency targets are set at half of the peak load: these run open-loop at that rate too. */
 const HALF_LOAD = new Set(['get-cell', 'write-cell', 'put-update']);
 /** Calls that move hundreds of cells each (a megabyte or more): fewer in flight. */
-const BATCH = new Set(['write-cells', 'get-cells', 'fetch-latest']);
+const BATCH = new Set(['write-cells', 'get-cells', 'fetch-latest', 'each']);
 
 export function buildPlan(options: PlanOptions): SuitePlan {
   const unknown = options.only.filter((id) => !ALL_WORKLOADS.some((w) => w.id === id));

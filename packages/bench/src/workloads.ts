@@ -316,6 +316,19 @@ export const fetchLatestCells: Workload = {
     },
 };
 
+export const eachLog: Workload = {
+  id: 'each',
+  name: `Each (${LOG_SHARDS} shards, no follow)`,
+  unit: 'cells',
+  prepare: (context) => fetchLatestCells.prepare!(context),
+  sdk: (context) => async () => {
+    let cells = 0;
+    const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
+    for await (const _cell of context.rate.each({ shards, batchSize: LOG_PAGE })) cells += 1;
+    return cells;
+  },
+};
+
 export const UNARY_WORKLOADS: readonly Workload[] = [
   putCreate,
   putUpdate,
@@ -324,4 +337,5 @@ export const UNARY_WORKLOADS: readonly Workload[] = [
   whereOne,
   whereHundred,
   fetchLatestCells,
+  eachLog,
 ];
