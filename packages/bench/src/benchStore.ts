@@ -3,8 +3,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Model, type Store } from '@shameless/client';
+import { type ListeningProcess, startListeningProcess } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { type ServerChild, startServerChild } from './childProcess.js';
 import { forEachConcurrently } from './concurrently.js';
 import type { Progress } from './progress.js';
 
@@ -40,7 +40,7 @@ export interface StoreSettings {
 
 export interface BenchStore {
   readonly settings: StoreSettings;
-  readonly server: ServerChild;
+  readonly server: ListeningProcess;
   readonly store: Store;
   readonly rate: RateModel;
   /** The partition's URL, database included, for the raw-mysql2 baseline. */
@@ -54,21 +54,23 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
   const profile = settings.profileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${settings.profileDir}`]
     : [];
-  const server = await startServerChild('shameless serve', [
-    ...profile,
-    CLI,
-    'serve',
-    '--listen',
-    '127.0.0.1:0',
-    '--partition',
-    partitionUrl,
-    '--shards-count',
-    String(settings.shardsCount),
-    '--pool-size',
-    String(settings.poolSize),
-    '--log-level',
-    'warn',
-  ]);
+  const server = await startListeningProcess(
+    [
+      CLI,
+      'serve',
+      '--listen',
+      '127.0.0.1:0',
+      '--partition',
+      partitionUrl,
+      '--shards-count',
+      String(settings.shardsCount),
+      '--pool-size',
+      String(settings.poolSize),
+      '--log-level',
+      'warn',
+    ],
+    { name: 'shameless serve', nodeOptions: profile },
+  );
   const store = await connect({ endpoints: [server.address], deadlineMs: 30_000 });
   const rate = await store.defineModel(RATE_SCHEMA);
   return {
@@ -79,7 +81,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
     partitionUrl,
     async close() {
       await store.close();
-      await server.stop();
+      await server.kill();
       await dropDatabase(settings.mysqlUrl, settings.database);
     },
   };

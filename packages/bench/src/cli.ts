@@ -5,10 +5,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
 import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
-import { startServerChild } from './childProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
 import { buildPlan, workloadIds } from './plan.js';
@@ -130,7 +130,9 @@ try {
 }
 
 async function suiteMode() {
-  const echo = await startServerChild('echo baseline', [join(here, 'echoServerMain.js')]);
+  const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
+    name: 'echo baseline',
+  });
   const memory = sampleMemory(bench.server);
   try {
     const result = await runSuite(bench, echo.address, plan, progress);
@@ -157,7 +159,7 @@ async function suiteMode() {
     });
   } finally {
     memory.stop();
-    await echo.stop();
+    await echo.kill();
   }
 }
 

@@ -1,12 +1,12 @@
 // The server's resident memory over a run, sampled once a second.
-import type { ServerChild } from './childProcess.js';
+import type { ListeningProcess } from '@shameless/testkit';
 
 export interface MemorySeries {
   /** [seconds since start, RSS in MiB]. */
   readonly samples: readonly (readonly [number, number])[];
 }
 
-export function sampleMemory(server: ServerChild, intervalMs = 1000) {
+export function sampleMemory(server: ListeningProcess, intervalMs = 1000) {
   const samples: [number, number][] = [];
   const started = Date.now();
   const sample = async () => {

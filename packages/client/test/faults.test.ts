@@ -6,7 +6,6 @@
 //     is spent they are not retried at all.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +16,13 @@ import {
   type Engine,
   type RunningServer,
 } from '@shameless/server';
-import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
+import {
+  createTestDatabases,
+  freePort,
+  startListeningProcess,
+  type ListeningProcess,
+  type TestDatabases,
+} from '@shameless/testkit';
 import {
   UnavailableError,
   connect,
@@ -495,55 +500,16 @@ describe('faults', function () {
 });
 
 /** A `shameless serve` child process. */
-interface ServeProcess {
-  readonly address: string;
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
+type ServeProcess = ListeningProcess;
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../server/bin/shameless.js');
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
 
 /** Runs `shameless serve` (the built CLI) on a free port and waits until it listens. */
-async function startServeProcess(args: string[]): Promise<ServeProcess> {
-  const child = spawn(
-    process.execPath,
+function startServeProcess(args: string[]): Promise<ServeProcess> {
+  return startListeningProcess(
     [CLI, 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { name: 'shameless serve' },
   );
-  children.add(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      children.delete(child);
-      resolve();
-    }),
-  );
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 20_000);
-    child.stdout?.on('data', () => {
-      const match = /shameless listening on (\S+)/.exec(output);
-      if (match?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited before listening:\n${output}`));
-    });
-  });
-  return {
-    address,
-    kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
 }
 
 /** An engine over the given databases, as `shameless serve` opens it. */

@@ -18,3 +18,4 @@ export {
   type TestDatabaseOptions,
   type TestDatabases,
 } from './testDatabase.js';
+export { startListeningProcess, type ListeningProcess } from './listeningProcess.js';
