@@ -7,7 +7,7 @@ import {
   type Condition as WireCondition,
   type WhereRequest,
 } from '@shameless/proto';
-import type { CallOptions } from './callOptions.js';
+import { readCall, type CallOptions } from './callOptions.js';
 import type { ModelContext } from './context.js';
 import type { RecordOf } from './record.js';
 import { BASE_CELL, type CellName, type ModelSchema } from './schema.js';
@@ -98,13 +98,15 @@ export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> 
         pageToken,
       };
       // The whole page is read before it is handed out, so the time the consumer spends on
-      // records never counts against the call's deadline.
+      // records never counts against the call's deadline, and a page cut off midway (its
+      // server went away) is read again, like any read.
       const page: RecordOf<S>[] = [];
       let nextPageToken = '';
-      for await (const message of transport.serverStream('where', request, {
-        deadlineMs,
-        signal,
-      })) {
+      for (const message of await transport.collect(
+        'where',
+        request,
+        readCall({ deadlineMs, signal }),
+      )) {
         for (const found of message.records) {
           const known = new Map<string, WireCell | null>(cells.map((name) => [name, null]));
           for (const cell of found.cells) known.set(cell.name, cell);

@@ -82,6 +82,17 @@ export interface Transport {
     request: RequestOf<M>,
     options?: StreamCallOptions,
   ): AsyncIterableIterator<ResponseOf<M>>;
+  /**
+   * Calls a server-streaming method and resolves with all its messages once it ends: for a
+   * caller that needs the whole answer before using any of it (a Where page). Since nothing is
+   * handed out early, a stream broken midway can be sent again from the start, so it is
+   * retried and hedged exactly like a unary call with the same options.
+   */
+  collect<M extends StreamMethodName>(
+    method: M,
+    request: RequestOf<M>,
+    options: UnaryCallOptions,
+  ): Promise<ResponseOf<M>[]>;
   /** A snapshot of the transport's counters. */
   stats(): TransportStats;
   /** The endpoint addresses. */
@@ -169,6 +180,30 @@ export function createTransport(options: TransportOptions): Transport {
           // being an unhandled 'error' event.
           call.on('error', () => {});
           return { messages: call, cancel: () => call.cancel() };
+        },
+        callOptions,
+      );
+    },
+
+    collect<M extends StreamMethodName>(
+      method: M,
+      request: RequestOf<M>,
+      callOptions: UnaryCallOptions,
+    ): Promise<ResponseOf<M>[]> {
+      if (pool.closed) return Promise.reject(closedError(method));
+      return unaryExecutor.execute<ResponseOf<M>[]>(
+        method,
+        ({ endpoint, remainingMs }) => {
+          if (pool.closed) throw closedError(method);
+          const call = startServerStream(endpoint.client, method, request, metadata.clone(), {
+            deadline: grpcDeadline(remainingMs),
+          });
+          const result = (async () => {
+            const messages: ResponseOf<M>[] = [];
+            for await (const message of call) messages.push(message as ResponseOf<M>);
+            return messages;
+          })();
+          return { result, cancel: () => call.cancel() };
         },
         callOptions,
       );

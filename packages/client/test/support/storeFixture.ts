@@ -142,6 +142,19 @@ export class RecordingTransport implements Transport {
     return watch(this.#inner.serverStream(method, request, options), call, fault);
   };
 
+  collect: Transport['collect'] = async (method, request, options) => {
+    const call: RecordedCall = { method, request, options, stream: true, outcome: 'open' };
+    this.calls.push(call);
+    try {
+      const messages = await this.#inner.collect(method, request, options);
+      call.outcome = 'done';
+      return messages;
+    } catch (error) {
+      call.outcome = 'threw';
+      throw error;
+    }
+  };
+
   stats: Transport['stats'] = () => this.#inner.stats();
 
   close(): void {
