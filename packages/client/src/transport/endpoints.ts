@@ -18,6 +18,8 @@ export interface EndpointPicker<E extends { readonly address: string }> {
    * endpoints it already used gets a different one whenever there is one.
    */
   pick(exclude?: ReadonlySet<string>): E;
+  /** Every endpoint's address, in the order given. */
+  readonly addresses: readonly string[];
   /** Marks an endpoint down (it answered UNAVAILABLE) for a while. */
   markDown(address: string): void;
   /** Marks an endpoint healthy again (it answered). */

@@ -185,7 +185,11 @@ class UnaryCall<E extends { readonly address: string }, T> {
 
   #launch(kind: AttemptKind): void {
     const { endpoints, clock, counters } = this.#deps;
-    const endpoint = endpoints.pick(this.#tried);
+    // Prefer an endpoint this call has not used; a hedge at least one it is not waiting on.
+    const everyTried = this.#tried.size >= endpoints.addresses.length;
+    const endpoint = endpoints.pick(
+      kind === 'hedge' && everyTried ? this.#inFlightAddresses() : this.#tried,
+    );
     this.#tried.add(endpoint.address);
     const index = this.#attempts++;
     counters.attempts++;
@@ -270,11 +274,18 @@ class UnaryCall<E extends { readonly address: string }, T> {
     }, delay);
   }
 
+  #inFlightAddresses(): Set<string> {
+    return new Set([...this.#inFlight].map((entry) => entry.endpoint.address));
+  }
+
   #armHedge(): void {
     const hedge = this.#hedge;
     if (hedge === null || this.#settled || this.#hedgeTimer !== undefined) return;
     if (this.#hedges >= hedge.maxHedges) return;
-    const { clock } = this.#deps;
+    const { clock, endpoints } = this.#deps;
+    // A hedge races a slow server with another one. Sent to a server this call already waits
+    // on, it only doubles that server's work: measured under load, such hedges never won.
+    if (this.#inFlightAddresses().size >= endpoints.addresses.length) return;
     const delay = hedge.delayFor(this.#method);
     if (clock.now() + delay >= this.#deadlineAt) return;
     this.#hedgeTimer = clock.setTimeout(() => {

@@ -325,16 +325,22 @@ describe('transport over real gRPC', function () {
     });
 
     it('hedges are paid from the same budget and stop when it runs low', async () => {
-      const server = await serve({
+      // Two servers, both slow: every call outlives the hedge delay, and its hedge goes to the
+      // other one.
+      const slowGetCell: Parameters<typeof startServer>[0] = {
         getCell: (call, callback) => {
           const timer = setTimeout(() => callback(null, { cell: cell('u-1') }), 60);
           call.on('cancelled', () => clearTimeout(timer));
         },
-      });
-      const transport = connect([server.address], {
-        hedge: { delayMs: 5 },
-        budget: { maxTokens: 4, tokenRatio: 0.1 },
-      });
+      };
+      const servers = [await serve(slowGetCell), await serve(slowGetCell)];
+      const transport = connect(
+        servers.map((server) => server.address),
+        {
+          hedge: { delayMs: 5 },
+          budget: { maxTokens: 4, tokenRatio: 0.1 },
+        },
+      );
       for (let i = 0; i < 5; i++) await transport.unary('getCell', getCell, READ);
       // Every call outlives the hedge delay. Hedges cost 1 and each call's answer earns 0.1:
       // 4 -> 3.1 -> 2.2 -> 1.3 (three hedges sent); at 1.3 (not > 2) the rest are refused.

@@ -44,6 +44,8 @@ interface HarnessOptions {
   budget?: TokenBudget;
   latency?: LatencyTracker;
   deadlineMs?: number;
+  /** Default: two endpoints. */
+  endpoints?: readonly string[];
 }
 
 function harness(options: HarnessOptions = {}) {
@@ -53,7 +55,7 @@ function harness(options: HarnessOptions = {}) {
   const latency = options.latency ?? new LatencyTracker();
   const counters = newCounters();
   const executor = new UnaryExecutor<Ep>({
-    endpoints: new EndpointSelector(['a:1', 'b:1'], { clock }),
+    endpoints: new EndpointSelector(options.endpoints ?? ['a:1', 'b:1'], { clock }),
     clock,
     budget,
     // random() = 0.5: every backoff delay is half its ceiling (ceilings 20, 40, 80, ...).
@@ -285,11 +287,12 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
       expect(h.attempts).to.have.length(1);
     });
 
-    it('sends up to maxHedges hedges, one delay apart', async () => {
-      const h = harness({ hedge: { delayMs: 50, maxHedges: 2 } });
+    it('sends up to maxHedges hedges, one delay apart, each to another endpoint', async () => {
+      const h = harness({ hedge: { delayMs: 50, maxHedges: 2 }, endpoints: ['a:1', 'b:1', 'c:1'] });
       const { outcome } = h.call(READ);
       await h.clock.advance(500);
       expect(h.attempts.map((a) => a.startedAt)).to.deep.equal([0, 50, 100]);
+      expect(new Set(h.attempts.map((a) => a.context.endpoint.address)).size).to.equal(3);
       h.attempt(2).succeed('third');
       expect((await outcome).value).to.equal('third');
       expect(h.attempt(0).cancelled && h.attempt(1).cancelled).to.equal(true);
@@ -352,6 +355,22 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
       h.attempt(3).succeed('ok');
       expect((await call.outcome).value).to.equal('ok');
       expect(h.counters).to.include({ attempts: 4, retries: 1, hedges: 2, hedgesWon: 1 });
+    });
+
+    it('sends no hedge when every endpoint already has an attempt of the call', async () => {
+      const single = harness({ hedge: { delayMs: 50 }, endpoints: ['a:1'] });
+      const first = single.call(READ);
+      await single.clock.advance(500);
+      expect(single.attempts).to.have.length(1);
+      single.attempt(0).succeed('alone');
+      expect((await first.outcome).value).to.equal('alone');
+
+      const pair = harness({ hedge: { delayMs: 50, maxHedges: 3 } });
+      const second = pair.call(READ);
+      await pair.clock.advance(500);
+      expect(pair.attempts).to.have.length(2);
+      pair.attempt(1).succeed('hedge');
+      expect((await second.outcome).value).to.equal('hedge');
     });
 
     it('sends no hedge when the budget is at or below half', async () => {
