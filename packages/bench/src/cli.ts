@@ -59,7 +59,12 @@ const program = new Command('bench')
     process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306',
   )
   .option('--database <name>', 'throwaway database, dropped before and after', 'shameless_bench')
-  .option('--shards-count <n>', "the store's shard count", positiveInteger, 64)
+  .option(
+    '--shards-count <n>',
+    "the store's shard count (the server's default)",
+    positiveInteger,
+    16,
+  )
   .option('--pool-size <n>', "the server's MySQL connections (per partition)", positiveInteger, 32)
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
