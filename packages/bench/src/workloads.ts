@@ -316,15 +316,20 @@ export const fetchLatestCells: Workload = {
     },
 };
 
+/** Cells an Each run reads before leaving the loop (which cancels the stream). */
+const EACH_CELLS = 4000;
+
 export const eachLog: Workload = {
   id: 'each',
-  name: `Each (${LOG_SHARDS} shards, no follow)`,
+  name: `Each (${EACH_CELLS} cells of ${LOG_SHARDS} shards)`,
   unit: 'cells',
   prepare: (context) => fetchLatestCells.prepare!(context),
   sdk: (context) => async () => {
     let cells = 0;
     const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
-    for await (const _cell of context.rate.each({ shards, batchSize: LOG_PAGE })) cells += 1;
+    for await (const _cell of context.rate.each({ shards, batchSize: LOG_PAGE })) {
+      if (++cells === EACH_CELLS) break;
+    }
     return cells;
   },
 };
