@@ -78,8 +78,8 @@ export class CellBatchWriter {
   ) {}
 
   /**
-   * Applies the writes, one transaction per content table, and answers one outcome per write in
-   * request order. When a group fails (a partition is unavailable) the call fails, yet groups
+   * Applies the writes, one transaction per partition, and answers one outcome per write in
+   * request order. When a partition fails (it is unavailable) the call fails, yet partitions
    * that committed stay committed: callers resend the same writes, whose request ids make the
    * committed ones replay rather than apply twice.
    */

@@ -193,7 +193,7 @@ export class Engine {
 
   /**
    * The latest version of each cell (undefined for a cell with no version), in request order,
-   * read with one query per content shard, shards in parallel.
+   * read with one query per content shard, one round trip per partition.
    */
   async getCells(
     modelName: string,
