@@ -14,6 +14,7 @@ import {
   tableNameProblem,
 } from '../src/engine/tableNames.js';
 import { isIdentifier, quoteIdentifier } from '../src/engine/identifiers.js';
+import { StoreLayout } from '../src/engine/layout.js';
 
 describe('sharding (pure)', () => {
   it('takes the floored modulo, never negative', () => {
@@ -38,6 +39,16 @@ describe('sharding (pure)', () => {
     ]);
     expect(shardsOfPartition(1, 8, 2)).to.deep.equal({ first: 4, last: 7 });
     expect(partitionOfShard(511, 512, 4)).to.equal(3);
+  });
+
+  it('groups items by the partition of their shard, keeping their order', () => {
+    const layout = new StoreLayout('', 8, 2);
+    const items = [7, 0, 5, 3, 4].map((shard) => ({ shard }));
+    const groups = layout.byPartition(items, (item) => item.shard);
+    expect([...groups].map(([p, group]) => [p, group.map((item) => item.shard)])).to.deep.equal([
+      [1, [7, 5, 4]],
+      [0, [0, 3]],
+    ]);
   });
 
   it('refuses a shard count that is not a multiple of the partition count', () => {

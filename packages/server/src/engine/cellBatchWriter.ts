@@ -138,14 +138,8 @@ export class CellBatchWriter {
   }
 
   private partsByPartition(groups: readonly ShardGroup[]): PartitionPart[] {
-    const parts = new Map<number, PartitionPart>();
-    for (const group of groups) {
-      const partition = this.layout.partitionOf(group.shard);
-      let part = parts.get(partition);
-      if (!part) parts.set(partition, (part = { partition, groups: [] }));
-      part.groups.push(group);
-    }
-    return [...parts.values()];
+    const byPartition = this.layout.byPartition(groups, (group) => group.shard);
+    return [...byPartition].map(([partition, partGroups]) => ({ partition, groups: partGroups }));
   }
 
   /**
@@ -170,7 +164,7 @@ export class CellBatchWriter {
     part: PartitionPart,
     lookUpRequestIds: boolean,
   ): Promise<BatchWriteOutcome[][] | typeof RETRY_WITH_LOOKUPS> {
-    const partition = this.partitions.forShard(part.groups[0]!.shard);
+    const partition = this.partitions.at(part.partition);
     const result = await partition.withConnection(async (connection) => {
       let open = true;
       try {

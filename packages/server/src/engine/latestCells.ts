@@ -17,16 +17,10 @@ export async function readLatestAcrossShards(
   model: CompiledModel,
   grids: ReadonlyMap<number, CellGrid>,
 ): Promise<StoredCell[]> {
-  const byPartition = new Map<number, number[]>();
-  for (const shard of grids.keys()) {
-    const partition = layout.partitionOf(shard);
-    const shards = byPartition.get(partition);
-    if (shards) shards.push(shard);
-    else byPartition.set(partition, [shard]);
-  }
+  const byPartition = layout.byPartition(grids.keys(), (shard) => shard);
   const found = await Promise.all(
-    [...byPartition.values()].map(async (shards) => {
-      const results = await partitions.forShard(shards[0]!).run((pool) =>
+    [...byPartition].map(async ([partition, shards]) => {
+      const results = await partitions.at(partition).run((pool) =>
         readLatestCells(
           pool,
           shards.map((shard) => ({

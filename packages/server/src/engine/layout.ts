@@ -31,6 +31,18 @@ export class StoreLayout {
     return partitionOfShard(shard, this.shardsCount, this.partitionCount);
   }
 
+  /** `items` grouped by the partition of their shard, each group in the order given. */
+  byPartition<T>(items: Iterable<T>, shardOf: (item: T) => number): Map<number, T[]> {
+    const groups = new Map<number, T[]>();
+    for (const item of items) {
+      const partition = this.partitionOf(shardOf(item));
+      const group = groups.get(partition);
+      if (group) group.push(item);
+      else groups.set(partition, [item]);
+    }
+    return groups;
+  }
+
   shardsOf(partition: number): number[] {
     const { first, last } = shardsOfPartition(partition, this.shardsCount, this.partitionCount);
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);

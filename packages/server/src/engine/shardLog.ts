@@ -137,13 +137,7 @@ export class ShardLog {
     cursors: ReadonlyMap<number, number>,
     limit: number,
   ): Promise<StoredCell[][]> {
-    const byPartition = new Map<number, number[]>();
-    shards.forEach((shard, i) => {
-      const partition = this.layout.partitionOf(shard);
-      const positions = byPartition.get(partition);
-      if (positions) positions.push(i);
-      else byPartition.set(partition, [i]);
-    });
+    const byPartition = this.layout.byPartition(shards.keys(), (i) => shards[i]!);
     const pages = new Array<StoredCell[]>(shards.length);
     await Promise.all(
       [...byPartition].map(async ([partition, positions]) => {
@@ -171,13 +165,10 @@ export class ShardLog {
     shards: readonly number[],
     cursors: ReadonlyMap<number, number>,
   ): Promise<Set<number>> {
-    const byPartition = new Map<number, { shard: number; table: string }[]>();
-    for (const shard of shards) {
-      const partition = this.layout.partitionOf(shard);
-      const list = byPartition.get(partition) ?? [];
-      list.push({ shard, table: this.layout.contentTable(model, shard) });
-      byPartition.set(partition, list);
-    }
+    const byPartition = this.layout.byPartition(
+      shards.map((shard) => ({ shard, table: this.layout.contentTable(model, shard) })),
+      ({ shard }) => shard,
+    );
     const moved = new Set<number>();
     await Promise.all(
       [...byPartition].map(async ([partition, tables]) => {

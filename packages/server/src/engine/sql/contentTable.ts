@@ -178,6 +178,20 @@ COMMIT`,
   };
 }
 
+/**
+ * Runs the SELECTs in one round trip and answers one row list per statement, in order (mysql2
+ * answers a single statement's rows as they are, several as a list of row lists).
+ */
+async function selectEach(
+  session: SqlSession,
+  statements: readonly string[],
+  values: readonly SqlValue[],
+): Promise<Row[][]> {
+  if (statements.length === 0) return [];
+  const results = await session.query<unknown[]>(statements.join(';\n'), values);
+  return statements.length === 1 ? [results as Row[]] : (results as Row[][]);
+}
+
 /** A statement with an empty result. */
 const NOTHING = 'SELECT 1 FROM DUAL WHERE FALSE';
 
@@ -262,17 +276,14 @@ export async function readUuidsWithBase(
   session: SqlSession,
   tables: readonly { table: string; uuids: readonly string[] }[],
 ): Promise<Set<string>[]> {
-  if (tables.length === 0) return [];
-  const results = await session.query<unknown[]>(
-    tables
-      .map(
-        ({ table }) =>
-          `SELECT DISTINCT \`uuid\` FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` = 'base'`,
-      )
-      .join(';\n'),
+  const lists = await selectEach(
+    session,
+    tables.map(
+      ({ table }) =>
+        `SELECT DISTINCT \`uuid\` FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` = 'base'`,
+    ),
     tables.map(({ uuids }) => uuids),
   );
-  const lists = tables.length === 1 ? [results as Row[]] : (results as Row[][]);
   return lists.map((rows) => new Set(rows.map((row) => String(row.uuid))));
 }
 
@@ -359,13 +370,11 @@ export async function readLatestCells(
   session: SqlSession,
   grids: readonly TableGrid[],
 ): Promise<Row[][]> {
-  if (grids.length === 0) return [];
-  const results = await session.query<unknown[]>(
-    grids.map(({ table }) => latestVersionsSql(table, CELL_COLUMNS)).join(';\n'),
+  return selectEach(
+    session,
+    grids.map(({ table }) => latestVersionsSql(table, CELL_COLUMNS)),
     grids.flatMap(({ uuids, cells }) => [uuids, cells]),
   );
-  // One statement answers its rows; several answer one row list each.
-  return grids.length === 1 ? [results as Row[]] : (results as Row[][]);
 }
 
 /**
@@ -412,18 +421,14 @@ export async function readLogPages(
   session: SqlSession,
   pages: readonly LogPageRead[],
 ): Promise<Row[][]> {
-  if (pages.length === 0) return [];
-  const results = await session.query<unknown[]>(
-    pages
-      .map(
-        ({ table }) =>
-          `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
-      )
-      .join(';\n'),
+  return selectEach(
+    session,
+    pages.map(
+      ({ table }) =>
+        `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+    ),
     pages.flatMap(({ cursor, limit }) => [cursor, limit]),
   );
-  // One statement answers its rows; several answer one row list each.
-  return pages.length === 1 ? [results as Row[]] : (results as Row[][]);
 }
 
 /** The max id of several shards' tables on one partition, in one round trip. */
