@@ -23,17 +23,6 @@ const randomUuids = ({ seeded }: WorkloadContext, count: number) =>
     () => seeded.uuids[Math.floor(Math.random() * seeded.uuids.length)]!,
   );
 
-function byShard<T extends { uuid: string }>(tables: BaselineTables, items: readonly T[]) {
-  const groups = new Map<number, T[]>();
-  for (const item of items) {
-    const shard = tables.contentShard(item.uuid);
-    const group = groups.get(shard);
-    if (group) group.push(item);
-    else groups.set(shard, [item]);
-  }
-  return groups;
-}
-
 export const writeCells: Workload = {
   id: 'write-cells',
   name: `WriteCells (${WRITE_BATCH})`,
@@ -57,7 +46,7 @@ export const writeCells: Workload = {
         cell: 'meta',
         requestId: randomUUID(),
       }));
-      await writePartition(pool, context.tables, byShard(context.tables, writes), body);
+      await writePartition(pool, context.tables, context.tables.byShard(writes), body);
       return writes.length;
     };
   },
@@ -131,7 +120,7 @@ export const getCells: Workload = {
       const keys = randomUuids(context, READ_BATCH).map((uuid) => ({ uuid }));
       const found = await readLatestCells(
         pool,
-        [...byShard(context.tables, keys)].map(([shard, group]) => ({
+        [...context.tables.byShard(keys)].map(([shard, group]) => ({
           table: context.tables.content(shard),
           uuids: group.map((key) => key.uuid),
           cells: ['base'],

@@ -31,7 +31,7 @@ export async function measureFollowLatency(
   };
 
   const stop = new AbortController();
-  const { maxIds } = await latestIds(rate);
+  const maxIds = await latestIds(rate);
   const consumer = (async () => {
     try {
       for await (const cell of rate.each({ follow: true, cursors: maxIds, signal: stop.signal })) {
@@ -74,10 +74,7 @@ export async function measureFollowLatency(
 }
 
 /** Every shard's max id now: the follower starts there, skipping the seeded history. */
-async function latestIds(rate: RateModel): Promise<{ maxIds: Map<number, number> }> {
-  const maxIds = new Map<number, number>();
-  await Promise.all(
-    rate.shards.map(async (shard) => maxIds.set(shard, await rate.maxIdOnShard(shard))),
-  );
-  return { maxIds };
+async function latestIds(rate: RateModel): Promise<Map<number, number>> {
+  const maxIds = await Promise.all(rate.shards.map((shard) => rate.maxIdOnShard(shard)));
+  return new Map(rate.shards.map((shard, i) => [shard, maxIds[i]!]));
 }

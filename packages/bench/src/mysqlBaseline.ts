@@ -26,6 +26,18 @@ export class BaselineTables {
     return this.content(this.contentShard(uuid));
   }
 
+  /** `items` grouped by the content shard of their uuid, as the server groups them. */
+  byShard<T extends { uuid: string }>(items: Iterable<T>): Map<number, T[]> {
+    const groups = new Map<number, T[]>();
+    for (const item of items) {
+      const shard = this.contentShard(item.uuid);
+      const group = groups.get(shard);
+      if (group) group.push(item);
+      else groups.set(shard, [item]);
+    }
+    return groups;
+  }
+
   index(index: string, shardOnValue: number): string {
     return indexTableName(
       this.namespace,

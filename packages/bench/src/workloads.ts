@@ -1,7 +1,7 @@
 // Each workload twice: through the SDK against the server, and as the raw SQL the server runs
 // for it (the mysql2 baseline). Both pick their records the same way from the same seeded set.
 import { randomUUID } from 'node:crypto';
-import type { IndexSpec } from '@shameless/server';
+import type { FieldType, IndexSpec } from '@shameless/server';
 import {
   type MysqlPool,
   type Row,
@@ -18,7 +18,13 @@ import {
   releaseNamedLock,
 } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
-import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
+import {
+  RATE_SCHEMA,
+  type RateModel,
+  type SeededSet,
+  payloadOf,
+  seededRate,
+} from './benchStore.js';
 import type { BaselinePools, BaselineTables } from './mysqlBaseline.js';
 
 /** One operation of a closed loop: resolves with the units it moved (1 when omitted). */
@@ -47,24 +53,16 @@ export interface Workload {
   mysql?(context: WorkloadContext, pools: BaselinePools): Operation;
 }
 
-const PRIMARY: IndexSpec = {
-  name: 'primary',
-  shardOn: 'hotel_id',
-  fields: [
-    { name: 'hotel_id', type: 'integer' },
-    { name: 'room_type', type: 'string' },
-    { name: 'check_in_date', type: 'string' },
-  ],
-};
-const SECONDARY: IndexSpec = {
-  name: 'secondary',
-  shardOn: 'hotel_id',
-  fields: [
-    { name: 'hotel_id', type: 'integer' },
-    { name: 'gateway', type: 'string' },
-    { name: 'discount_type', type: 'string' },
-  ],
-};
+/** An index of the bench model as the engine's SQL functions take it. */
+function indexSpec(
+  name: string,
+  index: { fields: Record<string, FieldType>; shardOn: string },
+): IndexSpec {
+  const fields = Object.entries(index.fields).map(([field, type]) => ({ name: field, type }));
+  return { name, shardOn: index.shardOn, fields };
+}
+const PRIMARY = indexSpec('primary', RATE_SCHEMA.primary);
+const SECONDARY = indexSpec('secondary', RATE_SCHEMA.indices.secondary);
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 let uniqueCounter = 0;
@@ -263,17 +261,12 @@ export const whereHundred: Workload = {
 
 /** The records' base cells: one query per content shard, in one round trip, as Where reads them. */
 async function readRecords(pool: MysqlPool, tables: BaselineTables, rows: Row[]) {
-  const byShard = new Map<number, string[]>();
-  for (const row of rows) {
-    const uuid = String(row.uuid);
-    const shard = tables.contentShard(uuid);
-    byShard.set(shard, [...(byShard.get(shard) ?? []), uuid]);
-  }
+  const byShard = tables.byShard(rows.map((row) => ({ uuid: String(row.uuid) })));
   const found = await readLatestCells(
     pool,
-    [...byShard].map(([shard, uuids]) => ({
+    [...byShard].map(([shard, records]) => ({
       table: tables.content(shard),
-      uuids,
+      uuids: records.map(({ uuid }) => uuid),
       cells: ['base'],
     })),
   );
