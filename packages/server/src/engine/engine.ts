@@ -7,13 +7,13 @@ import { InvalidArgumentError, NotFoundError } from './errors.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
-import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
+import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
 import { PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { readLatestAcrossShards } from './latestCells.js';
+import { cellKeyOf, readLatestOf } from './latestCells.js';
 import { type CellKey, type StoredCell, readCell, toStoredCell } from './sql/contentTable.js';
 import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
@@ -210,42 +210,8 @@ export class Engine {
       }
       cells.push({ uuid: key.uuid, cell });
     }
-    const found = await this.readLatestCells(model, cells);
-    return cells.map(({ uuid, cell }) => found.get(`${uuid}/${cell}`));
-  }
-
-  /**
-   * The latest version of each cell, keyed `uuid/cell`: one query per content shard (one round
-   * trip per partition), for the
-   * shard's records and every cell name asked for among them (rows of cells not asked for are
-   * dropped; a model has few cells).
-   */
-  private async readLatestCells(
-    model: CompiledModel,
-    cells: readonly CellKey[],
-  ): Promise<Map<string, StoredCell>> {
-    const byShard = new Map<number, { uuids: Set<string>; cells: Set<string> }>();
-    const wanted = new Set<string>();
-    for (const { uuid, cell } of cells) {
-      const shard = this.layout.contentShard(uuid);
-      let grid = byShard.get(shard);
-      if (!grid) byShard.set(shard, (grid = { uuids: new Set(), cells: new Set() }));
-      grid.uuids.add(uuid);
-      grid.cells.add(cell);
-      wanted.add(`${uuid}/${cell}`);
-    }
-    const grids = new Map(
-      [...byShard].map(([shard, grid]) => [
-        shard,
-        { uuids: [...grid.uuids], cells: [...grid.cells] },
-      ]),
-    );
-    const found = new Map<string, StoredCell>();
-    for (const cell of await readLatestAcrossShards(this.layout, this.partitions, model, grids)) {
-      const key = `${cell.uuid}/${cell.name}`;
-      if (wanted.has(key)) found.set(key, cell);
-    }
-    return found;
+    const found = await readLatestOf(this.layout, this.partitions, model, cells);
+    return cells.map(({ uuid, cell }) => found.get(cellKeyOf(uuid, cell)));
   }
 
   /** The version before refKey, or undefined at version 0. */

@@ -5,13 +5,49 @@ import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import {
   type CellGrid,
+  type CellKey,
   type StoredCell,
   readLatestCells,
   toStoredCell,
 } from './sql/contentTable.js';
 
+/** The key of a cell in {@link readLatestOf}'s answer. */
+export const cellKeyOf = (uuid: string, cell: string) => `${uuid}/${cell}`;
+
+/**
+ * The latest version of each of the cells that has one, keyed by {@link cellKeyOf}. Each
+ * shard's query reads its records × the cell names asked for among them; rows of cells not
+ * asked for are dropped (a model has few cells).
+ */
+export async function readLatestOf(
+  layout: StoreLayout,
+  partitions: PartitionSet,
+  model: CompiledModel,
+  cells: readonly CellKey[],
+): Promise<Map<string, StoredCell>> {
+  const grids = new Map<number, { uuids: Set<string>; cells: Set<string> }>();
+  const wanted = new Set<string>();
+  for (const { uuid, cell } of cells) {
+    const shard = layout.contentShard(uuid);
+    let grid = grids.get(shard);
+    if (!grid) grids.set(shard, (grid = { uuids: new Set(), cells: new Set() }));
+    grid.uuids.add(uuid);
+    grid.cells.add(cell);
+    wanted.add(cellKeyOf(uuid, cell));
+  }
+  const lists = new Map(
+    [...grids].map(([shard, grid]) => [shard, { uuids: [...grid.uuids], cells: [...grid.cells] }]),
+  );
+  const found = new Map<string, StoredCell>();
+  for (const cell of await readLatestAcrossShards(layout, partitions, model, lists)) {
+    const key = cellKeyOf(cell.uuid, cell.name);
+    if (wanted.has(key)) found.set(key, cell);
+  }
+  return found;
+}
+
 /** Every cell of each shard's grid that has a version, with its shard. */
-export async function readLatestAcrossShards(
+async function readLatestAcrossShards(
   layout: StoreLayout,
   partitions: PartitionSet,
   model: CompiledModel,

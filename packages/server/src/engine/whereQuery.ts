@@ -7,7 +7,7 @@ import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
-import { readLatestAcrossShards } from './latestCells.js';
+import { cellKeyOf, readLatestOf } from './latestCells.js';
 import type { StoredCell } from './sql/contentTable.js';
 import {
   type IndexCondition,
@@ -107,31 +107,17 @@ export class WhereQuery {
     };
   }
 
-  /** The latest version of the cells of many records: one query per content shard, one round trip per partition. */
+  /** The latest version of the cells asked for of each record, in the order asked for. */
   private async readCells(
     model: CompiledModel,
     uuids: readonly string[],
     cells: readonly string[],
-  ) {
-    const byShard = new Map<number, string[]>();
-    for (const uuid of uuids) {
-      const shard = this.layout.contentShard(uuid);
-      const list = byShard.get(shard);
-      if (list) list.push(uuid);
-      else byShard.set(shard, [uuid]);
-    }
-    const grids = new Map(
-      [...byShard].map(([shard, shardUuids]) => [shard, { uuids: shardUuids, cells }]),
+  ): Promise<Map<string, StoredCell[]>> {
+    const keys = uuids.flatMap((uuid) => cells.map((cell) => ({ uuid, cell })));
+    const found = await readLatestOf(this.layout, this.partitions, model, keys);
+    return new Map(
+      uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
     );
-    const found = new Map<string, StoredCell[]>();
-    for (const cell of await readLatestAcrossShards(this.layout, this.partitions, model, grids)) {
-      const list = found.get(cell.uuid);
-      if (list) list.push(cell);
-      else found.set(cell.uuid, [cell]);
-    }
-    const order = new Map(cells.map((cell, i) => [cell, i]));
-    for (const list of found.values()) list.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
-    return found;
   }
 }
 
