@@ -14,14 +14,16 @@ import {
   WriteMode,
 } from '@shameless/proto';
 import mysql from 'mysql2/promise';
-import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@shameless/testkit';
+import type { MariaDbServer } from '@shameless/testkit';
 import { rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
   type StoreFixture,
+  type TwoServerStore,
   pack,
   requestId,
   startStoreFixture,
+  startTwoServerStore,
   unpack,
 } from './support/storeFixture.js';
 
@@ -607,23 +609,14 @@ describe('batch RPCs: a partition that is down', function () {
   this.timeout(90_000);
   let second: MariaDbServer;
   let store: StoreFixture;
-  let dropFirst: () => Promise<void>;
+  let servers: TwoServerStore;
 
   before(async () => {
-    second = await startMariaDbServer();
-    const firstDb = await createTestDatabases(1);
-    dropFirst = firstDb.drop;
-    // Shards 0-1 on the local server, 2-3 on the second one.
-    store = await startStoreFixture({
-      shardsCount: 4,
-      partitionUrls: [firstDb.urls[0]!, `${second.url}/shameless_second`],
-    });
-    await store.api.defineModel({ model: RATE_MODEL });
+    servers = await startTwoServerStore();
+    ({ store, second } = servers);
   });
   after(async () => {
-    await store?.close();
-    await dropFirst?.();
-    await second?.destroy();
+    await servers?.close();
   });
 
   it('fails WriteCells UNAVAILABLE; resending it applies the rest and replays what committed', async () => {

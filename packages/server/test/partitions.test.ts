@@ -3,15 +3,17 @@
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
 import mysql from 'mysql2/promise';
-import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@shameless/testkit';
+import type { MariaDbServer } from '@shameless/testkit';
 import { Operator, SortOrder } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
   type StoreFixture,
+  type TwoServerStore,
   pack,
   requestId,
   startStoreFixture,
+  startTwoServerStore,
 } from './support/storeFixture.js';
 
 async function rowsIn(url: string, table: string, where: string, values: unknown[]) {
@@ -96,22 +98,14 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
   this.timeout(90_000);
   let second: MariaDbServer;
   let store: StoreFixture;
-  let dropFirst: () => Promise<void>;
+  let servers: TwoServerStore;
 
   before(async () => {
-    second = await startMariaDbServer();
-    const firstDb = await createTestDatabases(1);
-    dropFirst = firstDb.drop;
-    store = await startStoreFixture({
-      shardsCount: 4,
-      partitionUrls: [firstDb.urls[0]!, `${second.url}/shameless_second`],
-    });
-    await store.api.defineModel({ model: RATE_MODEL });
+    servers = await startTwoServerStore();
+    ({ store, second } = servers);
   });
   after(async () => {
-    await store?.close();
-    await dropFirst?.();
-    await second?.destroy();
+    await servers?.close();
   });
 
   it('answers UNAVAILABLE for requests that need the down partition and serves the others', async () => {

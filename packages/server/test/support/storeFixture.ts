@@ -1,6 +1,6 @@
 // A real store for a test: fresh databases on the local MariaDB (or MYSQL_URL), the engine,
 // and the gRPC server on a loopback port, with a client connected to it.
-import { createTestDatabases } from '@shameless/testkit';
+import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@shameless/testkit';
 import { Packr } from 'msgpackr';
 import { FieldType, type ModelDefinition } from '@shameless/proto';
 import { openStore } from '../../src/engine/openStore.js';
@@ -66,6 +66,34 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
 }
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+/** A store over two MariaDB servers: shards 0-1 on the local one, 2-3 on a private second. */
+export interface TwoServerStore {
+  readonly store: StoreFixture;
+  /** The second server: kill and start it to take partition 1 down and up. */
+  readonly second: MariaDbServer;
+  close(): Promise<void>;
+}
+
+/** Starts a private second MariaDB and a 4-shard store with a partition on each server. */
+export async function startTwoServerStore(): Promise<TwoServerStore> {
+  const second = await startMariaDbServer();
+  const firstDb = await createTestDatabases(1);
+  const store = await startStoreFixture({
+    shardsCount: 4,
+    partitionUrls: [firstDb.urls[0]!, `${second.url}/shameless_second`],
+  });
+  await store.api.defineModel({ model: RATE_MODEL });
+  return {
+    store,
+    second,
+    async close() {
+      await store.close();
+      await firstDb.drop();
+      await second.destroy();
+    },
+  };
+}
+
 export const pack = (value: unknown): Buffer => packr.pack(value);
 export const unpack = (bytes: Buffer): Record<string, unknown> =>
   packr.unpack(bytes) as Record<string, unknown>;
