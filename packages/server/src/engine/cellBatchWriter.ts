@@ -28,6 +28,9 @@ import {
   type NewCell,
   type RequestKey,
   type StoredCell,
+  toStoredCell,
+} from './sql/contentRows.js';
+import {
   type TableBatchState,
   type TableInsert,
   beginCellBatchWrite,
@@ -35,8 +38,7 @@ import {
   readUuidsWithBase,
   insertedBytes,
   rollback,
-  toStoredCell,
-} from './sql/contentTable.js';
+} from './sql/contentWrites.js';
 import { duplicateKeyName } from './sqlErrors.js';
 
 /** One write of a batch: an append to an existing record. */

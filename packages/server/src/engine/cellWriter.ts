@@ -15,13 +15,8 @@ import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import {
-  type StoredCell,
-  beginCellWrite,
-  insertCellAndCommit,
-  rollback,
-  toStoredCell,
-} from './sql/contentTable.js';
+import { type StoredCell, toStoredCell } from './sql/contentRows.js';
+import { beginCellWrite, insertCellAndCommit, rollback } from './sql/contentWrites.js';
 import { duplicateKeyName } from './sqlErrors.js';
 
 export type CellContent = { mode: 'replace'; bytes: Buffer } | { mode: 'merge'; patch: Body };

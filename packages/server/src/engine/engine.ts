@@ -14,7 +14,8 @@ import { PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
 import { cellKeyOf, readLatestOf } from './latestCells.js';
-import { type CellKey, type StoredCell, readCell, toStoredCell } from './sql/contentTable.js';
+import { readCell } from './sql/contentReads.js';
+import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
 

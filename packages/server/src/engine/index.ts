@@ -7,7 +7,7 @@ export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
 export { BASE_CELL } from './model.js';
 export { openStore, StoreConfigError, type StoreConfig } from './openStore.js';
 export type { EachEvent, EachInput } from './shardLog.js';
-export type { StoredCell } from './sql/contentTable.js';
+export type { StoredCell } from './sql/contentRows.js';
 export type { IndexScalar, Operator } from './sql/indexTable.js';
 export * from './sharding.js';
 export * from './tableNames.js';

@@ -3,13 +3,8 @@
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import {
-  type CellGrid,
-  type CellKey,
-  type StoredCell,
-  readLatestCells,
-  toStoredCell,
-} from './sql/contentTable.js';
+import { readLatestCells } from './sql/contentReads.js';
+import { type CellGrid, type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 
 /** The key of a cell in {@link readLatestOf}'s answer. */
 export const cellKeyOf = (uuid: string, cell: string) => `${uuid}/${cell}`;

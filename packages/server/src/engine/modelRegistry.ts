@@ -15,7 +15,7 @@ import {
   addRequestIdColumnSql,
   createContentTableSql,
   tablesWithoutRequestId,
-} from './sql/contentTable.js';
+} from './sql/contentDdl.js';
 import { createIndexTableSql } from './sql/indexTable.js';
 import {
   insertLogLocks,

@@ -15,7 +15,8 @@ import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import { type StoredCell, deleteCell } from './sql/contentTable.js';
+import type { StoredCell } from './sql/contentRows.js';
+import { deleteCell } from './sql/contentWrites.js';
 import {
   type IndexScalar,
   insertPrimaryRow,

@@ -6,13 +6,8 @@ import type { LogNotifier } from './logNotifier.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
-import {
-  type StoredCell,
-  readLogPage,
-  readLogPages,
-  readMaxIds,
-  toStoredCell,
-} from './sql/contentTable.js';
+import { readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
+import { type StoredCell, toStoredCell } from './sql/contentRows.js';
 
 export interface LogPage {
   cells: StoredCell[];

@@ -8,7 +8,7 @@ import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
 import { cellKeyOf, readLatestOf } from './latestCells.js';
-import type { StoredCell } from './sql/contentTable.js';
+import type { StoredCell } from './sql/contentRows.js';
 import {
   type IndexCondition,
   type IndexScalar,

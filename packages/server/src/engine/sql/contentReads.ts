@@ -1,0 +1,102 @@
+// Every read of content tables: single cells, the latest versions of many cells, and pages of
+// a shard's log.
+import type { Row, SqlSession } from '../mysqlPool.js';
+import { CELL_COLUMNS, type CellGrid, latestVersionsSql, selectEach } from './contentRows.js';
+
+/** The latest version of a cell, or a given version. */
+export async function readCell(
+  session: SqlSession,
+  table: string,
+  uuid: string,
+  cell: string,
+  refKey?: number,
+): Promise<Row | undefined> {
+  const rows =
+    refKey === undefined
+      ? await session.query<Row[]>(
+          `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
+          [uuid, cell],
+        )
+      : await session.query<Row[]>(
+          `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? AND \`ref_key\` = ?`,
+          [uuid, cell, refKey],
+        );
+  return rows[0];
+}
+
+/** The cells of a grid, in one content table. */
+export interface TableGrid extends CellGrid {
+  table: string;
+}
+
+/**
+ * The latest version of each named cell of each record, for several tables of one partition
+ * in one round trip (a query per table): every cell of each grid that has a version (callers
+ * that want fewer cells filter the rows). One result per grid, in order.
+ */
+export async function readLatestCells(
+  session: SqlSession,
+  grids: readonly TableGrid[],
+): Promise<Row[][]> {
+  return selectEach(
+    session,
+    grids.map(({ table }) => latestVersionsSql(table, CELL_COLUMNS)),
+    grids.flatMap(({ uuids, cells }) => [uuids, cells]),
+  );
+}
+
+/** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */
+export async function readLogPage(
+  session: SqlSession,
+  table: string,
+  cursor: number,
+  limit: number,
+): Promise<{ rows: Row[]; maxId: number }> {
+  const [rows, max] = await session.query<Row[][]>(
+    `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?;
+SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``,
+    [cursor, limit],
+  );
+  return { rows: rows ?? [], maxId: Number(max?.[0]?.max_id ?? 0) };
+}
+
+/** Where to read a page of one table's log. */
+export interface LogPageRead {
+  table: string;
+  cursor: number;
+  limit: number;
+}
+
+/**
+ * Pages of several tables' logs of one partition in one round trip: for each, rows with
+ * id > cursor in id order, at most `limit`. One row list per page, in order.
+ */
+export async function readLogPages(
+  session: SqlSession,
+  pages: readonly LogPageRead[],
+): Promise<Row[][]> {
+  return selectEach(
+    session,
+    pages.map(
+      ({ table }) =>
+        `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+    ),
+    pages.flatMap(({ cursor, limit }) => [cursor, limit]),
+  );
+}
+
+/** The max id of several shards' tables on one partition, in one round trip. */
+export async function readMaxIds(
+  session: SqlSession,
+  tables: readonly { shard: number; table: string }[],
+): Promise<Map<number, number>> {
+  if (tables.length === 0) return new Map();
+  const sql = tables
+    .map(({ table }) => `SELECT ? AS shard, COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``)
+    .join(' UNION ALL ');
+  const rows = await session.query<Row[]>(
+    sql,
+    tables.map(({ shard }) => shard),
+  );
+  return new Map(rows.map((row) => [Number(row.shard), Number(row.max_id)]));
+}

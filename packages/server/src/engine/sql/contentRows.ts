@@ -1,0 +1,99 @@
+// Content-table rows (`<ns>_<model>_<NNNNNN>`) as the engine sees them, and the pieces of SQL
+// that reads and writes share. Table names reaching the SQL modules were built by
+// tableNames.ts from validated identifiers; values are always placeholders.
+import type { Row, SqlSession, SqlValue } from '../mysqlPool.js';
+
+/** One row of a content table, with the shard it was read from. */
+export interface StoredCell {
+  id: number;
+  shard: number;
+  uuid: string;
+  name: string;
+  refKey: number;
+  createdAt: Date;
+  body: Buffer;
+}
+
+/** One cell of one record: a (uuid, cell name) pair. */
+export interface CellKey {
+  uuid: string;
+  cell: string;
+}
+
+/** Every named cell of every listed record: the cross product of `uuids` and `cells`. */
+export interface CellGrid {
+  uuids: readonly string[];
+  cells: readonly string[];
+}
+
+/** An earlier write to a cell, looked up by its request id. */
+export interface RequestKey extends CellKey {
+  requestId: string;
+}
+
+/** A version about to be inserted. */
+export interface NewCell {
+  uuid: string;
+  name: string;
+  refKey: number;
+  body: Buffer;
+  createdAt: Date;
+  requestId: string;
+}
+
+/** A row as read back after an insert: the stored cell without its shard and body. */
+export type InsertedCell = Omit<StoredCell, 'shard' | 'body'>;
+
+export const CELL_COLUMNS = '`id`, `uuid`, `column_name`, `ref_key`, `body`, `created_at`';
+export const INSERT_COLUMNS =
+  '`uuid`, `column_name`, `ref_key`, `body`, `created_at`, `request_id`';
+
+export function toStoredCell(row: Row, shard: number): StoredCell {
+  return {
+    id: Number(row.id),
+    shard,
+    uuid: String(row.uuid),
+    name: String(row.column_name),
+    refKey: Number(row.ref_key),
+    createdAt: toDate(row.created_at),
+    body: row.body instanceof Buffer ? row.body : Buffer.alloc(0),
+  };
+}
+
+export function toDate(value: unknown): Date {
+  if (value instanceof Date) return value;
+  // The gem's legacy_created_at_is_bigint stores milliseconds.
+  if (typeof value === 'number' || typeof value === 'string') return new Date(Number(value));
+  return new Date(0);
+}
+
+/**
+ * Runs the SELECTs in one round trip and answers one row list per statement, in order (mysql2
+ * answers a single statement's rows as they are, several as a list of row lists).
+ */
+export async function selectEach(
+  session: SqlSession,
+  statements: readonly string[],
+  values: readonly SqlValue[],
+): Promise<Row[][]> {
+  if (statements.length === 0) return [];
+  const results = await session.query<unknown[]>(statements.join(';\n'), values);
+  return statements.length === 1 ? [results as Row[]] : (results as Row[][]);
+}
+
+/** A statement with an empty result. */
+export const NOTHING = 'SELECT 1 FROM DUAL WHERE FALSE';
+
+/**
+ * A SELECT of `columns` (of table alias c) from the latest version of each cell of a grid,
+ * bound as two lists: uuids, then cell names. Written as `uuid IN (...) AND column_name IN
+ * (...)` because then MariaDB and MySQL find each MAX(ref_key) with one dive into the
+ * (uuid, column_name, ref_key) key (a loose index scan), however many versions a cell has; a
+ * row-constructor list of (uuid, column_name) pairs would scan every version instead.
+ */
+export function latestVersionsSql(table: string, columns: string): string {
+  return `SELECT ${columns} FROM \`${table}\` c
+  JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
+         WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
+ USING (\`uuid\`, \`column_name\`, \`ref_key\`)`;
+}
