@@ -3,11 +3,11 @@
 import { type BatchWrite, type BatchWriteOutcome, CellBatchWriter } from './cellBatchWriter.js';
 import { CellWriter } from './cellWriter.js';
 import { decodeBody } from './body.js';
-import { InvalidArgumentError, NotFoundError } from './errors.js';
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
-import { BASE_CELL, type ModelSpec } from './model.js';
+import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
 import { PutOperation, type PutResult } from './putOperation.js';
@@ -16,7 +16,7 @@ import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardL
 import { cellKeyOf, readLatestOf } from './latestCells.js';
 import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
-import { type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
+import { DEFAULT_WHERE_LIMIT, type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
 
 export interface WriteCellInput {
@@ -31,6 +31,20 @@ export interface WriteCellInput {
 
 /** The most writes (WriteCells) or keys (GetCells) one batch call may carry. */
 export const MAX_BATCH = 10_000;
+/** The most puts one PutMany may carry. */
+export const MAX_PUT_BATCH = 1000;
+/** The most queries one WhereMany may carry, and the most records they may ask for in all. */
+export const MAX_WHERE_BATCH = 1000;
+export const MAX_WHERE_BATCH_RECORDS = 10_000;
+
+export interface PutInput {
+  model: string;
+  values: Buffer;
+  requestId: string;
+}
+
+/** What became of one put of a batch: its result, or why it was refused (nothing written). */
+export type PutOutcome = ({ ok: true } & PutResult) | { ok: false; error: AlreadyExistsError };
 
 export interface PartitionInfo {
   index: number;
@@ -110,6 +124,33 @@ export class Engine {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
     return this.puts.put(model, values, requestId);
+  }
+
+  /**
+   * Many puts, each as put, applied concurrently. Every put is checked before anything is
+   * written: a malformed one fails the whole call, naming it (`puts[3].values`). A put refused
+   * on its own (ALREADY_EXISTS) gets its error in its outcome; a partition failure fails the
+   * call once every put has settled.
+   */
+  async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
+    requireBatchSize(inputs.length, 'puts', MAX_PUT_BATCH);
+    const models: CompiledModel[] = [];
+    for (const [i, input] of inputs.entries()) {
+      const model = await naming(`puts[${i}].model`, this.models.get(input.model));
+      requireRequestId(input.requestId, `puts[${i}].request_id`);
+      this.puts.check(model, input.values, `puts[${i}].values`);
+      models.push(model);
+    }
+    const settled = await Promise.allSettled(
+      inputs.map((input, i) =>
+        this.puts.put(models[i]!, input.values, input.requestId, `puts[${i}].values`),
+      ),
+    );
+    return settled.map((result): PutOutcome => {
+      if (result.status === 'fulfilled') return { ok: true, ...result.value };
+      if (result.reason instanceof AlreadyExistsError) return { ok: false, error: result.reason };
+      throw result.reason;
+    });
   }
 
   async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
@@ -233,6 +274,24 @@ export class Engine {
     return this.wheres.page(input);
   }
 
+  /**
+   * Many Where queries, one page each, in request order. Errors name the query
+   * (`queries[2].conditions[0].values`); the records asked for in all are bounded.
+   */
+  async whereMany(inputs: readonly WhereInput[]): Promise<WherePage[]> {
+    requireBatchSize(inputs.length, 'queries', MAX_WHERE_BATCH);
+    const asked = inputs.reduce((sum, input) => sum + (input.limit || DEFAULT_WHERE_LIMIT), 0);
+    if (asked > MAX_WHERE_BATCH_RECORDS) {
+      throw new InvalidArgumentError(
+        'queries',
+        `ask for at most ${MAX_WHERE_BATCH_RECORDS} records in all (a limit of 0 counts as ${DEFAULT_WHERE_LIMIT}), got ${asked}`,
+      );
+    }
+    return Promise.all(
+      inputs.map((input, i) => atPosition(`queries[${i}]`, this.wheres.page(input))),
+    );
+  }
+
   async fetchLatestCells(
     modelName: string,
     shard: number,
@@ -253,6 +312,24 @@ export class Engine {
 
   close(): Promise<void> {
     return this.partitions.end();
+  }
+}
+
+/**
+ * The result of one item of a batch: its errors name the item's fields with `position`
+ * (`queries[2]`), as errors of a single request name the request's fields.
+ */
+async function atPosition<T>(position: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) {
+      throw new InvalidArgumentError(`${position}.${error.field}`, error.reason);
+    }
+    if (error instanceof NotFoundError) {
+      throw new NotFoundError(`${position}: ${error.message}`, { cause: error });
+    }
+    throw error;
   }
 }
 

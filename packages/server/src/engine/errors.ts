@@ -7,6 +7,7 @@ export abstract class EngineError extends Error {
     | 'not_found'
     | 'failed_precondition'
     | 'conflict'
+    | 'already_exists'
     | 'unavailable'
     | 'internal';
 }
@@ -16,9 +17,10 @@ export class InvalidArgumentError extends EngineError {
   readonly kind = 'invalid_argument';
   constructor(
     readonly field: string,
-    message: string,
+    /** What is wrong with the field; the message is `<field>: <reason>`. */
+    readonly reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${reason}`);
   }
 }
 
@@ -34,6 +36,11 @@ export class FailedPreconditionError extends EngineError {
 /** An optimistic-concurrency check failed: the caller should re-read and decide again. */
 export class ConflictError extends EngineError {
   readonly kind = 'conflict';
+}
+
+/** A create would take values that a unique index holds for another record. */
+export class AlreadyExistsError extends EngineError {
+  readonly kind = 'already_exists';
 }
 
 /** A partition could not be reached, or asked us to try again; retrying may succeed. */

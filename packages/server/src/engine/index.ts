@@ -1,5 +1,15 @@
 export type { BatchWriteOutcome } from './cellBatchWriter.js';
-export { Engine, MAX_BATCH, type StoreDescription, type WriteCellInput } from './engine.js';
+export {
+  Engine,
+  MAX_BATCH,
+  MAX_PUT_BATCH,
+  MAX_WHERE_BATCH,
+  MAX_WHERE_BATCH_RECORDS,
+  type PutInput,
+  type PutOutcome,
+  type StoreDescription,
+  type WriteCellInput,
+} from './engine.js';
 export * from './errors.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';

@@ -43,10 +43,22 @@ export class PutOperation {
     private readonly cells: CellWriter,
   ) {}
 
-  async put(model: CompiledModel, valuesBytes: Buffer, requestId: string): Promise<PutResult> {
-    const values = decodeBody(valuesBytes, 'values');
+  /** Checks a put's values as put() does, without writing anything. */
+  check(model: CompiledModel, valuesBytes: Buffer, field: string): void {
+    const values = decodeBody(valuesBytes, field);
+    indexValuesFrom(model.primaryIndex, values, field);
+  }
+
+  /** `field` names the values in errors: `values`, or `puts[3].values` in a batch. */
+  async put(
+    model: CompiledModel,
+    valuesBytes: Buffer,
+    requestId: string,
+    field = 'values',
+  ): Promise<PutResult> {
+    const values = decodeBody(valuesBytes, field);
     const primary = model.primaryIndex;
-    const primaryValues = indexValuesFrom(primary, values, 'values');
+    const primaryValues = indexValuesFrom(primary, values, field);
     const shard = this.layout.findShard(shardOnValue(primary, primaryValues));
     const partition = this.partitions.forShard(shard);
     const table = this.layout.indexTable(model, PRIMARY_INDEX, shard);
@@ -57,7 +69,7 @@ export class PutOperation {
     if (existing) return this.update(model, existing, values, requestId);
 
     // Every index value is checked before anything is written.
-    const secondaryRows = secondaryRowsFrom(model, values);
+    const secondaryRows = secondaryRowsFrom(model, values, field);
     const lockName = createLockName(table, primaryValues);
     return partition.withLockSession(async (connection) => {
       await acquireNamedLock(connection, lockName, partition.index);
@@ -147,10 +159,10 @@ interface SecondaryRow {
 }
 
 /** The row of each secondary index for a record with these values; every field is required. */
-function secondaryRowsFrom(model: CompiledModel, values: Body): SecondaryRow[] {
+function secondaryRowsFrom(model: CompiledModel, values: Body, field = 'values'): SecondaryRow[] {
   return model.spec.secondaryIndices.map((index) => ({
     index,
-    values: indexValuesFrom(index, values, 'values'),
+    values: indexValuesFrom(index, values, field),
   }));
 }
 

@@ -44,7 +44,7 @@ export interface WherePage {
   nextPageToken: string;
 }
 
-const DEFAULT_LIMIT = 1000;
+export const DEFAULT_WHERE_LIMIT = 1000;
 const MAX_LIMIT = 10_000;
 const MAX_IN_VALUES = 1000;
 const ARITY: Record<Operator, [number, number]> = {
@@ -77,7 +77,7 @@ export class WhereQuery {
     }
     const cells = input.cells.length > 0 ? [...new Set(input.cells)] : [BASE_CELL];
     for (const cell of cells) model = await this.models.requireCell(model, cell);
-    const limit = requireLimit(input.limit, 'limit', DEFAULT_LIMIT, MAX_LIMIT);
+    const limit = requireLimit(input.limit, 'limit', DEFAULT_WHERE_LIMIT, MAX_LIMIT);
     const { conditions, shardValue } = validateConditions(index, input.conditions);
     const fingerprint = queryFingerprint(input, indexName);
     const after = input.pageToken

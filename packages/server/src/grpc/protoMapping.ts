@@ -6,13 +6,16 @@ import {
   type IndexValue,
   type ModelDefinition,
   Operator,
+  type PutResult,
   type Record as ProtoRecord,
+  SortOrder,
+  type WhereRequest,
   type WriteCellRequest,
   type WriteCellResult,
   WriteMode,
 } from '@shameless/proto';
 import { InvalidArgumentError } from '../engine/errors.js';
-import type { FoundRecord } from '../engine/whereQuery.js';
+import type { FoundRecord, WhereInput } from '../engine/whereQuery.js';
 import type {
   BatchWriteOutcome,
   FieldType as EngineFieldType,
@@ -20,6 +23,7 @@ import type {
   IndexSpec,
   ModelSpec,
   Operator as EngineOperator,
+  PutOutcome,
   StoredCell,
   WriteCellInput,
 } from '../engine/index.js';
@@ -143,6 +147,40 @@ const OPERATORS: Partial<Record<Operator, EngineOperator>> = {
 
 export function toOperator(op: Operator): EngineOperator | 'unspecified' {
   return OPERATORS[op] ?? 'unspecified';
+}
+
+/** A Where request, or one query of WhereMany. */
+export function toWhereInput(request: WhereRequest): WhereInput {
+  return {
+    model: request.model,
+    index: request.index,
+    conditions: request.conditions.map((condition, i) => ({
+      field: condition.field,
+      op: toOperator(condition.op),
+      values: condition.values.map((value, j) => toScalar(value, `conditions[${i}].values[${j}]`)),
+    })),
+    cells: request.cells,
+    descending: request.order === SortOrder.SORT_ORDER_DESC,
+    limit: request.limit,
+    pageToken: request.pageToken,
+  };
+}
+
+/** One put's outcome; a refused put carries the status a Put would have failed with. */
+export function toPutResult(outcome: PutOutcome): PutResult {
+  return outcome.ok
+    ? {
+        outcome: {
+          $case: 'put',
+          put: { uuid: outcome.uuid, base: toCell(outcome.base), created: outcome.created },
+        },
+      }
+    : {
+        outcome: {
+          $case: 'error',
+          error: { code: statusOf(outcome.error), message: outcome.error.message },
+        },
+      };
 }
 
 /** Untyped on purpose: the engine checks each value against its field's type. */

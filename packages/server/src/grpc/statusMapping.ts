@@ -10,6 +10,7 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   not_found: status.NOT_FOUND,
   failed_precondition: status.FAILED_PRECONDITION,
   conflict: status.ABORTED,
+  already_exists: status.ALREADY_EXISTS,
   unavailable: status.UNAVAILABLE,
   internal: status.INTERNAL,
 };

@@ -1,11 +1,6 @@
 // The Store service: each RPC is a mapping of its request onto one engine call and of the
 // result back onto its response. Decisions live in the engine.
-import {
-  type EachResponse,
-  type StoreServer,
-  SortOrder,
-  type WhereResponse,
-} from '@shameless/proto';
+import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
@@ -14,9 +9,9 @@ import {
   toCell,
   toModelDefinition,
   toModelSpec,
-  toOperator,
+  toPutResult,
   toRecord,
-  toScalar,
+  toWhereInput,
   toWriteCellInput,
   toWriteCellResult,
 } from './protoMapping.js';
@@ -62,6 +57,11 @@ export function createStoreService(
       return { uuid: result.uuid, base: toCell(result.base), created: result.created };
     }),
 
+    putMany: unaryHandler('PutMany', logger, async (request) => {
+      const outcomes = await engine.putMany(request.puts);
+      return { results: outcomes.map(toPutResult) };
+    }),
+
     writeCell: unaryHandler('WriteCell', logger, async (request) => {
       const result = await engine.writeCell(toWriteCellInput(request));
       return { cell: toCell(result.cell), replayed: result.replayed };
@@ -94,21 +94,7 @@ export function createStoreService(
       logger,
       streams,
       async function* (request): AsyncGenerator<WhereResponse> {
-        const page = await engine.where({
-          model: request.model,
-          index: request.index,
-          conditions: request.conditions.map((condition, i) => ({
-            field: condition.field,
-            op: toOperator(condition.op),
-            values: condition.values.map((value, j) =>
-              toScalar(value, `conditions[${i}].values[${j}]`),
-            ),
-          })),
-          cells: request.cells,
-          descending: request.order === SortOrder.SORT_ORDER_DESC,
-          limit: request.limit,
-          pageToken: request.pageToken,
-        });
+        const page = await engine.where(toWhereInput(request));
         const records = page.records.map(toRecord);
         for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
           const end = start + WHERE_RECORDS_PER_MESSAGE;
@@ -121,6 +107,24 @@ export function createStoreService(
           yield { records: [], nextPageToken: page.nextPageToken };
       },
     ),
+
+    whereMany: unaryHandler('WhereMany', logger, async (request) => {
+      const inputs = request.queries.map((query, i) => {
+        try {
+          return toWhereInput(query);
+        } catch (error) {
+          if (!(error instanceof InvalidArgumentError)) throw error;
+          throw new InvalidArgumentError(`queries[${i}].${error.field}`, error.reason);
+        }
+      });
+      const pages = await engine.whereMany(inputs);
+      return {
+        pages: pages.map((page) => ({
+          records: page.records.map(toRecord),
+          nextPageToken: page.nextPageToken,
+        })),
+      };
+    }),
 
     fetchLatestCells: unaryHandler('FetchLatestCells', logger, async (request) => {
       const page = await engine.fetchLatestCells(

@@ -57,12 +57,18 @@ export function connectStore(address: string) {
     describeStore: unary(client.describeStore),
     findShard: unary(client.findShard),
     put: unary(client.put),
+    putMany: unary(client.putMany),
     writeCell: unary(client.writeCell),
     writeCells: unary(client.writeCells),
     getCell: unary(client.getCell),
     getCells: unary(client.getCells),
     previous: unary(client.previous),
     fetchLatestCells: unary(client.fetchLatestCells),
+    /** WhereMany; unset fields of each query take the Where defaults. */
+    whereMany: (queries: Partial<WhereRequest>[]) =>
+      unary(client.whereMany)({
+        queries: queries.map((query) => ({ ...WHERE_DEFAULTS, ...query })),
+      }),
     /** A whole Where stream; unset fields take their defaults (model rate, primary index). */
     where: (request: Partial<WhereRequest>) =>
       collect(client.where({ ...WHERE_DEFAULTS, ...request })),
