@@ -26,6 +26,7 @@ import {
 import {
   UnavailableError,
   connect,
+  type ExactInteger,
   type RecordOf,
   type Store,
   type TransportStats,
@@ -185,7 +186,7 @@ describe('faults', function () {
       const metaVersions = new Map<string, { refKey: number; value: unknown }[]>();
       const baseVersions = new Map<string, { refKey: number; value: unknown }[]>();
       for (const shard of Rate.shards) {
-        for (let cursor = 0; ;) {
+        for (let cursor: ExactInteger = 0; ;) {
           const page = await Rate.fetchLatestCells({ shard, cursor, limit: 1000 });
           for (const cell of page.cells) {
             const [versions, key] =

@@ -21,6 +21,7 @@ import {
 import type { ModelContext } from './context.js';
 import { refuseIndexFields } from './definition.js';
 import { CellNotLoadedError } from './errors.js';
+import { type ExactInteger, fromWire, jsonSafe } from './integers.js';
 import type { RecordOf } from './record.js';
 import {
   BASE_CELL,
@@ -41,24 +42,31 @@ export interface UpdateOptions extends WriteOptions {
   readonly retryOnConflict?: number;
 }
 
-/** A cell as {@link Cell.asJSON} shows it: the gem's `as_json`. */
+/**
+ * A cell as {@link Cell.asJSON} shows it: the gem's `as_json`, ready for `JSON.stringify`. A
+ * 64-bit integer past 2^53 (an id, a body value) is a bigint in the SDK, which JSON cannot
+ * hold: here it is its decimal string, as proto3's JSON mapping writes 64-bit integers.
+ */
 export interface CellJSON {
-  /** The row id in its content shard (the log cursor); null when the cell has no version. */
-  readonly id: number | null;
+  /**
+   * The row id in its content shard (the log cursor): a number, or its decimal string past
+   * 2^53; null when the cell has no version.
+   */
+  readonly id: number | string | null;
   /** The record's UUID. */
   readonly uuid: string;
   /** The cell's name. */
   readonly column_name: string;
   /** The version; null when the cell has no version. */
   readonly ref_key: number | null;
-  /** The body as this object sees it (including unsaved edits). */
+  /** The body as this object sees it (including unsaved edits), bigints as strings. */
   readonly body: Body;
   /** When the version was written, ISO 8601; null when the cell has no version. */
   readonly created_at: string | null;
 }
 
 interface StoredVersion {
-  readonly id: number;
+  readonly id: ExactInteger;
   readonly shard: number;
   readonly refKey: number;
   readonly createdAt: Date;
@@ -155,8 +163,11 @@ export class Cell<S extends ModelSchema = ModelSchema> {
     return this.#version?.refKey;
   }
 
-  /** The version's row id in its content shard: its cursor in the shard log. */
-  get id(): number | undefined {
+  /**
+   * The version's row id in its content shard: its cursor in the shard log. A number, or a
+   * bigint past 2^53.
+   */
+  get id(): ExactInteger | undefined {
     this.#requireLoaded();
     return this.#version?.id;
   }
@@ -331,16 +342,19 @@ export class Cell<S extends ModelSchema = ModelSchema> {
 
   /**
    * The cell's full state, as the gem's `as_json`:
-   * `{ id, uuid, column_name, ref_key, body, created_at }`. Sends nothing.
+   * `{ id, uuid, column_name, ref_key, body, created_at }`, with every bigint (an id or body
+   * integer past 2^53) as its decimal string so that `JSON.stringify` never throws. Sends
+   * nothing.
    */
   asJSON(): CellJSON {
     this.#requireLoaded();
+    const id = this.#version?.id;
     return {
-      id: this.#version?.id ?? null,
+      id: id === undefined ? null : typeof id === 'bigint' ? id.toString() : id,
       uuid: this.uuid,
       column_name: this.#name,
       ref_key: this.#version?.refKey ?? null,
-      body: { ...this.#body },
+      body: jsonSafe({ ...this.#body }) as Body,
       created_at: this.#version?.createdAt.toISOString() ?? null,
     };
   }
@@ -412,7 +426,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
       return;
     }
     this.#version = {
-      id: version.id,
+      id: fromWire(version.id),
       shard: version.shard,
       refKey: version.refKey,
       createdAt: version.createdAt ?? new Date(0),

@@ -15,6 +15,8 @@ import {
 export interface StoreFixture {
   /** The server's address, `127.0.0.1:<port>`. */
   readonly address: string;
+  /** The store's database, for tests that look at or arrange rows with SQL. */
+  readonly databaseUrl: string;
   /** An SDK store connected to the server. */
   readonly store: Store;
   /** Another SDK store on its own connection: "another process". */
@@ -57,6 +59,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   const store = await connectAnother(options.transport);
   return {
     address,
+    databaseUrl: databases.urls[0]!,
     store,
     connectAnother,
     async close() {

@@ -1,5 +1,6 @@
 // Every write of content tables: the transactions that append versions under a shard's log
 // lock, and the removal of a row a lost create race left behind.
+import { type RowId, exactInteger } from '../exactInteger.js';
 import type { Row, SqlSession, SqlValue, WriteResult } from '../mysqlPool.js';
 import {
   CELL_COLUMNS,
@@ -55,7 +56,7 @@ export async function insertCellAndCommit(
   session: SqlSession,
   table: string,
   cell: NewCell,
-): Promise<{ id: number; createdAt: Date }> {
+): Promise<{ id: RowId; createdAt: Date }> {
   const results = await session.query<unknown[]>(
     `INSERT INTO \`${table}\` (${INSERT_COLUMNS})
 VALUES (?, ?, ?, ?, ?, ?);
@@ -65,7 +66,7 @@ COMMIT`,
   );
   const stored = (results[1] as Row[])[0];
   return {
-    id: Number((results[0] as WriteResult).insertId),
+    id: exactInteger((results[0] as WriteResult).insertId),
     createdAt: toDate(stored?.created_at ?? cell.createdAt),
   };
 }
@@ -205,7 +206,7 @@ export async function insertCells(
   const results = (await session.query<unknown[]>(statements.join(';\n'), values)) as Row[][];
   return inserts.map((_, i) =>
     (results[1 + 2 * i] ?? []).map((row) => ({
-      id: Number(row.id),
+      id: exactInteger(row.id as number | string),
       uuid: String(row.uuid),
       name: String(row.column_name),
       refKey: Number(row.ref_key),
@@ -227,6 +228,6 @@ export async function rollback(session: SqlSession): Promise<void> {
 }
 
 /** Removes a version this server wrote and that no index reaches (a lost create race). */
-export async function deleteCell(session: SqlSession, table: string, id: number): Promise<void> {
+export async function deleteCell(session: SqlSession, table: string, id: RowId): Promise<void> {
   await session.query(`DELETE FROM \`${table}\` WHERE \`id\` = ?`, [id]);
 }
