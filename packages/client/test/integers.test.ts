@@ -138,6 +138,34 @@ describe('64-bit integers through the SDK', function () {
   });
 
   describe('bodies', () => {
+    /** The stored bytes of a cell, read through the raw transport. */
+    const storedBody = async (uuid: string, cell = 'base'): Promise<string> => {
+      const response = await fixture.store.transport.unary(
+        'getCell',
+        { model: 'ledger', uuid, cell, refKey: undefined },
+        { idempotent: true, hedgeable: false },
+      );
+      return Buffer.from(response.cell!.body).toString('hex');
+    };
+
+    it('writes integers as integers (2^40 as uint64, not a float) and reads them back exactly', async () => {
+      const record = await Ledger.put({ account: 5, seq: 5, big: 2 ** 40, u64: UINT64_MAX });
+      const bytes = await storedBody(record.uuid);
+      expect(bytes).to.include('a3626967' + 'cf0000010000000000'); // "big": 2^40
+      expect(bytes).to.include('a3753634' + 'cfffffffffffffffff'); // "u64": 2^64 - 1
+      const read = (await Ledger.find(record.uuid))!;
+      expect(read.get('big')).to.equal(2 ** 40);
+      expect(read.get('u64')).to.equal(UINT64_MAX);
+
+      await read.meta.load();
+      await read.meta.update({ min: MIN, float: 0.5, whole: 7.0 });
+      const meta = await storedBody(record.uuid, 'meta');
+      expect(meta).to.include('a36d696e' + 'd38000000000000000'); // "min": -2^63
+      expect(meta).to.include('a5666c6f6174' + 'cb3fe0000000000000'); // "float": 0.5
+      // A JS number cannot say "float": 7.0 is the number 7, written as an integer.
+      expect(meta).to.include('a577686f6c65' + '07');
+    });
+
     it('asJSON and JSON.stringify show bigints as decimal strings instead of throwing', async () => {
       const record = await Ledger.put({ account: MAX, seq: 42, nested: { list: [PAST_SAFE, 1] } });
       const json = record.asJSON();
