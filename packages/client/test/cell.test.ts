@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { WriteCellRequest } from '@shameless/proto';
 import { WriteMode } from '@shameless/proto';
 import { Cell, ConflictError, DeadlineExceededError, connect, type Model } from '../src/index.js';
+import { decodeBody } from '../src/model/body.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
 import {
   RecordingTransport,
@@ -56,7 +57,7 @@ describe('cells: save, update, versions', function () {
       );
     });
 
-    it('on another cell: replaces it, starting from version 0 (expectedRefKey -1)', async () => {
+    it('on another cell: writes it the same way, starting from version 0 (expectedRefKey -1)', async () => {
       const rate = await newRate();
       await rate.meta.load();
       rate.meta.set('hotel_enabled', true).set('note', 'first');
@@ -65,7 +66,7 @@ describe('cells: save, update, versions', function () {
       expect(writesSent()[0]).to.include({
         cell: 'meta',
         expectedRefKey: -1,
-        mode: WriteMode.WRITE_MODE_REPLACE,
+        mode: WriteMode.WRITE_MODE_MERGE,
       });
 
       rate.meta.set('note', 'second');
@@ -94,6 +95,70 @@ describe('cells: save, update, versions', function () {
       rate.set('net_price', 130);
       await rate.save();
       expect(rate.refKey).to.equal(2);
+    });
+
+    it('sends only the keys set since the version was read, merged into that version', async () => {
+      const rate = await newRate({ net_price: 120, currency: 'EUR', extras: { breakfast: true } });
+      rate.set('net_price', 130);
+      await rate.save();
+      rate.set('currency', 'USD').set('tax', 0.5);
+      await rate.save();
+
+      const patches = writesSent().map((sent) => decodeBody(sent.body, 'sent'));
+      expect(patches).to.deep.equal([{ net_price: 130 }, { currency: 'USD', tax: 0.5 }]);
+      expect(writesSent().map((sent) => [sent.mode, sent.expectedRefKey])).to.deep.equal([
+        [WriteMode.WRITE_MODE_MERGE, 0],
+        [WriteMode.WRITE_MODE_MERGE, 1],
+      ]);
+      const expected = rateValues(hotel, '1 bed', '2026-12-01', {
+        net_price: 130,
+        currency: 'USD',
+        extras: { breakfast: true },
+        tax: 0.5,
+      });
+      expect(rate.body).to.deep.equal(expected);
+      expect((await OtherRate.find(rate.uuid))?.body).to.deep.equal(expected);
+    });
+
+    it('with nothing set still writes a new version, with an empty patch (as the gem does)', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await rate.save();
+      expect(writesSent().map((sent) => Buffer.from(sent.body).toString('hex'))).to.deep.equal([
+        '80',
+      ]);
+      expect(rate.refKey).to.equal(1);
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.refKey).to.equal(1);
+      expect(stored.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', { net_price: 120 }),
+      );
+
+      // And so does a cell with no version yet: version 0, an empty body.
+      await rate.meta.load();
+      await rate.meta.save();
+      expect(rate.meta.refKey).to.equal(0);
+      expect(rate.meta.body).to.deep.equal({});
+    });
+
+    it('forgets the keys set when the cell is read again', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 999).set('draft', true);
+      await rate.reload();
+      await rate.save();
+      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([{}]);
+      expect(rate.body).to.deep.equal(rateValues(hotel, '1 bed', '2026-12-01', { net_price: 120 }));
+    });
+
+    it('writes a value changed in place only once it is set again', async () => {
+      const rate = await newRate({ extras: { breakfast: true } });
+      const extras = rate.get('extras') as { breakfast: boolean };
+      extras.breakfast = false;
+      await rate.save();
+      expect((await OtherRate.find(rate.uuid))?.get('extras')).to.deep.equal({ breakfast: true });
+
+      rate.set('extras', extras);
+      await rate.save();
+      expect((await OtherRate.find(rate.uuid))?.get('extras')).to.deep.equal({ breakfast: false });
     });
 
     it('resends the same requestId after a failure with an unknown outcome, so it applies once', async () => {
@@ -150,6 +215,23 @@ describe('cells: save, update, versions', function () {
       expect(await rejection(rate.update({ tax_rate: 11 }))).to.be.instanceOf(ConflictError);
     });
 
+    it('sends its values and the keys set before it, nothing else', async () => {
+      const rate = await newRate({ net_price: 120, currency: 'EUR' });
+      rate.set('note', 'checked');
+      await rate.update({ tax_rate: 11 });
+      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([
+        { note: 'checked', tax_rate: 11 },
+      ]);
+      expect((await OtherRate.find(rate.uuid))?.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', {
+          net_price: 120,
+          currency: 'EUR',
+          note: 'checked',
+          tax_rate: 11,
+        }),
+      );
+    });
+
     it('with retryOnConflict re-reads, merges again and writes over the newer version', async () => {
       const rate = await newRate({ net_price: 120 });
       await (await OtherRate.find(rate.uuid))!.update({ net_price: 125, by: 'other' });
@@ -166,6 +248,8 @@ describe('cells: save, update, versions', function () {
       const [first, second] = writesSent();
       expect([first?.expectedRefKey, second?.expectedRefKey]).to.deep.equal([0, 1]);
       expect(second?.requestId).to.not.equal(first?.requestId);
+      // The retry sends the update's values again, merged into the version re-read.
+      expect(decodeBody(second!.body, 'retry')).to.deep.equal({ tax_rate: 11 });
       expect((await OtherRate.find(rate.uuid))?.body).to.include({
         net_price: 125,
         tax_rate: 11,

@@ -4,8 +4,9 @@
 // Numbers. MessagePack, like Ruby, tells integers from floats; a JS number does not. Writing,
 // an integral number (a safe integer) is an integer and anything else a float64; a bigint is an
 // integer. Reading, an integer is a number when it is a safe integer and a bigint beyond; a
-// float is a number. So a float with an integral value (Ruby's 120.0) reads as 120, and is
-// the integer 120 if it is written again.
+// float is a number. So a float with an integral value (Ruby's 120.0) reads as 120 and would
+// be written back as the integer 120: the SDK keeps it a float by never writing a field the
+// caller did not set (a save sends only the fields set since the version was read).
 
 import { Unpackr, type Options } from 'msgpackr';
 import { InternalError } from '../transport/index.js';

@@ -1,5 +1,6 @@
 // One cell of a record as this process sees it: the version it last read or wrote, and a
-// working copy of the body that `set` edits and `save` writes as the next version.
+// working copy of the body that `set` edits and `save` writes as the next version (the keys
+// set, merged into the version read: the stored bytes of every other key stay as they are).
 
 import { WriteMode, type Cell as WireCell, type WriteCellRequest } from '@shameless/proto';
 import {
@@ -23,14 +24,7 @@ import { refuseIndexFields } from './definition.js';
 import { CellNotLoadedError } from './errors.js';
 import { type ExactInteger, fromWire, jsonSafe } from './integers.js';
 import type { RecordOf } from './record.js';
-import {
-  BASE_CELL,
-  type Body,
-  type CellName,
-  type CellValues,
-  type ModelSchema,
-  type WritableKey,
-} from './schema.js';
+import type { Body, CellName, CellValues, ModelSchema, WritableKey } from './schema.js';
 
 /** Options of {@link Cell.update}. */
 export interface UpdateOptions extends WriteOptions {
@@ -112,6 +106,8 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    */
   #decoded: Body | undefined = {};
   #encoded: Uint8Array | undefined;
+  /** The keys set since the version held was adopted: what the next save writes. */
+  readonly #changed = new Set<string>();
   /** A write whose outcome is unknown; resent as is by the next save() if nothing changed. */
   #unsettledWrite: WriteCellRequest | undefined;
 
@@ -212,7 +208,9 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   }
 
   /**
-   * Sets `key` in the body; written by the next {@link Cell.save}. Sends nothing.
+   * Sets `key` in the body; written by the next {@link Cell.save}. Sends nothing. Only keys
+   * set this way (or by `update`) are written: a value returned by `get` and changed in place
+   * is not, unless it is set again.
    *
    * @throws ReadonlyFieldError (synchronously) when `key` is a field of any index, naming the
    *   field and the index: index values never change.
@@ -221,8 +219,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
     refuseIndexFields(this.#context.schema, [key]);
     this.#requireLoaded();
-    setKey(this.#body, key, value);
-    this.#unsettledWrite = undefined;
+    this.#setKey(key, value);
     return this;
   }
 
@@ -231,9 +228,12 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * the version last read as `expectedRefKey`, -1 when there was none). Reads the cell first
    * if it has not been read.
    *
-   * `base` is written as a shallow merge of its non-index fields (WRITE_MODE_MERGE): index
-   * fields may not appear in a write and stay as stored; since the expected version is checked,
-   * the result is exactly this body. Other cells are replaced (WRITE_MODE_REPLACE).
+   * Only the keys set since the version was read are sent, as a shallow merge into that
+   * version (WRITE_MODE_MERGE): since the version is checked, the result is exactly this body,
+   * and every key not set keeps its stored bytes. So a value this SDK cannot represent as it
+   * was written (a float with an integral value, `120.0`, reads as the number 120) stays as
+   * it was unless it is set. A save with nothing set still writes a new version (as the gem's
+   * `save` does), with the same body.
    *
    * A save that failed without a definite answer (deadline, unavailable, cancelled) and is
    * called again with no edit in between resends the same requestId, so it is applied at most
@@ -280,8 +280,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
     }
     const retries = options.retryOnConflict ?? 0;
     for (let attempt = 0; ; attempt++) {
-      for (const [key, value] of Object.entries(values)) setKey(this.#body, key, value);
-      this.#unsettledWrite = undefined;
+      for (const [key, value] of Object.entries(values)) this.#setKey(key, value);
       try {
         await this.#write(
           this.#saveRequest(attempt === 0 ? options.requestId : undefined),
@@ -369,17 +368,22 @@ export class Cell<S extends ModelSchema = ModelSchema> {
       throw new CellNotLoadedError(this.#context.schema.name, this.uuid, this.#name);
   }
 
-  /** The request that writes the working body as the next version of the version held. */
+  /**
+   * The request that writes the working body as the next version of the version held: the
+   * keys set since, merged into it (index fields are never among them: `set` refuses them).
+   */
   #saveRequest(requestId: string | undefined): WriteCellRequest {
     const expected = this.#version?.refKey ?? -1;
-    if (this.#name !== BASE_CELL) {
-      return this.#request(this.#body, WriteMode.WRITE_MODE_REPLACE, expected, requestId);
-    }
-    const { indexOfField } = this.#context.schema;
-    const content = Object.fromEntries(
-      Object.entries(this.#body).filter(([key]) => !indexOfField.has(key)),
-    );
-    return this.#request(content, WriteMode.WRITE_MODE_MERGE, expected, requestId);
+    const patch: Body = {};
+    for (const key of this.#changed) setKey(patch, key, this.#body[key]);
+    return this.#request(patch, WriteMode.WRITE_MODE_MERGE, expected, requestId);
+  }
+
+  /** A local edit: the working body changes and the key joins the next save's patch. */
+  #setKey(key: string, value: unknown): void {
+    setKey(this.#body, key, value);
+    this.#changed.add(key);
+    this.#unsettledWrite = undefined;
   }
 
   #request(
@@ -419,6 +423,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   #adopt(version: WireCell | null): void {
     this.#loaded = true;
     this.#unsettledWrite = undefined;
+    this.#changed.clear();
     if (version === null) {
       this.#version = undefined;
       this.#decoded = {};

@@ -86,9 +86,9 @@ export interface CellWrite<S extends ModelSchema> {
   readonly body: CellValues<S>;
   /**
    * `'replace'`: the body becomes the new version. `'merge'`: the body's keys are written over
-   * the latest version (shallow). Default `'merge'` on `base` and `'replace'` on other cells,
-   * as {@link Cell.save} writes them: a body never holds index fields, so replacing `base`
-   * would drop them from the record's body.
+   * the latest version (shallow). Default `'merge'` on `base` (a body never holds index
+   * fields, so replacing `base` would drop them from the record's body) and `'replace'` on
+   * other cells.
    */
   readonly mode?: 'replace' | 'merge';
   /**
