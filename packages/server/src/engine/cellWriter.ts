@@ -9,7 +9,7 @@
 // - the shard log is gap-free: ids are allocated and committed in the same order, so a reader
 //   of `id > cursor` never skips a row that commits later.
 // The cost is that writes to one shard commit one at a time (two round trips each).
-import { type Body, decodeStoredBody, encodeBody, mergeBodies } from './body.js';
+import { type Body, mergeIntoStored } from './body.js';
 import { ConflictError, NotFoundError, UnavailableError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
@@ -79,7 +79,7 @@ export function planAppend(
   const body =
     request.content.mode === 'replace'
       ? request.content.bytes
-      : encodeBody(mergeBodies(decodeStoredBody(latest?.body), request.content.patch));
+      : mergeIntoStored(latest?.body, request.content.patch);
   return { refKey: latestRefKey + 1, body };
 }
 

@@ -2,7 +2,7 @@
 // knows nothing of gRPC; the service maps requests onto these calls.
 import { type BatchWrite, type BatchWriteOutcome, CellBatchWriter } from './cellBatchWriter.js';
 import { CellWriter } from './cellWriter.js';
-import { decodeBody } from './body.js';
+import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
@@ -191,7 +191,7 @@ export class Engine {
         'must be -1 (no version yet) or a version',
       );
     }
-    const body = decodeBody(input.body, field('body'));
+    const body = parseBody(input.body, field('body'));
     rejectIndexFields(model, body, field('body'));
     return {
       model,

@@ -8,7 +8,7 @@
 // reachable through any index before its base cell exists; a crash before the primary row
 // leaves only an unreachable content row.
 import { createHash, randomUUID } from 'node:crypto';
-import { type Body, decodeBody } from './body.js';
+import { type Body, parseBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
 import { UnavailableError } from './errors.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
@@ -45,7 +45,7 @@ export class PutOperation {
 
   /** Checks a put's values as put() does, without writing anything. */
   check(model: CompiledModel, valuesBytes: Buffer, field: string): void {
-    const values = decodeBody(valuesBytes, field);
+    const values = parseBody(valuesBytes, field);
     indexValuesFrom(model.primaryIndex, values, field);
   }
 
@@ -56,7 +56,7 @@ export class PutOperation {
     requestId: string,
     field = 'values',
   ): Promise<PutResult> {
-    const values = decodeBody(valuesBytes, field);
+    const values = parseBody(valuesBytes, field);
     const primary = model.primaryIndex;
     const primaryValues = indexValuesFrom(primary, values, field);
     const shard = this.layout.findShard(shardOnValue(primary, primaryValues));
