@@ -100,7 +100,7 @@ export async function runSuite(
       const sdk = await runClosedLoop(run.workload.sdk(context), { ...load, concurrency });
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
-        const pools = openBaselinePools(bench.partitionUrl, concurrency);
+        const pools = openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
           mysql = baseline(
             await runClosedLoop(run.workload.mysql(context, pools), { ...load, concurrency }),

@@ -58,10 +58,6 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
             connectionLimit: config.poolSize,
             connectTimeoutMs: config.connectTimeoutMs,
           }),
-          createMysqlPool(location, {
-            connectionLimit: config.poolSize,
-            connectTimeoutMs: config.connectTimeoutMs,
-          }),
         ),
     ),
     config.shardsCount,
