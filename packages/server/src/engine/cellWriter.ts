@@ -35,7 +35,7 @@ export class CellWriter {
   ) {
     this.groups = partitions.partitions.map((partition) => {
       const transaction = new ShardTransaction(layout, partition, notifier);
-      return new GroupCommit((items) => transaction.run(items), limits);
+      return new GroupCommit((items) => transaction.run(items), limits, partition.index);
     });
   }
 

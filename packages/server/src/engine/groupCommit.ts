@@ -3,6 +3,7 @@
 // its commit (each commit is a log flush). A lone write waits for nothing: with a transaction
 // slot free it starts at the end of the current turn of the event loop, so that writes arriving
 // together (a batch call, requests read from the same socket) still share one.
+import { ResourceExhaustedError } from './errors.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
 
 export interface GroupLimits {
@@ -12,12 +13,18 @@ export interface GroupLimits {
   readonly maxItems: number;
   /** ... and up to this many bytes of bodies. */
   readonly maxBytes: number;
+  /**
+   * Bytes of bodies that may wait for a transaction; a write beyond is refused with
+   * RESOURCE_EXHAUSTED rather than held in memory while the partition falls behind.
+   */
+  readonly maxQueuedBytes: number;
 }
 
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   concurrency: 2,
   maxItems: 2000,
   maxBytes: 8 * 1024 * 1024,
+  maxQueuedBytes: 64 * 1024 * 1024,
 };
 
 /** What a group commit has done so far. */
@@ -40,12 +47,15 @@ export class GroupCommit {
   private readonly queue: Unit[] = [];
   private running = 0;
   private scheduled = false;
+  private queuedBytes = 0;
   private readonly counters: GroupStats = { groups: 0, items: 0 };
 
   /** `runGroup` writes a group's items in one transaction and answers an outcome per item. */
   constructor(
     private readonly runGroup: (items: readonly WriteItem[]) => Promise<ItemOutcome[]>,
     private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
+    /** Names the partition in errors. */
+    private readonly partition = 0,
   ) {}
 
   /**
@@ -53,8 +63,19 @@ export class GroupCommit {
    * their outcomes in order. Rejects when that transaction fails as a whole.
    */
   submit(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
+    // A call alone may exceed the bound (it is bounded by the message size): it waits only
+    // for an empty queue.
+    if (this.queuedBytes > 0 && this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
+      const waitingMiB = (this.queuedBytes / 1024 / 1024).toFixed(1);
+      return Promise.reject(
+        new ResourceExhaustedError(
+          `partition ${this.partition} has ${waitingMiB} MiB of writes waiting for MySQL; retry after a backoff`,
+        ),
+      );
+    }
+    this.queuedBytes += bytes;
     return new Promise((resolve, reject) => {
-      const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
       this.queue.push({ items, bytes, resolve, reject });
       this.schedule();
     });
@@ -104,6 +125,7 @@ export class GroupCommit {
       units.push(this.queue.shift()!);
       items += next.items.length;
       bytes += next.bytes;
+      this.queuedBytes -= next.bytes;
     }
     return units;
   }
