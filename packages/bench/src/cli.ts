@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm bench`: Shameless through the SDK, measured against a bare grpc-js echo and raw mysql2
-// running the same SQL, in the same run on the same machine.
+// running the same SQL, in the same run on the same machine, with the CPU each operation costs
+// each process.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -9,12 +10,14 @@ import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
 import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
+import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
 import { buildPlan, workloadIds } from './plan.js';
+import { ProcessCpu, clockTicks } from './processCpu.js';
 import { stderrProgress } from './progress.js';
 import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
-import { formatTable, saveReport, vsEcho, vsMysql } from './report.js';
+import { formatTable, saveReport, tableLegend, vsEcho, vsMysql } from './report.js';
 import { type SuitePlan, runSuite } from './suite.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,12 +32,26 @@ const positiveInteger = (value: string) => {
   return parsed;
 };
 
+const HELP_AFTER = `
+CPU µs/op is the CPU a process spent in the measured window over the operations completed
+in it: server (shameless serve, /proc/<pid>/stat), client (this process: the SDK or a
+baseline's mysql2 client, and the load loop; process.cpuUsage()) and MariaDB (the whole
+mariadbd, found through its pid file; other clients' load on it counts too). /proc counts
+in clock ticks (getconf CLK_TCK; 100 assumed, and said so, if that fails), so figures from
+short windows are coarse. Profiling adds to the CPU it measures.
+
+Examples:
+  pnpm bench --quick
+  pnpm bench --workloads get-cell,write-cell --duration-ms 5000
+`;
+
 const program = new Command('bench')
   .description(
     'Benchmarks Shameless through the SDK against baselines measured in the same run: a bare ' +
       'grpc-js unary echo of the same payload (the transport limit) and raw mysql2 running the ' +
-      "server's SQL at the same concurrency (the database limit). Prints one table (stdout) and\n" +
-      'writes it as JSON under --out. Progress goes to stderr. Uses a throwaway database.',
+      "server's SQL at the same concurrency (the database limit). Every SDK row shows the CPU " +
+      'µs per operation of the server, the SDK process and MariaDB. Prints one table (stdout) ' +
+      'and writes it as JSON under --out. Progress goes to stderr. Uses a throwaway database.',
   )
   .option('--quick', 'one concurrency level and 1 KB bodies only: under a minute', false)
   .option(
@@ -82,10 +99,7 @@ const program = new Command('bench')
     'instead of the suite: a mixed load for this long (default 5), sampling server memory',
     positiveInteger,
   )
-  .addHelpText(
-    'after',
-    '\nExamples:\n  pnpm bench --quick\n  pnpm bench --workloads get-cell,write-cell --duration-ms 5000\n',
-  );
+  .addHelpText('after', HELP_AFTER);
 
 program.parse();
 const options = program.opts<{
@@ -124,6 +138,9 @@ const bench = await openBenchStore({
     ? { profileDir: options.profile === true ? join(options.out, 'profiles') : options.profile }
     : {}),
 });
+const serverPid = bench.server.process.pid;
+const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
+progress.note(`CPU per operation: ${cpuNotes.clock} MariaDB: ${cpuNotes.mariadb}`);
 const reportName = startedAt.toISOString().replace(/[:.]/g, '-');
 const settings = { ...options, mysqlUrl: undefined };
 try {
@@ -140,11 +157,12 @@ async function suiteMode() {
   });
   const memory = sampleMemory(bench.server);
   try {
-    const result = await runSuite(bench, echo.address, plan, progress);
+    const result = await runSuite(bench, { echoAddress: echo.address, cpu }, plan, progress);
     const series = memory.stop();
     const follow = result.follow;
     const steady = memorySummary(series, 10);
     console.log(formatTable(result.rows));
+    console.log(`\n${tableLegend(cpuNotes)}`);
     console.log(
       `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +
         `acknowledgement → delivery p50 ${follow.latency.p50.toFixed(1)} ms, p99 ${follow.latency.p99.toFixed(1)} ms, ` +
@@ -157,8 +175,22 @@ async function suiteMode() {
       );
     }
     await save(reportName, {
-      plan: { ...plan, runs: plan.runs.map((run) => ({ ...run, workload: run.workload.id })) },
-      rows: result.rows.map((row) => ({ ...row, vsEcho: vsEcho(row), vsMysql: vsMysql(row) })),
+      plan: {
+        ...plan,
+        runs: plan.runs.map((run) => ({ ...run, workload: run.workload.id })),
+        halfLoad: plan.halfLoad.map((workload) => workload.id),
+      },
+      cpu: {
+        clockTicksPerSecond: ticks.perSecond,
+        clockTicksAssumed: ticks.assumed,
+        serverPid,
+        mariadb: environment.mariadb,
+      },
+      rows: result.rows.map((row) => ({
+        ...row,
+        vsEcho: vsEcho(row),
+        vsMysql: vsMysql(row),
+      })),
       follow,
       memory: { summary: steady, samples: series.samples },
     });
@@ -228,19 +260,45 @@ async function save(name: string, report: Record<string, unknown>) {
   console.log(`\nSaved ${relative(process.cwd(), path)}`);
 }
 
+/** The clocks of the server and MariaDB, and how the table's legend describes them. */
+function processCpu(serverPid: number | undefined, mariadb: DatabasePid) {
+  const ticks = clockTicks();
+  const cpu = new ProcessCpu(
+    { server: serverPid, ...('pid' in mariadb ? { mariadb: mariadb.pid } : {}) },
+    ticks,
+  );
+  const cpuNotes = {
+    clock: ticks.assumed
+      ? '/proc clock: 100 ticks/s ASSUMED (getconf CLK_TCK failed).'
+      : `/proc clock: ${ticks.perSecond} ticks/s (getconf CLK_TCK).`,
+    mariadb:
+      'pid' in mariadb
+        ? `the MariaDB process (pid ${mariadb.pid})`
+        : `not measured (${mariadb.unknown})`,
+  };
+  return { cpu, ticks, cpuNotes };
+}
+
 async function describeEnvironment(mysqlUrl: string) {
   const connection = await mysql.createConnection(serverConnection(mysqlUrl));
   try {
     const [rows] = await connection.query(
       `SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush,
-              @@innodb_buffer_pool_size AS pool, @@sync_binlog AS sync_binlog`,
+              @@innodb_buffer_pool_size AS pool, @@sync_binlog AS sync_binlog,
+              @@hostname AS hostname, @@pid_file AS pid_file, @@datadir AS datadir`,
     );
     const row = (rows as Record<string, unknown>[])[0]!;
+    const mariadb: DatabasePid = await localDatabasePid({
+      hostname: String(row.hostname),
+      pidFile: String(row.pid_file),
+      dataDir: String(row.datadir),
+    });
     return {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown CPU',
       node: process.version,
       database: `MySQL ${String(row.version)} (innodb_flush_log_at_trx_commit=${String(row.flush)}, buffer pool ${Math.round(Number(row.pool) / 1024 / 1024)} MiB)`,
+      mariadb,
     };
   } finally {
     await connection.end();

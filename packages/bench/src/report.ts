@@ -2,11 +2,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LatencySummary } from './latency.js';
+import type { CpuPerOperation } from './processCpu.js';
 
+/** A baseline's run, at the same payload and concurrency (or rate) as its row's. */
 export interface Baseline {
   readonly opsPerSecond: number;
   readonly p50: number;
   readonly p99: number;
+  readonly p999: number;
+  readonly errors: number;
+  readonly firstError?: string;
+  /** CPU per operation of the processes it involves (none measured for the echo). */
+  readonly cpu?: CpuPerOperation;
 }
 
 export interface RunRow {
@@ -22,6 +29,8 @@ export interface RunRow {
   readonly latency: LatencySummary;
   readonly errors: number;
   readonly firstError?: string;
+  /** CPU per operation of the server, the SDK's process and MariaDB over the measured window. */
+  readonly cpu: CpuPerOperation;
   /** The bare grpc-js echo of the same payload at the same concurrency. */
   readonly echo?: Baseline;
   /** The same SQL through mysql2 at the same concurrency. */
@@ -47,6 +56,8 @@ const ms = (value: number) =>
 const times = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(2)}x`);
 const size = (bytes: number) => (bytes >= 1024 ? `${Math.round(bytes / 1024)}KB` : `${bytes}B`);
 
+const micros = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+
 /** The table, as Markdown (it reads as plain text too). */
 export function formatTable(rows: readonly RunRow[]): string {
   const header = [
@@ -60,9 +71,12 @@ export function formatTable(rows: readonly RunRow[]): string {
     'p99.9 ms',
     'echo ops/s',
     'echo p99',
-    'vs echo',
+    '× echo',
     'mysql2 ops/s',
-    'vs mysql2',
+    '× mysql2',
+    'server µs/op',
+    'client µs/op',
+    'MariaDB µs/op',
     'errors',
   ];
   const lines = rows.map((row) => [
@@ -79,6 +93,9 @@ export function formatTable(rows: readonly RunRow[]): string {
     times(vsEcho(row)),
     row.mysql ? number(row.mysql.opsPerSecond) : '-',
     times(vsMysql(row)),
+    micros(row.cpu.server),
+    micros(row.cpu.client),
+    micros(row.cpu.mariadb),
     String(row.errors),
   ]);
   const widths = header.map((title, i) =>
@@ -88,6 +105,16 @@ export function formatTable(rows: readonly RunRow[]): string {
     `| ${cells.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((width, i) => (i < 3 ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
   return [render(header), rule, ...lines.map(render)].join('\n');
+}
+
+/** What the table's columns mean, printed under it. */
+export function tableLegend(cpu: { clock: string; mariadb: string }): string {
+  return [
+    "× echo, × mysql2: ops/s over the baseline's at the same concurrency.",
+    'µs/op: CPU time per operation completed in the measured window. server = `shameless serve`;',
+    'client = this process (the SDK and the load loop);',
+    `MariaDB = ${cpu.mariadb}, with any other client's load on it. ${cpu.clock}`,
+  ].join('\n');
 }
 
 /** Writes `report` as `<directory>/<name>.json` and returns the path. */

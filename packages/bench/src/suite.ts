@@ -1,11 +1,13 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
-// mysql2 baseline, against the echo baseline of the same payload and concurrency.
+// mysql2 baseline, against the echo baseline of the same payload and concurrency; CPU per
+// operation for each.
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { connectEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
+import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
 import type { Workload, WorkloadContext } from './workloads.js';
@@ -35,9 +37,16 @@ export interface SuiteResult {
   readonly follow: FollowResult;
 }
 
+/** What the suite measures with besides the store. */
+export interface SuiteInstruments {
+  /** The echo baseline's server. */
+  readonly echoAddress: string;
+  readonly cpu: ProcessCpu;
+}
+
 export async function runSuite(
   bench: BenchStore,
-  echoAddress: string,
+  { echoAddress, cpu }: SuiteInstruments,
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
@@ -80,6 +89,21 @@ export async function runSuite(
     }
   };
 
+  // The SDK's runs are charged with the server's CPU too; the baselines run in this process.
+  const sdkRun = async (measure: (window: LoadOptions['window']) => Promise<LoadResult>) => {
+    const meter = cpu.meter(['server', 'client', 'mariadb']);
+    const result = await measure(meter);
+    return { result, cpu: meter.perOperation(result.operations) };
+  };
+  const baselineRun = async (
+    operation: (worker: number) => Promise<number | void>,
+    concurrency: number,
+  ) => {
+    const meter = cpu.meter(['client', 'mariadb']);
+    const result = await runClosedLoop(operation, { ...load, concurrency, window: meter });
+    return baseline(result, meter.perOperation(result.operations));
+  };
+
   const tables = new BaselineTables('rate', bench.settings.shardsCount);
   const total = plan.runs.reduce((sum, run) => sum + run.concurrency.length, 0);
   let done = 0;
@@ -97,14 +121,14 @@ export async function runSuite(
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
       const echo = await echoAt(run.bodyBytes, concurrency);
-      const sdk = await runClosedLoop(run.workload.sdk(context), { ...load, concurrency });
+      const { result: sdk, cpu: sdkCpu } = await sdkRun((window) =>
+        runClosedLoop(run.workload.sdk(context), { ...load, concurrency, window }),
+      );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
         const pools = openBaselinePools(bench.partitionUrl, concurrency);
         try {
-          mysql = baseline(
-            await runClosedLoop(run.workload.mysql(context, pools), { ...load, concurrency }),
-          );
+          mysql = await baselineRun(run.workload.mysql(context, pools), concurrency);
         } finally {
           await pools.end();
         }
@@ -119,6 +143,7 @@ export async function runSuite(
         latency: sdk.latency,
         errors: sdk.errors,
         ...(sdk.firstError === undefined ? {} : { firstError: sdk.firstError }),
+        cpu: sdkCpu,
         echo,
         ...(mysql ? { mysql } : {}),
       };
@@ -144,7 +169,9 @@ export async function runSuite(
       bodyBytes: HALF_LOAD_BODY,
       shardsCount: bench.settings.shardsCount,
     };
-    const result = await runOpenLoop(workload.sdk(context), { ...load, ratePerSecond });
+    const { result, cpu: sdkCpu } = await sdkRun((window) =>
+      runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
+    );
     // The echo at the same rate: the latency this machine's scheduling alone adds.
     const echoClient = connectEcho(echoAddress);
     const payload = Buffer.alloc(HALF_LOAD_BODY, 0x78);
@@ -165,8 +192,9 @@ export async function runSuite(
       unitsPerSecond: result.unitsPerSecond,
       latency: result.latency,
       errors: result.errors,
-      echo,
       ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
+      cpu: sdkCpu,
+      echo,
     };
     rows.push(row);
     progress.note(
@@ -188,10 +216,14 @@ export async function runSuite(
   return { rows, follow };
 }
 
-function baseline(result: LoadResult): Baseline {
+function baseline(result: LoadResult, cpu?: CpuPerOperation): Baseline {
   return {
     opsPerSecond: result.opsPerSecond,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p999: result.latency.p999,
+    errors: result.errors,
+    ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
+    ...(cpu ? { cpu } : {}),
   };
 }
