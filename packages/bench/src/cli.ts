@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// `pnpm bench`: Shameless through the SDK, measured against a bare grpc-js echo and raw mysql2
-// running the same SQL, in the same run on the same machine, with the CPU each operation costs
-// each process.
-import { mkdir, writeFile } from 'node:fs/promises';
+// `pnpm bench`: Shameless through the SDK, measured against a bare grpc-js echo, raw mysql2
+// running the same SQL and mysql2 running the Ruby gem's statements, in the same run on the
+// same machine, with the CPU each operation costs each process.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,16 +14,20 @@ import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
 import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
+import { formatOneAtATime, oneAtATimeChecks } from './oneAtATime.js';
 import { buildPlan, workloadIds } from './plan.js';
 import { ProcessCpu, clockTicks } from './processCpu.js';
 import { stderrProgress } from './progress.js';
 import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
-import { formatTable, saveReport, tableLegend, vsEcho, vsMysql } from './report.js';
+import { formatTable, saveReport, tableLegend, vsEcho, vsGem, vsMysql } from './report.js';
 import { type SuitePlan, runSuite } from './suite.js';
+import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO = join(here, '../../../..');
 const DEFAULT_SCALE = [10_000, 100_000, 1_000_000];
+/** The committed reference run, the default `--previous`. */
+const REFERENCE_RUN = join(REPO, 'docs/bench/suite.json');
 
 const positiveInteger = (value: string) => {
   const parsed = Number(value);
@@ -33,12 +38,28 @@ const positiveInteger = (value: string) => {
 };
 
 const HELP_AFTER = `
+The gem-shaped baseline sends, for each operation, the statements of the Ruby gem
+shameless (Sequel over mysql2), each on its own (autocommit), one connection per worker:
+  Put (create)      INSERT the base cell (version 0, every value), then one INSERT per index
+  Put (update)      SELECT uuid FROM the primary index; SELECT * the latest base cell;
+                    merge in process (MessagePack); INSERT version n + 1
+  Where (1 record)  SELECT uuid FROM the primary index; SELECT * the latest base cell
+  GetCell           SELECT * the latest base cell (ORDER BY ref_key DESC LIMIT 1)
+Its errors are the gem's own race: two updates of one record read version n at once.
+
 CPU µs/op is the CPU a process spent in the measured window over the operations completed
 in it: server (shameless serve, /proc/<pid>/stat), client (this process: the SDK or a
 baseline's mysql2 client, and the load loop; process.cpuUsage()) and MariaDB (the whole
 mariadbd, found through its pid file; other clients' load on it counts too). /proc counts
 in clock ticks (getconf CLK_TCK; 100 assumed, and said so, if that fails), so figures from
 short windows are coarse. Profiling adds to the CPU it measures.
+
+Targets (issue 10), printed at the end with this run's figure and whether it is met:
+  Put (update), Put (create) ≥ 1.2× and Where (1 record), GetCell ≥ 0.6× the gem-shaped
+  baseline at 16 in flight, 1 KB; one at a time, their p50 ≤ echo p50 + gem-shaped p50 +
+  0.2 ms; WriteCells ≥ 20,000 and GetCells ≥ 50,000 cells/s (at 16 in flight, else at
+  the most in flight run); p99 at half peak ≤ 5 ms for Put (update) and WriteCell, ≤ 2 ms
+  for GetCell; Each follow p99 within 10% of --previous's, or better.
 
 Examples:
   pnpm bench --quick
@@ -47,13 +68,21 @@ Examples:
 
 const program = new Command('bench')
   .description(
-    'Benchmarks Shameless through the SDK against baselines measured in the same run: a bare ' +
-      'grpc-js unary echo of the same payload (the transport limit) and raw mysql2 running the ' +
-      "server's SQL at the same concurrency (the database limit). Every SDK row shows the CPU " +
-      'µs per operation of the server, the SDK process and MariaDB. Prints one table (stdout) ' +
-      'and writes it as JSON under --out. Progress goes to stderr. Uses a throwaway database.',
+    'Benchmarks Shameless through the SDK against baselines measured in the same run, at the ' +
+      'same concurrency: a bare grpc-js unary echo of the same payload (the transport limit), ' +
+      "raw mysql2 running the server's SQL (the database limit) and, where the Ruby gem has the " +
+      "operation, mysql2 running the gem's statements (the gem-shaped baseline, × gem). Every " +
+      'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB.\n\n' +
+      'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
+      'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
+      'stderr. Uses a throwaway database.',
   )
-  .option('--quick', 'one concurrency level and 1 KB bodies only: under a minute', false)
+  .option(
+    '--quick',
+    'about a minute: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
+      'workloads with a gem-shaped baseline',
+    false,
+  )
   .option(
     '--workloads <ids>',
     `comma-separated subset of: ${workloadIds().join(', ')}`,
@@ -89,6 +118,11 @@ const program = new Command('bench')
     'write a CPU profile of the server (open it in Chrome DevTools or speedscope) to dir',
   )
   .option(
+    '--previous <report>',
+    "an earlier run's JSON report, whose Each follow p99 that target compares with (default " +
+      `${relative(process.cwd(), REFERENCE_RUN)}, when present)`,
+  )
+  .option(
     '--scale [records]',
     'instead of the suite: the scaling curve (Put, GetCell, Where at each model size, comma-separated), ' +
       'then a stream of the 1M cells to a slow consumer',
@@ -115,6 +149,7 @@ const options = program.opts<{
   scale?: number[] | true;
   soak?: number | true;
   profile?: string | true;
+  previous?: string;
 }>();
 
 const progress = stderrProgress();
@@ -156,13 +191,21 @@ async function suiteMode() {
     name: 'echo baseline',
   });
   const memory = sampleMemory(bench.server);
+  const previousFollowP99 = await previousFollow();
   try {
     const result = await runSuite(bench, { echoAddress: echo.address, cpu }, plan, progress);
     const series = memory.stop();
     const follow = result.follow;
     const steady = memorySummary(series, 10);
+    const oneAtATime = oneAtATimeChecks(result.rows);
+    const targets = evaluateTargets({
+      rows: result.rows,
+      follow,
+      ...(previousFollowP99 === undefined ? {} : { previousFollowP99 }),
+    });
     console.log(formatTable(result.rows));
     console.log(`\n${tableLegend(cpuNotes)}`);
+    if (oneAtATime.length > 0) console.log(`\n${formatOneAtATime(oneAtATime)}`);
     console.log(
       `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +
         `acknowledgement → delivery p50 ${follow.latency.p50.toFixed(1)} ms, p99 ${follow.latency.p99.toFixed(1)} ms, ` +
@@ -174,6 +217,7 @@ async function suiteMode() {
           `${steady.maxMiB.toFixed(0)} MiB at most`,
       );
     }
+    console.log(`\n${formatTargets(targets)}`);
     await save(reportName, {
       plan: {
         ...plan,
@@ -190,8 +234,11 @@ async function suiteMode() {
         ...row,
         vsEcho: vsEcho(row),
         vsMysql: vsMysql(row),
+        vsGem: vsGem(row),
       })),
       follow,
+      oneAtATime,
+      targets,
       memory: { summary: steady, samples: series.samples },
     });
   } finally {
@@ -277,6 +324,26 @@ function processCpu(serverPid: number | undefined, mariadb: DatabasePid) {
         : `not measured (${mariadb.unknown})`,
   };
   return { cpu, ticks, cpuNotes };
+}
+
+/** The Each follow p99 of the run `--previous` names (or of the committed reference run). */
+async function previousFollow(): Promise<number | undefined> {
+  const path = options.previous ?? REFERENCE_RUN;
+  if (options.previous === undefined && !existsSync(path)) return undefined;
+  try {
+    const report = JSON.parse(await readFile(path, 'utf8')) as {
+      follow?: { latency?: { p99?: unknown } };
+    };
+    const p99 = report.follow?.latency?.p99;
+    if (typeof p99 !== 'number') throw new Error('it has no follow.latency.p99');
+    progress.note(
+      `Each follow target: p99 against ${p99.toFixed(1)} ms (+${FOLLOW_TOLERANCE * 100}%) from ${relative(process.cwd(), path)}`,
+    );
+    return p99;
+  } catch (error) {
+    progress.note(`Each follow target: cannot use ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
 }
 
 async function describeEnvironment(mysqlUrl: string) {

@@ -1,10 +1,11 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
-// mysql2 baseline, against the echo baseline of the same payload and concurrency; CPU per
-// operation for each.
+// mysql2 baseline and, where the gem has the operation, its gem-shaped baseline, against the
+// echo baseline of the same payload and concurrency; CPU per operation for each.
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { connectEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
+import { openGemShapedClient } from './gemShapedClient.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
 import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
@@ -133,7 +134,17 @@ export async function runSuite(
           await pools.end();
         }
       }
+      let gem: Baseline | undefined;
+      if (run.workload.gem) {
+        const client = openGemShapedClient(bench.partitionUrl, concurrency);
+        try {
+          gem = await baselineRun(run.workload.gem(context, client), concurrency);
+        } finally {
+          await client.end();
+        }
+      }
       const row: RunRow = {
+        workloadId: run.workload.id,
         workload: run.workload.name,
         bodyBytes: run.bodyBytes,
         concurrency,
@@ -146,12 +157,15 @@ export async function runSuite(
         cpu: sdkCpu,
         echo,
         ...(mysql ? { mysql } : {}),
+        ...(gem ? { gem } : {}),
       };
       rows.push(row);
       progress.note(
         `${label}: ${Math.round(sdk.opsPerSecond)} ops/s, p99 ${sdk.latency.p99.toFixed(2)} ms` +
-          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''})` +
-          (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : ''),
+          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
+          `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''})` +
+          (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : '') +
+          (gem && gem.errors > 0 ? `; gem-shaped: ${gem.errors} errors: ${gem.firstError}` : ''),
       );
     }
   }
@@ -183,6 +197,7 @@ export async function runSuite(
     );
     echoClient.close();
     const row: RunRow = {
+      workloadId: workload.id,
       workload: `${workload.name} at half peak`,
       bodyBytes: HALF_LOAD_BODY,
       concurrency: 0,
