@@ -3,7 +3,7 @@
 // running the same SQL and mysql2 running the Ruby gem's statements, in the same run on the
 // same machine, with the CPU each operation costs each process.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,9 +17,12 @@ import { soak, streamToSlowConsumer } from './memoryRuns.js';
 import { formatOneAtATime, oneAtATimeChecks } from './oneAtATime.js';
 import { buildPlan, workloadIds } from './plan.js';
 import { ProcessCpu, clockTicks } from './processCpu.js';
+import { formatProfileSummary, summariseProfiles } from './profileFrames.js';
 import { stderrProgress } from './progress.js';
 import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
 import { formatTable, saveReport, tableLegend, vsEcho, vsGem, vsMysql } from './report.js';
+import { SdkProfiler } from './sdkProfiler.js';
+import { SourceLocator } from './sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
 import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './targets.js';
 
@@ -64,6 +67,7 @@ Targets (issue 10), printed at the end with this run's figure and whether it is 
 Examples:
   pnpm bench --quick
   pnpm bench --workloads get-cell,write-cell --duration-ms 5000
+  pnpm bench --quick --workloads put-update --profile --profile-sdk
 `;
 
 const program = new Command('bench')
@@ -115,7 +119,15 @@ const program = new Command('bench')
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
     '--profile [dir]',
-    'write a CPU profile of the server (open it in Chrome DevTools or speedscope) to dir',
+    'write a CPU profile of the server, its whole life, to dir (default <out>/profiles; open it ' +
+      'in Chrome DevTools or speedscope) and print its top 15 frames by self time',
+  )
+  .option(
+    '--profile-sdk',
+    'profile this process (the SDK) during each SDK run (an inspector session), one ' +
+      '.cpuprofile per run in the --profile dir (default <out>/profiles), and print their top ' +
+      '15 frames summed (suite only)',
+    false,
   )
   .option(
     '--previous <report>',
@@ -149,8 +161,12 @@ const options = program.opts<{
   scale?: number[] | true;
   soak?: number | true;
   profile?: string | true;
+  profileSdk: boolean;
   previous?: string;
 }>();
+if (options.profileSdk && (options.scale || options.soak)) {
+  program.error('error: --profile-sdk profiles the suite; leave out --scale and --soak');
+}
 
 const progress = stderrProgress();
 const plan = planFromOptions();
@@ -164,27 +180,32 @@ const environment = await describeEnvironment(options.mysqlUrl).catch((error: Er
 progress.note(
   `${environment.cpus} × ${environment.cpuModel}, Node ${process.version}, ${environment.database}`,
 );
+const profileDir =
+  typeof options.profile === 'string' ? options.profile : join(options.out, 'profiles');
 const bench = await openBenchStore({
   mysqlUrl: options.mysqlUrl,
   database: options.database,
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
-  ...(options.profile
-    ? { profileDir: options.profile === true ? join(options.out, 'profiles') : options.profile }
-    : {}),
+  ...(options.profile ? { profileDir } : {}),
 });
 const serverPid = bench.server.process.pid;
 const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
 progress.note(`CPU per operation: ${cpuNotes.clock} MariaDB: ${cpuNotes.mariadb}`);
 const reportName = startedAt.toISOString().replace(/[:.]/g, '-');
 const settings = { ...options, mysqlUrl: undefined };
+const sdkProfiler = options.profileSdk
+  ? new SdkProfiler(profileDir, `${reportName}-sdk`)
+  : undefined;
 try {
   if (options.scale) await scaleMode(options.scale === true ? DEFAULT_SCALE : options.scale);
   else if (options.soak) await soakMode(options.soak === true ? 5 : options.soak);
   else await suiteMode();
 } finally {
+  sdkProfiler?.close();
   await bench.close();
 }
+await printProfiles();
 
 async function suiteMode() {
   const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
@@ -193,7 +214,12 @@ async function suiteMode() {
   const memory = sampleMemory(bench.server);
   const previousFollowP99 = await previousFollow();
   try {
-    const result = await runSuite(bench, { echoAddress: echo.address, cpu }, plan, progress);
+    const result = await runSuite(
+      bench,
+      { echoAddress: echo.address, cpu, ...(sdkProfiler ? { sdkProfiler } : {}) },
+      plan,
+      progress,
+    );
     const series = memory.stop();
     const follow = result.follow;
     const steady = memorySummary(series, 10);
@@ -324,6 +350,35 @@ function processCpu(serverPid: number | undefined, mariadb: DatabasePid) {
         : `not measured (${mariadb.unknown})`,
   };
   return { cpu, ticks, cpuNotes };
+}
+
+/** The server's and the SDK's top frames, once the server has exited and written its profile. */
+async function printProfiles() {
+  const locator = new SourceLocator(REPO);
+  if (options.profile) {
+    // node --cpu-prof names the file CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+    const names = await readdir(profileDir).catch(() => [] as string[]);
+    const mine = names.filter(
+      (name) => name.includes(`.${serverPid}.`) && name.endsWith('.cpuprofile'),
+    );
+    if (mine.length === 0) {
+      console.log(`\nNo server profile found in ${relative(process.cwd(), profileDir)}`);
+    } else {
+      const paths = mine.map((name) => join(profileDir, name));
+      const summary = await summariseProfiles(paths, locator);
+      console.log(`\n${formatProfileSummary('Server profile', summary)}`);
+      console.log(
+        `\nServer profile: ${paths.map((path) => relative(process.cwd(), path)).join(', ')}`,
+      );
+    }
+  }
+  if (sdkProfiler && sdkProfiler.paths.length > 0) {
+    const summary = await summariseProfiles(sdkProfiler.paths, locator);
+    console.log(`\n${formatProfileSummary('SDK process, during the SDK runs', summary)}`);
+    console.log(
+      `\nSDK profiles: ${relative(process.cwd(), sdkProfiler.directory)}/${sdkProfiler.prefix}-*.cpuprofile`,
+    );
+  }
 }
 
 /** The Each follow p99 of the run `--previous` names (or of the committed reference run). */

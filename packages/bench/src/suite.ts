@@ -11,6 +11,7 @@ import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
 import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
+import type { SdkProfiler } from './sdkProfiler.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
 export interface PlannedRun {
@@ -43,11 +44,13 @@ export interface SuiteInstruments {
   /** The echo baseline's server. */
   readonly echoAddress: string;
   readonly cpu: ProcessCpu;
+  /** Profiles this process during the SDK runs (`--profile-sdk`). */
+  readonly sdkProfiler?: SdkProfiler;
 }
 
 export async function runSuite(
   bench: BenchStore,
-  { echoAddress, cpu }: SuiteInstruments,
+  { echoAddress, cpu, sdkProfiler }: SuiteInstruments,
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
@@ -91,9 +94,13 @@ export async function runSuite(
   };
 
   // The SDK's runs are charged with the server's CPU too; the baselines run in this process.
-  const sdkRun = async (measure: (window: LoadOptions['window']) => Promise<LoadResult>) => {
+  const sdkRun = async (
+    label: string,
+    measure: (window: LoadOptions['window']) => Promise<LoadResult>,
+  ) => {
     const meter = cpu.meter(['server', 'client', 'mariadb']);
-    const result = await measure(meter);
+    const run = () => measure(meter);
+    const result = sdkProfiler ? await sdkProfiler.profile(label, run) : await run();
     return { result, cpu: meter.perOperation(result.operations) };
   };
   const baselineRun = async (
@@ -122,8 +129,9 @@ export async function runSuite(
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
       const echo = await echoAt(run.bodyBytes, concurrency);
-      const { result: sdk, cpu: sdkCpu } = await sdkRun((window) =>
-        runClosedLoop(run.workload.sdk(context), { ...load, concurrency, window }),
+      const { result: sdk, cpu: sdkCpu } = await sdkRun(
+        `${run.workload.id}-${formatBytes(run.bodyBytes).replace(' ', '')}-${concurrency}`,
+        (window) => runClosedLoop(run.workload.sdk(context), { ...load, concurrency, window }),
       );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
@@ -183,7 +191,7 @@ export async function runSuite(
       bodyBytes: HALF_LOAD_BODY,
       shardsCount: bench.settings.shardsCount,
     };
-    const { result, cpu: sdkCpu } = await sdkRun((window) =>
+    const { result, cpu: sdkCpu } = await sdkRun(`${workload.id}-half-peak`, (window) =>
       runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
     );
     // The echo at the same rate: the latency this machine's scheduling alone adds.
