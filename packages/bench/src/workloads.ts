@@ -1,5 +1,6 @@
-// Each workload twice: through the SDK against the server, and as the raw SQL the server runs
-// for it (the mysql2 baseline). Both pick their records the same way from the same seeded set.
+// Each workload through the SDK against the server, as the raw SQL the server runs for it (the
+// mysql2 baseline) and, where the Ruby gem has the operation, as the gem's own statements (the
+// gem-shaped baseline). All pick their records the same way from the same seeded set.
 import { randomUUID } from 'node:crypto';
 import {
   type Row,
@@ -14,6 +15,13 @@ import {
 } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
 import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
+import {
+  type GemShapedClient,
+  gemCreate,
+  gemLatestBase,
+  gemLookup,
+  gemUpdate,
+} from './gemShapedClient.js';
 import { type BaselinePools, type BaselineTables, PRIMARY, SECONDARY } from './mysqlBaseline.js';
 
 /** One operation of a closed loop: resolves with the units it moved (1 when omitted). */
@@ -40,6 +48,8 @@ export interface Workload {
   sdk(context: WorkloadContext): Operation;
   /** The same SQL through mysql2; undefined when the workload has no SQL counterpart. */
   mysql?(context: WorkloadContext, pools: BaselinePools): Operation;
+  /** The Ruby gem's statements for the operation; undefined where the gem has no such call. */
+  gem?(context: WorkloadContext, client: GemShapedClient): Operation;
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
@@ -113,6 +123,14 @@ export const putCreate: Workload = {
       });
     };
   },
+  gem: ({ tables, bodyBytes }, client) => {
+    const body = payloadOf(bodyBytes);
+    return async (worker) =>
+      void (await gemCreate(await client.session(worker), tables, [PRIMARY, SECONDARY], {
+        ...freshRate('gem'),
+        ...body,
+      }));
+  },
 };
 
 export const putUpdate: Workload = {
@@ -130,6 +148,13 @@ export const putUpdate: Workload = {
       const table = context.tables.index('primary', values.hotel_id);
       const uuid = await lookupPrimary(pools.reader, table, PRIMARY, indexValues(values));
       await writeAlone(pools, mergeInto(pools, uuid!, 'base', body));
+    };
+  },
+  gem: (context, client) => {
+    const body = payloadOf(context.bodyBytes);
+    return async (worker) => {
+      const { values } = randomSeeded(context);
+      await gemUpdate(await client.session(worker), context.tables, PRIMARY, values, body);
     };
   },
 };
@@ -161,6 +186,12 @@ export const getCell: Workload = {
       const { uuid } = randomSeeded(context);
       await readCell(reader, context.tables.contentOf(uuid), uuid, 'base');
     },
+  gem: (context, client) => async (worker) => {
+    const { uuid } = randomSeeded(context);
+    if (!(await gemLatestBase(await client.session(worker), context.tables, uuid))) {
+      throw new Error(`gem-shaped find: no base cell for ${uuid}`);
+    }
+  },
 };
 
 export const whereOne: Workload = {
@@ -198,6 +229,13 @@ export const whereOne: Workload = {
       );
       return (await readRecords(reader, context.tables, rows)).length;
     },
+  gem: (context, client) => async (worker) => {
+    const { values } = randomSeeded(context);
+    const session = await client.session(worker);
+    const uuid = await gemLookup(session, context.tables, PRIMARY, values);
+    if (uuid === undefined) return 0;
+    return (await gemLatestBase(session, context.tables, uuid)) ? 1 : 0;
+  },
 };
 
 const WHERE_MANY = 100;
