@@ -151,9 +151,8 @@ export class ShardTransaction {
       this.layout.contentTable(item.model, this.layout.contentShard(item.uuid));
     const tables = this.tablesOf(items, tableOf);
     const indexRows = indexRowsOf(items);
-    let open = false;
+    let open = true;
     try {
-      open = true;
       const reads = await this.readUnderLocks(
         connection,
         items,
