@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `pnpm bench`: Shameless through the SDK, measured against a bare grpc-js echo and raw mysql2
-// running the same SQL, in the same run on the same machine.
-import { mkdir, writeFile } from 'node:fs/promises';
+// `pnpm bench`: Shameless through the SDK, measured against a bare grpc-js echo, raw mysql2
+// running the same SQL and mysql2 running the Ruby gem's statements, in the same run on the
+// same machine, with the CPU each operation costs each process.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,17 +11,26 @@ import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
 import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
+import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
+import { formatOneAtATime, oneAtATimeChecks } from './oneAtATime.js';
 import { buildPlan, workloadIds } from './plan.js';
+import { ProcessCpu, clockTicks } from './processCpu.js';
+import { formatProfileSummary, summariseProfiles } from './profileFrames.js';
 import { stderrProgress } from './progress.js';
 import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
-import { formatTable, saveReport, vsEcho, vsMysql } from './report.js';
+import { formatTable, saveReport, tableLegend, vsEcho, vsGem, vsMysql } from './report.js';
+import { SdkProfiler } from './sdkProfiler.js';
+import { SourceLocator } from './sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
+import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO = join(here, '../../../..');
 const DEFAULT_SCALE = [10_000, 100_000, 1_000_000];
+/** The committed reference run, the default `--previous`. */
+const REFERENCE_RUN = join(REPO, 'docs/bench/suite.json');
 
 const positiveInteger = (value: string) => {
   const parsed = Number(value);
@@ -29,14 +40,53 @@ const positiveInteger = (value: string) => {
   return parsed;
 };
 
+const HELP_AFTER = `
+The gem-shaped baseline sends, for each operation, the statements of the Ruby gem
+shameless (Sequel over mysql2), each on its own (autocommit), one connection per worker:
+  Put (create)      INSERT the base cell (version 0, every value), then one INSERT per index
+  Put (update)      SELECT uuid FROM the primary index; SELECT * the latest base cell;
+                    merge in process (MessagePack); INSERT version n + 1
+  Where (1 record)  SELECT uuid FROM the primary index; SELECT * the latest base cell
+  GetCell           SELECT * the latest base cell (ORDER BY ref_key DESC LIMIT 1)
+Its errors are the gem's own race: two updates of one record read version n at once.
+
+CPU µs/op is the CPU a process spent in the measured window over the operations completed
+in it: server (shameless serve, /proc/<pid>/stat), client (this process: the SDK or a
+baseline's mysql2 client, and the load loop; process.cpuUsage()) and MariaDB (the whole
+mariadbd, found through its pid file; other clients' load on it counts too). /proc counts
+in clock ticks (getconf CLK_TCK; 100 assumed, and said so, if that fails), so figures from
+short windows are coarse. Profiling adds to the CPU it measures.
+
+Targets (issue 10), printed at the end with this run's figure and whether it is met:
+  Put (update), Put (create) ≥ 1.2× and Where (1 record), GetCell ≥ 0.6× the gem-shaped
+  baseline at 16 in flight, 1 KB; one at a time, their p50 ≤ echo p50 + gem-shaped p50 +
+  0.2 ms; WriteCells ≥ 20,000 and GetCells ≥ 50,000 cells/s (at 16 in flight, else at
+  the most in flight run); p99 at half peak ≤ 5 ms for Put (update) and WriteCell, ≤ 2 ms
+  for GetCell; Each follow p99 within 10% of --previous's, or better.
+
+Examples:
+  pnpm bench --quick
+  pnpm bench --workloads get-cell,write-cell --duration-ms 5000
+  pnpm bench --quick --workloads put-update --profile --profile-sdk
+`;
+
 const program = new Command('bench')
   .description(
-    'Benchmarks Shameless through the SDK against baselines measured in the same run: a bare ' +
-      'grpc-js unary echo of the same payload (the transport limit) and raw mysql2 running the ' +
-      "server's SQL at the same concurrency (the database limit). Prints one table (stdout) and\n" +
-      'writes it as JSON under --out. Progress goes to stderr. Uses a throwaway database.',
+    'Benchmarks Shameless through the SDK against baselines measured in the same run, at the ' +
+      'same concurrency: a bare grpc-js unary echo of the same payload (the transport limit), ' +
+      "raw mysql2 running the server's SQL (the database limit) and, where the Ruby gem has the " +
+      "operation, mysql2 running the gem's statements (the gem-shaped baseline, × gem). Every " +
+      'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB.\n\n' +
+      'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
+      'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
+      'stderr. Uses a throwaway database.',
   )
-  .option('--quick', 'one concurrency level and 1 KB bodies only: under a minute', false)
+  .option(
+    '--quick',
+    'about a minute: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
+      'workloads with a gem-shaped baseline',
+    false,
+  )
   .option(
     '--workloads <ids>',
     `comma-separated subset of: ${workloadIds().join(', ')}`,
@@ -69,7 +119,20 @@ const program = new Command('bench')
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
     '--profile [dir]',
-    'write a CPU profile of the server (open it in Chrome DevTools or speedscope) to dir',
+    'write a CPU profile of the server, its whole life, to dir (default <out>/profiles; open it ' +
+      'in Chrome DevTools or speedscope) and print its top 15 frames by self time',
+  )
+  .option(
+    '--profile-sdk',
+    'profile this process (the SDK) during each SDK run (an inspector session), one ' +
+      '.cpuprofile per run in the --profile dir (default <out>/profiles), and print their top ' +
+      '15 frames summed (suite only)',
+    false,
+  )
+  .option(
+    '--previous <report>',
+    "an earlier run's JSON report, whose Each follow p99 that target compares with (default " +
+      `${relative(process.cwd(), REFERENCE_RUN)}, when present)`,
   )
   .option(
     '--scale [records]',
@@ -82,10 +145,7 @@ const program = new Command('bench')
     'instead of the suite: a mixed load for this long (default 5), sampling server memory',
     positiveInteger,
   )
-  .addHelpText(
-    'after',
-    '\nExamples:\n  pnpm bench --quick\n  pnpm bench --workloads get-cell,write-cell --duration-ms 5000\n',
-  );
+  .addHelpText('after', HELP_AFTER);
 
 program.parse();
 const options = program.opts<{
@@ -101,7 +161,12 @@ const options = program.opts<{
   scale?: number[] | true;
   soak?: number | true;
   profile?: string | true;
+  profileSdk: boolean;
+  previous?: string;
 }>();
+if (options.profileSdk && (options.scale || options.soak)) {
+  program.error('error: --profile-sdk profiles the suite; leave out --scale and --soak');
+}
 
 const progress = stderrProgress();
 const plan = planFromOptions();
@@ -115,36 +180,58 @@ const environment = await describeEnvironment(options.mysqlUrl).catch((error: Er
 progress.note(
   `${environment.cpus} × ${environment.cpuModel}, Node ${process.version}, ${environment.database}`,
 );
+const profileDir =
+  typeof options.profile === 'string' ? options.profile : join(options.out, 'profiles');
 const bench = await openBenchStore({
   mysqlUrl: options.mysqlUrl,
   database: options.database,
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
-  ...(options.profile
-    ? { profileDir: options.profile === true ? join(options.out, 'profiles') : options.profile }
-    : {}),
+  ...(options.profile ? { profileDir } : {}),
 });
+const serverPid = bench.server.process.pid;
+const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
+progress.note(`CPU per operation: ${cpuNotes.clock} MariaDB: ${cpuNotes.mariadb}`);
 const reportName = startedAt.toISOString().replace(/[:.]/g, '-');
 const settings = { ...options, mysqlUrl: undefined };
+const sdkProfiler = options.profileSdk
+  ? new SdkProfiler(profileDir, `${reportName}-sdk`)
+  : undefined;
 try {
   if (options.scale) await scaleMode(options.scale === true ? DEFAULT_SCALE : options.scale);
   else if (options.soak) await soakMode(options.soak === true ? 5 : options.soak);
   else await suiteMode();
 } finally {
+  sdkProfiler?.close();
   await bench.close();
 }
+await printProfiles();
 
 async function suiteMode() {
   const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
     name: 'echo baseline',
   });
   const memory = sampleMemory(bench.server);
+  const previousFollowP99 = await previousFollow();
   try {
-    const result = await runSuite(bench, echo.address, plan, progress);
+    const result = await runSuite(
+      bench,
+      { echoAddress: echo.address, cpu, ...(sdkProfiler ? { sdkProfiler } : {}) },
+      plan,
+      progress,
+    );
     const series = memory.stop();
     const follow = result.follow;
     const steady = memorySummary(series, 10);
+    const oneAtATime = oneAtATimeChecks(result.rows);
+    const targets = evaluateTargets({
+      rows: result.rows,
+      follow,
+      ...(previousFollowP99 === undefined ? {} : { previousFollowP99 }),
+    });
     console.log(formatTable(result.rows));
+    console.log(`\n${tableLegend(cpuNotes)}`);
+    if (oneAtATime.length > 0) console.log(`\n${formatOneAtATime(oneAtATime)}`);
     console.log(
       `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +
         `acknowledgement → delivery p50 ${follow.latency.p50.toFixed(1)} ms, p99 ${follow.latency.p99.toFixed(1)} ms, ` +
@@ -156,10 +243,28 @@ async function suiteMode() {
           `${steady.maxMiB.toFixed(0)} MiB at most`,
       );
     }
+    console.log(`\n${formatTargets(targets)}`);
     await save(reportName, {
-      plan: { ...plan, runs: plan.runs.map((run) => ({ ...run, workload: run.workload.id })) },
-      rows: result.rows.map((row) => ({ ...row, vsEcho: vsEcho(row), vsMysql: vsMysql(row) })),
+      plan: {
+        ...plan,
+        runs: plan.runs.map((run) => ({ ...run, workload: run.workload.id })),
+        halfLoad: plan.halfLoad.map((workload) => workload.id),
+      },
+      cpu: {
+        clockTicksPerSecond: ticks.perSecond,
+        clockTicksAssumed: ticks.assumed,
+        serverPid,
+        mariadb: environment.mariadb,
+      },
+      rows: result.rows.map((row) => ({
+        ...row,
+        vsEcho: vsEcho(row),
+        vsMysql: vsMysql(row),
+        vsGem: vsGem(row),
+      })),
       follow,
+      oneAtATime,
+      targets,
       memory: { summary: steady, samples: series.samples },
     });
   } finally {
@@ -228,19 +333,94 @@ async function save(name: string, report: Record<string, unknown>) {
   console.log(`\nSaved ${relative(process.cwd(), path)}`);
 }
 
+/** The clocks of the server and MariaDB, and how the table's legend describes them. */
+function processCpu(serverPid: number | undefined, mariadb: DatabasePid) {
+  const ticks = clockTicks();
+  const cpu = new ProcessCpu(
+    { server: serverPid, ...('pid' in mariadb ? { mariadb: mariadb.pid } : {}) },
+    ticks,
+  );
+  const cpuNotes = {
+    clock: ticks.assumed
+      ? '/proc clock: 100 ticks/s ASSUMED (getconf CLK_TCK failed).'
+      : `/proc clock: ${ticks.perSecond} ticks/s (getconf CLK_TCK).`,
+    mariadb:
+      'pid' in mariadb
+        ? `the MariaDB process (pid ${mariadb.pid})`
+        : `not measured (${mariadb.unknown})`,
+  };
+  return { cpu, ticks, cpuNotes };
+}
+
+/** The server's and the SDK's top frames, once the server has exited and written its profile. */
+async function printProfiles() {
+  const locator = new SourceLocator(REPO);
+  if (options.profile) {
+    // node --cpu-prof names the file CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+    const names = await readdir(profileDir).catch(() => [] as string[]);
+    const mine = names.filter(
+      (name) => name.includes(`.${serverPid}.`) && name.endsWith('.cpuprofile'),
+    );
+    if (mine.length === 0) {
+      console.log(`\nNo server profile found in ${relative(process.cwd(), profileDir)}`);
+    } else {
+      const paths = mine.map((name) => join(profileDir, name));
+      const summary = await summariseProfiles(paths, locator);
+      console.log(`\n${formatProfileSummary('Server profile', summary)}`);
+      console.log(
+        `\nServer profile: ${paths.map((path) => relative(process.cwd(), path)).join(', ')}`,
+      );
+    }
+  }
+  if (sdkProfiler && sdkProfiler.paths.length > 0) {
+    const summary = await summariseProfiles(sdkProfiler.paths, locator);
+    console.log(`\n${formatProfileSummary('SDK process, during the SDK runs', summary)}`);
+    console.log(
+      `\nSDK profiles: ${relative(process.cwd(), sdkProfiler.directory)}/${sdkProfiler.prefix}-*.cpuprofile`,
+    );
+  }
+}
+
+/** The Each follow p99 of the run `--previous` names (or of the committed reference run). */
+async function previousFollow(): Promise<number | undefined> {
+  const path = options.previous ?? REFERENCE_RUN;
+  if (options.previous === undefined && !existsSync(path)) return undefined;
+  try {
+    const report = JSON.parse(await readFile(path, 'utf8')) as {
+      follow?: { latency?: { p99?: unknown } };
+    };
+    const p99 = report.follow?.latency?.p99;
+    if (typeof p99 !== 'number') throw new Error('it has no follow.latency.p99');
+    progress.note(
+      `Each follow target: p99 against ${p99.toFixed(1)} ms (+${FOLLOW_TOLERANCE * 100}%) from ${relative(process.cwd(), path)}`,
+    );
+    return p99;
+  } catch (error) {
+    progress.note(`Each follow target: cannot use ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
 async function describeEnvironment(mysqlUrl: string) {
   const connection = await mysql.createConnection(serverConnection(mysqlUrl));
   try {
     const [rows] = await connection.query(
       `SELECT VERSION() AS version, @@innodb_flush_log_at_trx_commit AS flush,
-              @@innodb_buffer_pool_size AS pool, @@sync_binlog AS sync_binlog`,
+              @@innodb_buffer_pool_size AS pool, @@sync_binlog AS sync_binlog,
+              @@hostname AS hostname, @@pid_file AS pid_file, @@datadir AS datadir`,
     );
     const row = (rows as Record<string, unknown>[])[0]!;
+    const mariadb: DatabasePid = await localDatabasePid({
+      hostname: String(row.hostname),
+      pidFile: String(row.pid_file),
+      dataDir: String(row.datadir),
+    });
     return {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown CPU',
       node: process.version,
       database: `MySQL ${String(row.version)} (innodb_flush_log_at_trx_commit=${String(row.flush)}, buffer pool ${Math.round(Number(row.pool) / 1024 / 1024)} MiB)`,
+      mariadb,
     };
   } finally {
     await connection.end();

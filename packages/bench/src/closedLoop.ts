@@ -4,14 +4,19 @@
 // completes inside the window); latency is per operation.
 import { performance } from 'node:perf_hooks';
 import { LatencyRecorder, type LatencySummary } from './latency.js';
+import { type MeasuredWindow, scheduleWindow } from './measuredWindow.js';
 
 export interface LoadOptions {
   readonly concurrency: number;
   readonly warmupMs: number;
   readonly durationMs: number;
+  /** Told when the measured window opens and closes (a CPU meter reads its clocks there). */
+  readonly window?: MeasuredWindow;
 }
 
 export interface LoadResult {
+  /** Operations completed in the measured window. */
+  readonly operations: number;
   /** Operations per second over the measured window. */
   readonly opsPerSecond: number;
   /** Units per second (cells for batch operations, records for Where), when one op moves many. */
@@ -34,6 +39,11 @@ export async function runClosedLoop(
   const start = performance.now();
   const measureFrom = start + options.warmupMs;
   const end = measureFrom + options.durationMs;
+  const edges = scheduleWindow(
+    options.window,
+    options.warmupMs,
+    options.warmupMs + options.durationMs,
+  );
   let operations = 0;
   let units = 0;
   let errors = 0;
@@ -64,8 +74,10 @@ export async function runClosedLoop(
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, (_, i) => worker(i)));
+  edges.finish();
   const seconds = options.durationMs / 1000;
   return {
+    operations,
     opsPerSecond: operations / seconds,
     unitsPerSecond: units / seconds,
     latency: latencies.summary(),

@@ -1,8 +1,27 @@
 // The database's limit: the statements the server runs for an operation, executed with
 // mysql2 directly (the engine's own SQL functions, so the text cannot drift), by as many
 // workers as the SDK run had calls in flight, each with its own connection.
-import { contentShard, contentTableName, findShard, indexTableName } from '@shameless/server';
-import { type MysqlPool, createMysqlPool, parseMysqlUrl } from '@shameless/server/sql';
+import {
+  type FieldType,
+  type IndexSpec,
+  contentShard,
+  contentTableName,
+  findShard,
+  indexTableName,
+} from '@shameless/server';
+import {
+  CompiledModel,
+  LogNotifier,
+  type MysqlPool,
+  Partition,
+  ShardTransaction,
+  type StatementReader,
+  StoreLayout,
+  createMysqlPool,
+  directReader,
+  parseMysqlUrl,
+} from '@shameless/server/sql';
+import { RATE_SCHEMA } from './benchStore.js';
 
 /** Where the bench model's rows live, as the server lays them out. */
 export class BaselineTables {
@@ -51,19 +70,53 @@ export class BaselineTables {
 export interface BaselinePools {
   /** One connection per worker. */
   readonly pool: MysqlPool;
-  /** For sessions holding a named lock while they use `pool` (Put's create path). */
-  readonly lockPool: MysqlPool;
+  /** Reads on the pool, one round trip per call (the server coalesces; this does not). */
+  readonly reader: StatementReader;
+  /**
+   * The server's write transaction over the pool: each call is its own transaction (the server
+   * groups concurrent writes; this does not).
+   */
+  readonly transaction: ShardTransaction;
+  /** The bench model as the engine sees it. */
+  readonly model: CompiledModel;
   end(): Promise<void>;
 }
 
 /** Raw mysql2 pools for `workers` workers; connections open on first use. */
-export function openBaselinePools(partitionUrl: string, workers: number): BaselinePools {
+export function openBaselinePools(
+  partitionUrl: string,
+  workers: number,
+  tables: BaselineTables,
+): BaselinePools {
   const location = parseMysqlUrl(partitionUrl);
   const pool = createMysqlPool(location, { connectionLimit: workers, connectTimeoutMs: 5000 });
-  const lockPool = createMysqlPool(location, { connectionLimit: workers, connectTimeoutMs: 5000 });
+  const layout = new StoreLayout(tables.namespace, tables.shardsCount, 1);
+  const transaction = new ShardTransaction(
+    layout,
+    new Partition(0, location, pool),
+    new LogNotifier(),
+  );
   return {
     pool,
-    lockPool,
-    end: async () => void (await Promise.all([pool.end(), lockPool.end()])),
+    reader: directReader(pool),
+    transaction,
+    model: new CompiledModel({
+      name: tables.model,
+      primaryIndex: PRIMARY,
+      secondaryIndices: [SECONDARY],
+      cells: ['meta'],
+    }),
+    end: () => pool.end(),
   };
 }
+
+/** An index of the bench model as the engine's SQL functions take it. */
+function indexSpec(
+  name: string,
+  index: { fields: Record<string, FieldType>; shardOn: string },
+): IndexSpec {
+  const fields = Object.entries(index.fields).map(([field, type]) => ({ name: field, type }));
+  return { name, shardOn: index.shardOn, fields };
+}
+export const PRIMARY = indexSpec('primary', RATE_SCHEMA.primary);
+export const SECONDARY = indexSpec('secondary', RATE_SCHEMA.indices.secondary);

@@ -5,17 +5,28 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoadResult } from './closedLoop.js';
 import { LatencyRecorder } from './latency.js';
+import { type MeasuredWindow, scheduleWindow } from './measuredWindow.js';
 
-/** Starts `operation` `ratePerSecond` times a second for the warm-up plus the duration. */
+/**
+ * Starts `operation` `ratePerSecond` times a second for the warm-up plus the duration. The
+ * measured window (`options.window`) runs from the end of the warm-up until the last call
+ * started in it has settled: those are the calls counted.
+ */
 export async function runOpenLoop(
   operation: (worker: number) => Promise<number | void>,
-  options: { ratePerSecond: number; warmupMs: number; durationMs: number },
+  options: {
+    ratePerSecond: number;
+    warmupMs: number;
+    durationMs: number;
+    window?: MeasuredWindow;
+  },
 ): Promise<LoadResult> {
   const latencies = new LatencyRecorder();
   const intervalMs = 1000 / options.ratePerSecond;
   const start = performance.now();
   const measureFrom = start + options.warmupMs;
   const end = measureFrom + options.durationMs;
+  const edges = scheduleWindow(options.window, options.warmupMs);
   const pending = new Set<Promise<void>>();
   let completed = 0;
   let errors = 0;
@@ -45,7 +56,9 @@ export async function runOpenLoop(
     pending.add(tracked);
   }
   await Promise.all(pending);
+  edges.finish();
   return {
+    operations: completed,
     opsPerSecond: completed / (options.durationMs / 1000),
     unitsPerSecond: completed / (options.durationMs / 1000),
     latency: latencies.summary(),

@@ -2,14 +2,24 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LatencySummary } from './latency.js';
+import type { CpuPerOperation } from './processCpu.js';
 
+/** A baseline's run, at the same payload and concurrency (or rate) as its row's. */
 export interface Baseline {
   readonly opsPerSecond: number;
   readonly p50: number;
   readonly p99: number;
+  readonly p999: number;
+  readonly errors: number;
+  readonly firstError?: string;
+  /** CPU per operation of the processes it involves (none measured for the echo). */
+  readonly cpu?: CpuPerOperation;
 }
 
 export interface RunRow {
+  /** The workload's id (`put-update`, ...), for `--workloads` and the targets. */
+  readonly workloadId: string;
+  /** As printed. */
   readonly workload: string;
   readonly bodyBytes: number;
   /** Calls in flight (closed loop); 0 for an open loop at `openLoopRate`. */
@@ -22,10 +32,14 @@ export interface RunRow {
   readonly latency: LatencySummary;
   readonly errors: number;
   readonly firstError?: string;
+  /** CPU per operation of the server, the SDK's process and MariaDB over the measured window. */
+  readonly cpu: CpuPerOperation;
   /** The bare grpc-js echo of the same payload at the same concurrency. */
   readonly echo?: Baseline;
   /** The same SQL through mysql2 at the same concurrency. */
   readonly mysql?: Baseline;
+  /** The Ruby gem's statements for the operation through mysql2 at the same concurrency. */
+  readonly gem?: Baseline;
 }
 
 const ratio = (value: number, baseline: Baseline | undefined) =>
@@ -40,6 +54,10 @@ export function vsMysql(row: RunRow): number | undefined {
   return ratio(row.opsPerSecond, row.mysql);
 }
 
+export function vsGem(row: RunRow): number | undefined {
+  return ratio(row.opsPerSecond, row.gem);
+}
+
 const number = (value: number) =>
   Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '-';
 const ms = (value: number) =>
@@ -47,7 +65,12 @@ const ms = (value: number) =>
 const times = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(2)}x`);
 const size = (bytes: number) => (bytes >= 1024 ? `${Math.round(bytes / 1024)}KB` : `${bytes}B`);
 
-/** The table, as Markdown (it reads as plain text too). */
+const micros = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(0));
+
+/**
+ * The table, as Markdown (it reads as plain text too): a row per run, each followed by its
+ * gem-shaped baseline's row when it has one.
+ */
 export function formatTable(rows: readonly RunRow[]): string {
   const header = [
     'workload',
@@ -60,27 +83,58 @@ export function formatTable(rows: readonly RunRow[]): string {
     'p99.9 ms',
     'echo ops/s',
     'echo p99',
-    'vs echo',
+    '× echo',
     'mysql2 ops/s',
-    'vs mysql2',
+    '× mysql2',
+    '× gem',
+    'server µs/op',
+    'client µs/op',
+    'MariaDB µs/op',
     'errors',
   ];
-  const lines = rows.map((row) => [
-    row.workload,
-    size(row.bodyBytes),
-    row.openLoopRate === undefined ? String(row.concurrency) : `${row.openLoopRate}/s`,
-    number(row.opsPerSecond),
-    row.unit === 'calls' ? '' : `${number(row.unitsPerSecond)} ${row.unit}`,
-    ms(row.latency.p50),
-    ms(row.latency.p99),
-    ms(row.latency.p999),
-    row.echo ? number(row.echo.opsPerSecond) : '-',
-    row.echo ? ms(row.echo.p99) : '-',
-    times(vsEcho(row)),
-    row.mysql ? number(row.mysql.opsPerSecond) : '-',
-    times(vsMysql(row)),
-    String(row.errors),
-  ]);
+  const lines = rows.flatMap((row) => {
+    const load = row.openLoopRate === undefined ? String(row.concurrency) : `${row.openLoopRate}/s`;
+    const line = [
+      row.workload,
+      size(row.bodyBytes),
+      load,
+      number(row.opsPerSecond),
+      row.unit === 'calls' ? '' : `${number(row.unitsPerSecond)} ${row.unit}`,
+      ms(row.latency.p50),
+      ms(row.latency.p99),
+      ms(row.latency.p999),
+      row.echo ? number(row.echo.opsPerSecond) : '-',
+      row.echo ? ms(row.echo.p99) : '-',
+      times(vsEcho(row)),
+      row.mysql ? number(row.mysql.opsPerSecond) : '-',
+      times(vsMysql(row)),
+      times(vsGem(row)),
+      micros(row.cpu.server),
+      micros(row.cpu.client),
+      micros(row.cpu.mariadb),
+      String(row.errors),
+    ];
+    if (!row.gem) return [line];
+    const gem = row.gem;
+    return [
+      line,
+      [
+        `${row.workload}, gem-shaped`,
+        size(row.bodyBytes),
+        load,
+        number(gem.opsPerSecond),
+        '',
+        ms(gem.p50),
+        ms(gem.p99),
+        ms(gem.p999),
+        // No echo, mysql2 or ratio columns, and no server: the gem-shaped client talks to MariaDB.
+        ...Array.from({ length: 7 }, () => '-'),
+        micros(gem.cpu?.client),
+        micros(gem.cpu?.mariadb),
+        String(gem.errors),
+      ],
+    ];
+  });
   const widths = header.map((title, i) =>
     Math.max(title.length, ...lines.map((line) => line[i]!.length)),
   );
@@ -88,6 +142,18 @@ export function formatTable(rows: readonly RunRow[]): string {
     `| ${cells.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((width, i) => (i < 3 ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
   return [render(header), rule, ...lines.map(render)].join('\n');
+}
+
+/** What the table's columns mean, printed under it. */
+export function tableLegend(cpu: { clock: string; mariadb: string }): string {
+  return [
+    "× echo, × mysql2, × gem: ops/s over the baseline's at the same concurrency. gem-shaped: the Ruby",
+    "gem's statements for the operation (autocommit, no lock) through mysql2, one connection per worker;",
+    "its errors are the gem's own update race (two updates read version n, the second insert fails).",
+    'µs/op: CPU time per operation completed in the measured window. server = `shameless serve`;',
+    'client = this process (the SDK, or the gem-shaped client, and the load loop);',
+    `MariaDB = ${cpu.mariadb}, with any other client's load on it. ${cpu.clock}`,
+  ].join('\n');
 }
 
 /** Writes `report` as `<directory>/<name>.json` and returns the path. */

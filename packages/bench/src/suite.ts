@@ -1,13 +1,17 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
-// mysql2 baseline, against the echo baseline of the same payload and concurrency.
+// mysql2 baseline and, where the gem has the operation, its gem-shaped baseline, against the
+// echo baseline of the same payload and concurrency; CPU per operation for each.
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { connectEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
+import { openGemShapedClient } from './gemShapedClient.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
+import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
+import type { SdkProfiler } from './sdkProfiler.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
 export interface PlannedRun {
@@ -35,9 +39,18 @@ export interface SuiteResult {
   readonly follow: FollowResult;
 }
 
+/** What the suite measures with besides the store. */
+export interface SuiteInstruments {
+  /** The echo baseline's server. */
+  readonly echoAddress: string;
+  readonly cpu: ProcessCpu;
+  /** Profiles this process during the SDK runs (`--profile-sdk`). */
+  readonly sdkProfiler?: SdkProfiler;
+}
+
 export async function runSuite(
   bench: BenchStore,
-  echoAddress: string,
+  { echoAddress, cpu, sdkProfiler }: SuiteInstruments,
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
@@ -80,6 +93,25 @@ export async function runSuite(
     }
   };
 
+  // The SDK's runs are charged with the server's CPU too; the baselines run in this process.
+  const sdkRun = async (
+    label: string,
+    measure: (window: LoadOptions['window']) => Promise<LoadResult>,
+  ) => {
+    const meter = cpu.meter(['server', 'client', 'mariadb']);
+    const run = () => measure(meter);
+    const result = sdkProfiler ? await sdkProfiler.profile(label, run) : await run();
+    return { result, cpu: meter.perOperation(result.operations) };
+  };
+  const baselineRun = async (
+    operation: (worker: number) => Promise<number | void>,
+    concurrency: number,
+  ) => {
+    const meter = cpu.meter(['client', 'mariadb']);
+    const result = await runClosedLoop(operation, { ...load, concurrency, window: meter });
+    return baseline(result, meter.perOperation(result.operations));
+  };
+
   const tables = new BaselineTables('rate', bench.settings.shardsCount);
   const total = plan.runs.reduce((sum, run) => sum + run.concurrency.length, 0);
   let done = 0;
@@ -97,19 +129,30 @@ export async function runSuite(
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
       const echo = await echoAt(run.bodyBytes, concurrency);
-      const sdk = await runClosedLoop(run.workload.sdk(context), { ...load, concurrency });
+      const { result: sdk, cpu: sdkCpu } = await sdkRun(
+        `${run.workload.id}-${formatBytes(run.bodyBytes).replace(' ', '')}-${concurrency}`,
+        (window) => runClosedLoop(run.workload.sdk(context), { ...load, concurrency, window }),
+      );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
-        const pools = openBaselinePools(bench.partitionUrl, concurrency);
+        const pools = openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
-          mysql = baseline(
-            await runClosedLoop(run.workload.mysql(context, pools), { ...load, concurrency }),
-          );
+          mysql = await baselineRun(run.workload.mysql(context, pools), concurrency);
         } finally {
           await pools.end();
         }
       }
+      let gem: Baseline | undefined;
+      if (run.workload.gem) {
+        const client = openGemShapedClient(bench.partitionUrl, concurrency);
+        try {
+          gem = await baselineRun(run.workload.gem(context, client), concurrency);
+        } finally {
+          await client.end();
+        }
+      }
       const row: RunRow = {
+        workloadId: run.workload.id,
         workload: run.workload.name,
         bodyBytes: run.bodyBytes,
         concurrency,
@@ -119,14 +162,18 @@ export async function runSuite(
         latency: sdk.latency,
         errors: sdk.errors,
         ...(sdk.firstError === undefined ? {} : { firstError: sdk.firstError }),
+        cpu: sdkCpu,
         echo,
         ...(mysql ? { mysql } : {}),
+        ...(gem ? { gem } : {}),
       };
       rows.push(row);
       progress.note(
         `${label}: ${Math.round(sdk.opsPerSecond)} ops/s, p99 ${sdk.latency.p99.toFixed(2)} ms` +
-          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''})` +
-          (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : ''),
+          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
+          `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''})` +
+          (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : '') +
+          (gem && gem.errors > 0 ? `; gem-shaped: ${gem.errors} errors: ${gem.firstError}` : ''),
       );
     }
   }
@@ -144,7 +191,9 @@ export async function runSuite(
       bodyBytes: HALF_LOAD_BODY,
       shardsCount: bench.settings.shardsCount,
     };
-    const result = await runOpenLoop(workload.sdk(context), { ...load, ratePerSecond });
+    const { result, cpu: sdkCpu } = await sdkRun(`${workload.id}-half-peak`, (window) =>
+      runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
+    );
     // The echo at the same rate: the latency this machine's scheduling alone adds.
     const echoClient = connectEcho(echoAddress);
     const payload = Buffer.alloc(HALF_LOAD_BODY, 0x78);
@@ -156,6 +205,7 @@ export async function runSuite(
     );
     echoClient.close();
     const row: RunRow = {
+      workloadId: workload.id,
       workload: `${workload.name} at half peak`,
       bodyBytes: HALF_LOAD_BODY,
       concurrency: 0,
@@ -165,8 +215,9 @@ export async function runSuite(
       unitsPerSecond: result.unitsPerSecond,
       latency: result.latency,
       errors: result.errors,
-      echo,
       ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
+      cpu: sdkCpu,
+      echo,
     };
     rows.push(row);
     progress.note(
@@ -188,10 +239,14 @@ export async function runSuite(
   return { rows, follow };
 }
 
-function baseline(result: LoadResult): Baseline {
+function baseline(result: LoadResult, cpu?: CpuPerOperation): Baseline {
   return {
     opsPerSecond: result.opsPerSecond,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p999: result.latency.p999,
+    errors: result.errors,
+    ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
+    ...(cpu ? { cpu } : {}),
   };
 }

@@ -1,31 +1,28 @@
-// Each workload twice: through the SDK against the server, and as the raw SQL the server runs
-// for it (the mysql2 baseline). Both pick their records the same way from the same seeded set.
+// Each workload through the SDK against the server, as the raw SQL the server runs for it (the
+// mysql2 baseline) and, where the Ruby gem has the operation, as the gem's own statements (the
+// gem-shaped baseline). All pick their records the same way from the same seeded set.
 import { randomUUID } from 'node:crypto';
-import type { FieldType, IndexSpec } from '@shameless/server';
 import {
-  type MysqlPool,
   type Row,
-  beginCellWrite,
-  getNamedLock,
-  insertCellAndCommit,
-  insertPrimaryRow,
-  insertSecondaryRow,
+  type StatementReader,
+  type WriteItem,
   lookupPrimary,
+  parseBody,
   queryIndex,
   readCell,
   readLatestCells,
   readLogPage,
-  releaseNamedLock,
 } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
+import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
 import {
-  RATE_SCHEMA,
-  type RateModel,
-  type SeededSet,
-  payloadOf,
-  seededRate,
-} from './benchStore.js';
-import type { BaselinePools, BaselineTables } from './mysqlBaseline.js';
+  type GemShapedClient,
+  gemCreate,
+  gemLatestBase,
+  gemLookup,
+  gemUpdate,
+} from './gemShapedClient.js';
+import { type BaselinePools, type BaselineTables, PRIMARY, SECONDARY } from './mysqlBaseline.js';
 
 /** One operation of a closed loop: resolves with the units it moved (1 when omitted). */
 export type Operation = (worker: number) => Promise<number | void>;
@@ -51,18 +48,9 @@ export interface Workload {
   sdk(context: WorkloadContext): Operation;
   /** The same SQL through mysql2; undefined when the workload has no SQL counterpart. */
   mysql?(context: WorkloadContext, pools: BaselinePools): Operation;
+  /** The Ruby gem's statements for the operation; undefined where the gem has no such call. */
+  gem?(context: WorkloadContext, client: GemShapedClient): Operation;
 }
-
-/** An index of the bench model as the engine's SQL functions take it. */
-function indexSpec(
-  name: string,
-  index: { fields: Record<string, FieldType>; shardOn: string },
-): IndexSpec {
-  const fields = Object.entries(index.fields).map(([field, type]) => ({ name: field, type }));
-  return { name, shardOn: index.shardOn, fields };
-}
-const PRIMARY = indexSpec('primary', RATE_SCHEMA.primary);
-const SECONDARY = indexSpec('secondary', RATE_SCHEMA.indices.secondary);
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 let uniqueCounter = 0;
@@ -79,31 +67,21 @@ const randomSeeded = ({ seeded }: WorkloadContext) => {
   };
 };
 
-/** The write the server makes for every append: lock, read latest, insert, commit. */
-async function appendSql(
-  pool: MysqlPool,
-  tables: BaselineTables,
-  uuid: string,
-  cell: string,
-  body: Buffer,
-): Promise<void> {
-  const table = tables.contentOf(uuid);
-  const requestId = randomUUID();
-  const connection = await pool.getConnection();
-  try {
-    const state = await beginCellWrite(connection, table, tables.logLocks, uuid, cell, requestId);
-    await insertCellAndCommit(connection, table, {
-      uuid,
-      name: cell,
-      refKey: state.latest ? Number(state.latest.ref_key) + 1 : 0,
-      body,
-      createdAt: new Date(),
-      requestId,
-    });
-  } finally {
-    connection.release();
-  }
+/** The server's transaction for one write, on its own (the server groups concurrent ones). */
+async function writeAlone(pools: BaselinePools, item: WriteItem): Promise<void> {
+  const [outcome] = await pools.transaction.run([item]);
+  if (outcome?.status !== 'written') throw new Error(`baseline write: ${JSON.stringify(outcome)}`);
 }
+
+/** A merge of `body` into a cell, as the SDK's update and Put's update path send it. */
+const mergeInto = (pools: BaselinePools, uuid: string, cell: string, body: Buffer): WriteItem => ({
+  kind: 'append',
+  model: pools.model,
+  uuid,
+  cell,
+  content: { mode: 'merge', patch: parseBody(body, 'body') },
+  requestId: randomUUID(),
+});
 
 const indexValues = (values: { hotel_id: number; room_type: string; check_in_date: string }) => [
   values.hotel_id,
@@ -119,32 +97,39 @@ export const putCreate: Workload = {
     const body = payloadOf(bodyBytes);
     return async () => void (await rate.put({ ...freshRate('sdk'), ...body }));
   },
-  mysql: ({ tables, bodyBytes }, { pool, lockPool }) => {
-    const body = pack(payloadOf(bodyBytes));
+  mysql: ({ tables, bodyBytes }, pools) => {
+    const payload = payloadOf(bodyBytes);
     return async () => {
       const values = freshRate('sql');
       const primaryTable = tables.index('primary', values.hotel_id);
-      // Named-lock sessions come from their own pool, as in the server: a worker holding one
-      // also needs a connection for the append.
-      const lock = await lockPool.getConnection();
-      try {
-        await getNamedLock(lock, `bench:${values.check_in_date}`, 10);
-        await lookupPrimary(lock, primaryTable, PRIMARY, indexValues(values));
-        const uuid = randomUUID();
-        await appendSql(pool, tables, uuid, 'base', body);
-        await insertPrimaryRow(lock, primaryTable, PRIMARY, indexValues(values), uuid);
-        await insertSecondaryRow(
-          pool,
-          tables.index('secondary', values.hotel_id),
-          SECONDARY,
-          [values.hotel_id, values.gateway, values.discount_type],
-          uuid,
-        );
-        await releaseNamedLock(lock, `bench:${values.check_in_date}`);
-      } finally {
-        lock.release();
-      }
+      await lookupPrimary(pools.reader, primaryTable, PRIMARY, indexValues(values));
+      // On one partition every uuid's content shard is the index row's partition.
+      const uuid = randomUUID();
+      await writeAlone(pools, {
+        kind: 'create',
+        model: pools.model,
+        uuid,
+        body: pack({ ...values, ...payload }),
+        requestId: randomUUID(),
+        indexRows: [
+          { index: PRIMARY, table: primaryTable, values: indexValues(values), primary: true },
+          {
+            index: SECONDARY,
+            table: tables.index('secondary', values.hotel_id),
+            values: [values.hotel_id, values.gateway, values.discount_type],
+            primary: false,
+          },
+        ],
+      });
     };
+  },
+  gem: ({ tables, bodyBytes }, client) => {
+    const body = payloadOf(bodyBytes);
+    return async (worker) =>
+      void (await gemCreate(await client.session(worker), tables, [PRIMARY, SECONDARY], {
+        ...freshRate('gem'),
+        ...body,
+      }));
   },
 };
 
@@ -156,13 +141,20 @@ export const putUpdate: Workload = {
     const body = payloadOf(context.bodyBytes);
     return async () => void (await context.rate.put({ ...randomSeeded(context).values, ...body }));
   },
-  mysql: (context, { pool }) => {
+  mysql: (context, pools) => {
     const body = pack(payloadOf(context.bodyBytes));
     return async () => {
       const { values } = randomSeeded(context);
       const table = context.tables.index('primary', values.hotel_id);
-      const uuid = await lookupPrimary(pool, table, PRIMARY, indexValues(values));
-      await appendSql(pool, context.tables, uuid!, 'base', body);
+      const uuid = await lookupPrimary(pools.reader, table, PRIMARY, indexValues(values));
+      await writeAlone(pools, mergeInto(pools, uuid!, 'base', body));
+    };
+  },
+  gem: (context, client) => {
+    const body = payloadOf(context.bodyBytes);
+    return async (worker) => {
+      const { values } = randomSeeded(context);
+      await gemUpdate(await client.session(worker), context.tables, PRIMARY, values, body);
     };
   },
 };
@@ -176,9 +168,9 @@ export const writeCell: Workload = {
     return async () =>
       void (await context.rate.record(randomSeeded(context).uuid).meta.update(body));
   },
-  mysql: (context, { pool }) => {
+  mysql: (context, pools) => {
     const body = pack(payloadOf(context.bodyBytes));
-    return () => appendSql(pool, context.tables, randomSeeded(context).uuid, 'meta', body);
+    return () => writeAlone(pools, mergeInto(pools, randomSeeded(context).uuid, 'meta', body));
   },
 };
 
@@ -189,11 +181,17 @@ export const getCell: Workload = {
   sdk: (context) => async () =>
     void (await context.rate.record(randomSeeded(context).uuid).base.reload()),
   mysql:
-    (context, { pool }) =>
+    (context, { reader }) =>
     async () => {
       const { uuid } = randomSeeded(context);
-      await readCell(pool, context.tables.contentOf(uuid), uuid, 'base');
+      await readCell(reader, context.tables.contentOf(uuid), uuid, 'base');
     },
+  gem: (context, client) => async (worker) => {
+    const { uuid } = randomSeeded(context);
+    if (!(await gemLatestBase(await client.session(worker), context.tables, uuid))) {
+      throw new Error(`gem-shaped find: no base cell for ${uuid}`);
+    }
+  },
 };
 
 export const whereOne: Workload = {
@@ -212,11 +210,11 @@ export const whereOne: Workload = {
     return found.length;
   },
   mysql:
-    (context, { pool }) =>
+    (context, { reader }) =>
     async () => {
       const { values } = randomSeeded(context);
       const rows = await queryIndex(
-        pool,
+        reader,
         context.tables.index('primary', values.hotel_id),
         PRIMARY,
         {
@@ -229,8 +227,15 @@ export const whereOne: Workload = {
           limit: 2,
         },
       );
-      return (await readRecords(pool, context.tables, rows)).length;
+      return (await readRecords(reader, context.tables, rows)).length;
     },
+  gem: (context, client) => async (worker) => {
+    const { values } = randomSeeded(context);
+    const session = await client.session(worker);
+    const uuid = await gemLookup(session, context.tables, PRIMARY, values);
+    if (uuid === undefined) return 0;
+    return (await gemLatestBase(session, context.tables, uuid)) ? 1 : 0;
+  },
 };
 
 const WHERE_MANY = 100;
@@ -247,23 +252,23 @@ export const whereHundred: Workload = {
     return found.length;
   },
   mysql:
-    (context, { pool }) =>
+    (context, { reader }) =>
     async () => {
       const hotel = pick(context.seeded.hotels);
-      const rows = await queryIndex(pool, context.tables.index('primary', hotel), PRIMARY, {
+      const rows = await queryIndex(reader, context.tables.index('primary', hotel), PRIMARY, {
         conditions: [{ field: 'hotel_id', op: 'eq', values: [hotel] }],
         descending: false,
         limit: WHERE_MANY + 1,
       });
-      return (await readRecords(pool, context.tables, rows.slice(0, WHERE_MANY))).length;
+      return (await readRecords(reader, context.tables, rows.slice(0, WHERE_MANY))).length;
     },
 };
 
 /** The records' base cells: one query per content shard, in one round trip, as Where reads them. */
-async function readRecords(pool: MysqlPool, tables: BaselineTables, rows: Row[]) {
+async function readRecords(reader: StatementReader, tables: BaselineTables, rows: Row[]) {
   const byShard = tables.byShard(rows.map((row) => ({ uuid: String(row.uuid) })));
   const found = await readLatestCells(
-    pool,
+    reader,
     [...byShard].map(([shard, records]) => ({
       table: tables.content(shard),
       uuids: records.map(({ uuid }) => uuid),
@@ -301,10 +306,10 @@ export const fetchLatestCells: Workload = {
     return page.cells.length;
   },
   mysql:
-    (context, { pool }) =>
+    (context, { reader }) =>
     async () => {
       const shard = Math.floor(Math.random() * LOG_SHARDS);
-      const page = await readLogPage(pool, context.tables.content(shard), 0, LOG_PAGE);
+      const page = await readLogPage(reader, context.tables.content(shard), 0, LOG_PAGE);
       return page.rows.length;
     },
 };

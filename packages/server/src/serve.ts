@@ -15,6 +15,12 @@ export async function serve(settings: Settings): Promise<void> {
       connectTimeoutMs: settings.connectTimeoutMs,
       startupTimeoutMs: settings.startupTimeoutMs,
       followPollIntervalMs: settings.followPollMs,
+      groupLimits: {
+        concurrency: settings.writeGroups,
+        maxItems: settings.writeGroupMaxItems,
+        maxBytes: settings.writeGroupMaxBytes,
+        maxQueuedBytes: settings.writeQueueMaxBytes,
+      },
     },
     logger,
   );

@@ -94,6 +94,37 @@ export const SETTINGS = {
     defaultValue: 100,
     parse: integer(1),
   },
+  writeGroups: {
+    flag: '--write-groups <n>',
+    env: 'SHAMELESS_WRITE_GROUPS',
+    description:
+      'write transactions each partition runs at once; writes arriving while all are busy wait and share the next (group commit)',
+    defaultValue: 2,
+    parse: integer(1, 1000),
+  },
+  writeGroupMaxItems: {
+    flag: '--write-group-max-items <n>',
+    env: 'SHAMELESS_WRITE_GROUP_MAX_ITEMS',
+    description:
+      'most writes one transaction takes from the queue (a larger single call goes alone)',
+    defaultValue: 2000,
+    parse: integer(1),
+  },
+  writeGroupMaxBytes: {
+    flag: '--write-group-max-bytes <n>',
+    env: 'SHAMELESS_WRITE_GROUP_MAX_BYTES',
+    description: 'most bytes of bodies one transaction takes from the queue',
+    defaultValue: 8 * 1024 * 1024,
+    parse: integer(1024),
+  },
+  writeQueueMaxBytes: {
+    flag: '--write-queue-max-bytes <n>',
+    env: 'SHAMELESS_WRITE_QUEUE_MAX_BYTES',
+    description:
+      'bytes of bodies that may wait for a partition; writes beyond are refused with RESOURCE_EXHAUSTED (the SDK backs off and retries)',
+    defaultValue: 64 * 1024 * 1024,
+    parse: integer(1024),
+  },
   graceMs: {
     flag: '--grace-ms <ms>',
     env: 'SHAMELESS_GRACE_MS',

@@ -6,7 +6,7 @@ export * from './engine/sql/contentReads.js';
 export * from './engine/sql/contentRows.js';
 export * from './engine/sql/contentWrites.js';
 export * from './engine/sql/indexTable.js';
-export * from './engine/sql/namedLock.js';
+export * from './engine/sql/statement.js';
 export {
   createMysqlPool,
   parseMysqlUrl,
@@ -14,3 +14,12 @@ export {
   type Row,
   type SqlSession,
 } from './engine/mysqlPool.js';
+// The transaction every content write goes through, for a baseline that runs it one write at a
+// time (no group commit, no gRPC) over its own pool.
+export { parseBody } from './engine/body.js';
+export { StoreLayout } from './engine/layout.js';
+export { LogNotifier } from './engine/logNotifier.js';
+export { CompiledModel } from './engine/model.js';
+export { Partition } from './engine/partitions.js';
+export { ShardTransaction } from './engine/shardTransaction.js';
+export type { WriteItem } from './engine/writeItems.js';

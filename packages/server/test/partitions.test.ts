@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
 import mysql from 'mysql2/promise';
 import type { MariaDbServer } from '@shameless/testkit';
-import { Operator, SortOrder } from '@shameless/proto';
+import { FieldType, type ModelDefinition, Operator, SortOrder } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
 import { int } from './support/indexValues.js';
 import {
@@ -72,6 +72,10 @@ describe('Partitions: two databases on one server', function () {
       });
       const contentPlace = await store.api.findShard({ key: { $case: 'uuid', uuid: put.uuid } });
       expect(put.base!.shard).to.equal(contentPlace.shard);
+      // A create draws its uuid so that its content commits with its primary-index row.
+      expect(contentPlace.partition, 'content on the primary index row partition').to.equal(
+        indexPlace.partition,
+      );
       const pad = (shard: number) => String(shard).padStart(6, '0');
       for (const [i, url] of store.partitionUrls.entries()) {
         const content = await rowsIn(url, `test_rate_${pad(contentPlace.shard)}`, 'uuid = ?', [
@@ -94,6 +98,89 @@ describe('Partitions: two databases on one server', function () {
         }
       }
     }
+  });
+});
+
+describe('Partitions: an index sharded on another field lives on another partition', function () {
+  let store: StoreFixture;
+  const pad = (shard: number) => String(shard).padStart(6, '0');
+  const STAY: ModelDefinition = {
+    name: 'stay',
+    primaryIndex: {
+      name: '',
+      fields: [
+        { name: 'hotel_id', type: FieldType.FIELD_TYPE_INTEGER },
+        { name: 'day', type: FieldType.FIELD_TYPE_STRING },
+      ],
+      shardOn: 'hotel_id',
+    },
+    secondaryIndices: [
+      {
+        name: 'by_chain',
+        fields: [
+          { name: 'chain_id', type: FieldType.FIELD_TYPE_INTEGER },
+          { name: 'code', type: FieldType.FIELD_TYPE_STRING },
+        ],
+        shardOn: 'chain_id',
+      },
+    ],
+    cells: [],
+  };
+
+  before(async () => {
+    store = await startStoreFixture({ shardsCount: 8, partitionCount: 2 });
+    // The Ruby gem's index tables are unique on their fields: made so before DefineModel, which
+    // keeps tables that exist.
+    for (const [partition, url] of store.partitionUrls.entries()) {
+      const connection = await mysql.createConnection(url);
+      for (let shard = 4 * partition; shard < 4 * partition + 4; shard++) {
+        await connection.query(
+          `CREATE TABLE \`test_stay_by_chain_index_${pad(shard)}\` (
+             chain_id INT NOT NULL, code VARCHAR(255) NOT NULL, uuid VARCHAR(36),
+             UNIQUE KEY \`gem_unique\` (chain_id, code))`,
+        );
+      }
+      await connection.end();
+    }
+    await store.api.defineModel({ model: STAY });
+  });
+  after(() => store?.close());
+
+  const put = (hotel: number, chain: number, code: string) =>
+    store.api.put({
+      model: 'stay',
+      values: pack({ hotel_id: hotel, day: 'mon', chain_id: chain, code }),
+      requestId: requestId(),
+    });
+
+  it('writes the row there after the commit, and refuses a create it collides with, leaving no index row', async () => {
+    // hotels 1 and 2: index shards 1, 2 (partition 0); chain 5: shard 5 (partition 1).
+    const first = await put(1, 5, 'x');
+    expect(first.created).to.equal(true);
+    const byChain = () =>
+      rowsIn(store.partitionUrls[1]!, `test_stay_by_chain_index_${pad(5)}`, 'chain_id = 5', []);
+    expect((await byChain()).map((row) => row.uuid)).to.deep.equal([first.uuid]);
+
+    const error = await rejection(put(2, 5, 'x'));
+    expect(error.code).to.equal(status.ALREADY_EXISTS);
+    expect(error.details).to.match(
+      /^index by_chain of stay already holds chain_id=5, code="x" for another record/,
+    );
+    expect(
+      await rowsIn(
+        store.partitionUrls[0]!,
+        `test_stay_primary_index_${pad(2)}`,
+        'hotel_id = 2',
+        [],
+      ),
+    ).to.deep.equal([]);
+    expect((await byChain()).map((row) => row.uuid)).to.deep.equal([first.uuid]);
+
+    const other = await put(2, 5, 'y');
+    expect(other.created).to.equal(true);
+    expect((await byChain()).map((row) => row.uuid).sort()).to.deep.equal(
+      [first.uuid, other.uuid].sort(),
+    );
   });
 });
 

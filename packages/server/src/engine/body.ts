@@ -1,64 +1,50 @@
-// Cell bodies: MessagePack maps with string keys. Bodies are validated on the way in and
-// re-encoded only when merged; reads return the stored bytes untouched.
-import { Packr, Unpackr } from 'msgpackr';
+// Cell bodies: MessagePack maps with string keys, kept as the bytes their writer sent. A body
+// is checked on the way in and merged as bytes (encodedMap.ts), so no value is ever decoded and
+// encoded again: reads, merges and copies all keep each value's type and bytes.
+import { EMPTY_MAP, EncodedMap, MalformedMapError } from './encodedMap.js';
 import { InvalidArgumentError } from './errors.js';
 
-// Maps stay Maps (so nested maps keep non-string keys), 64-bit integers stay exact, and
-// nothing msgpackr-specific (records, structured clones) is ever written: the gem must be able
-// to read every body.
-const unpackr = new Unpackr({ mapsAsObjects: false, int64AsType: 'bigint', useRecords: false });
-const packr = new Packr({
-  mapsAsObjects: false,
-  useRecords: false,
-  moreTypes: false,
-  int64AsType: 'bigint',
-});
+export type Body = EncodedMap;
 
-export type Body = Map<string, unknown>;
-
-/** Decodes a body, or says which request field is malformed. */
-export function decodeBody(bytes: Buffer, field: string): Body {
+/** Checks a body sent in a request, or says which request field is malformed. */
+export function parseBody(bytes: Buffer, field: string): Body {
   if (bytes.length === 0) {
     throw new InvalidArgumentError(
       field,
       'must be a MessagePack map (empty map: 0x80), got no bytes',
     );
   }
-  let value: unknown;
+  let body: EncodedMap;
   try {
-    value = unpackr.unpack(bytes);
-  } catch {
-    throw new InvalidArgumentError(field, 'is not valid MessagePack');
+    body = EncodedMap.parse(bytes);
+  } catch (error) {
+    if (!(error instanceof MalformedMapError)) throw error;
+    throw new InvalidArgumentError(
+      field,
+      error.message === 'not a map'
+        ? 'must be a MessagePack map with string keys'
+        : `is not valid MessagePack (${error.message})`,
+    );
   }
-  if (!(value instanceof Map)) {
-    throw new InvalidArgumentError(field, 'must be a MessagePack map with string keys');
+  if (body.hasNonStringKey) {
+    throw new InvalidArgumentError(field, 'must have string keys only');
   }
-  for (const key of value.keys()) {
-    if (typeof key !== 'string') {
-      throw new InvalidArgumentError(field, `must have string keys only, found key ${String(key)}`);
-    }
-  }
-  return value as Body;
+  return body;
 }
 
-/** Decodes a stored body; a corrupt one reads as empty rather than failing every later write. */
-export function decodeStoredBody(bytes: Buffer | undefined): Body {
-  if (!bytes || bytes.length === 0) return new Map();
+/**
+ * The latest version's body with `patch` merged over it (the gem's shallow merge), as bytes.
+ * A missing or corrupt stored body counts as empty rather than failing every later write.
+ */
+export function mergeIntoStored(stored: Buffer | undefined, patch: Body): Buffer {
+  return storedBody(stored).mergedWith(patch);
+}
+
+function storedBody(bytes: Buffer | undefined): EncodedMap {
+  if (!bytes || bytes.length === 0) return EncodedMap.parse(EMPTY_MAP);
   try {
-    const value = unpackr.unpack(bytes);
-    return value instanceof Map ? (value as Body) : new Map();
+    return EncodedMap.parse(bytes);
   } catch {
-    return new Map();
+    return EncodedMap.parse(EMPTY_MAP);
   }
-}
-
-export function encodeBody(body: Body): Buffer {
-  return packr.pack(body);
-}
-
-/** The gem's shallow merge: the patch's keys written over the base. */
-export function mergeBodies(base: Body, patch: Body): Body {
-  const merged = new Map(base);
-  for (const [key, value] of patch) merged.set(key, value);
-  return merged;
 }

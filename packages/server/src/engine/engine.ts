@@ -1,8 +1,8 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
-import { type BatchWrite, type BatchWriteOutcome, CellBatchWriter } from './cellBatchWriter.js';
-import { CellWriter } from './cellWriter.js';
-import { decodeBody } from './body.js';
+import { type AppendOutcome, CellWriter } from './cellWriter.js';
+import type { GroupLimits, GroupStats } from './groupCommit.js';
+import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
 import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
@@ -19,6 +19,7 @@ import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { DEFAULT_WHERE_LIMIT, type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
 import type { Logger } from './logger.js';
+import type { AppendRequest } from './writeItems.js';
 
 export interface WriteCellInput {
   model: string;
@@ -66,7 +67,6 @@ export interface StoreDescription {
 export class Engine {
   readonly models: ModelRegistry;
   private readonly cells: CellWriter;
-  private readonly batches: CellBatchWriter;
   private readonly puts: PutOperation;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
@@ -75,12 +75,11 @@ export class Engine {
     readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     logger: Logger,
-    options: { followPollIntervalMs: number },
+    options: { followPollIntervalMs: number; groupLimits?: GroupLimits },
   ) {
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
-    this.cells = new CellWriter(layout, partitions, notifier);
-    this.batches = new CellBatchWriter(layout, partitions, notifier);
+    this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
     this.puts = new PutOperation(layout, partitions, this.cells);
     this.wheres = new WhereQuery(layout, partitions, this.models);
     this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
@@ -155,8 +154,7 @@ export class Engine {
   }
 
   async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
-    const write = await this.checkWrite(input);
-    return this.cells.append({ ...write, requireRecord: true });
+    return this.cells.append(await this.checkWrite(input));
   }
 
   /**
@@ -164,20 +162,20 @@ export class Engine {
    * written: a malformed one fails the whole call, naming it (`writes[3].uuid`). Then each
    * write succeeds or is refused on its own; the outcomes come in request order.
    */
-  async writeCells(inputs: readonly WriteCellInput[]): Promise<BatchWriteOutcome[]> {
+  async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
     requireBatchSize(inputs.length, 'writes', MAX_BATCH);
-    const writes: BatchWrite[] = [];
+    const writes: AppendRequest[] = [];
     for (const [i, input] of inputs.entries()) {
       writes.push(await this.checkWrite(input, `writes[${i}]`));
     }
-    return this.batches.write(writes);
+    return this.cells.appendAll(writes);
   }
 
   /**
    * A write request checked and resolved against its model. `position` locates the write in a
    * batch (`writes[3]`): every error then names the field with it, NOT_FOUND ones included.
    */
-  private async checkWrite(input: WriteCellInput, position?: string): Promise<BatchWrite> {
+  private async checkWrite(input: WriteCellInput, position?: string): Promise<AppendRequest> {
     const field = (name: string) => (position === undefined ? name : `${position}.${name}`);
     // A single write's NOT_FOUND needs no field: the request has one model and one cell.
     const lookupField = (name: string) => (position === undefined ? undefined : field(name));
@@ -192,7 +190,7 @@ export class Engine {
         'must be -1 (no version yet) or a version',
       );
     }
-    const body = decodeBody(input.body, field('body'));
+    const body = parseBody(input.body, field('body'));
     rejectIndexFields(model, body, field('body'));
     return {
       model,
@@ -223,7 +221,9 @@ export class Engine {
     const shard = this.layout.contentShard(uuid);
     const row = await this.partitions
       .forShard(shard)
-      .run((pool) => readCell(pool, this.layout.contentTable(model, shard), uuid, cell, refKey));
+      .read((reader) =>
+        readCell(reader, this.layout.contentTable(model, shard), uuid, cell, refKey),
+      );
     if (!row) {
       throw new NotFoundError(
         refKey === undefined
@@ -309,6 +309,11 @@ export class Engine {
   ): Promise<AsyncGenerator<EachEvent>> {
     const model = await this.models.get(modelName);
     return this.log.each(model, input, signal);
+  }
+
+  /** How many write transactions (groups) have run, and how many writes they carried. */
+  writeStats(): GroupStats {
+    return this.cells.stats();
   }
 
   close(): Promise<void> {

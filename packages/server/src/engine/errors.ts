@@ -8,6 +8,7 @@ export abstract class EngineError extends Error {
     | 'failed_precondition'
     | 'conflict'
     | 'already_exists'
+    | 'resource_exhausted'
     | 'unavailable'
     | 'internal';
 }
@@ -41,6 +42,11 @@ export class ConflictError extends EngineError {
 /** A create would take values that a unique index holds for another record. */
 export class AlreadyExistsError extends EngineError {
   readonly kind = 'already_exists';
+}
+
+/** A bounded resource is full (e.g. a partition's write queue): retry after a backoff. */
+export class ResourceExhaustedError extends EngineError {
+  readonly kind = 'resource_exhausted';
 }
 
 /** A partition could not be reached, or asked us to try again; retrying may succeed. */

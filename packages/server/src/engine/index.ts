@@ -1,4 +1,4 @@
-export type { BatchWriteOutcome } from './cellBatchWriter.js';
+export type { AppendOutcome } from './cellWriter.js';
 export {
   Engine,
   MAX_BATCH,

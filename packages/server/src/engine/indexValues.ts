@@ -3,6 +3,7 @@ import { InvalidArgumentError } from './errors.js';
 import { exactInteger } from './exactInteger.js';
 import type { CompiledModel, FieldSpec, IndexSpec } from './model.js';
 import type { Body } from './body.js';
+import { EncodedMap } from './encodedMap.js';
 import type { IndexScalar } from './sql/indexTable.js';
 
 const INT64_MIN = -(2n ** 63n);
@@ -71,9 +72,7 @@ export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): 
 
 /** The body without any index field: what an update may change. */
 export function withoutIndexFields(model: CompiledModel, body: Body): Body {
-  const rest = new Map(body);
-  for (const field of model.indexOfField.keys()) rest.delete(field);
-  return rest;
+  return EncodedMap.parse(body.without(new Set(model.indexOfField.keys())));
 }
 
 /** Refuses a cell body that would write an index field (index values never change). */

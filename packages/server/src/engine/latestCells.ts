@@ -51,9 +51,9 @@ async function readLatestAcrossShards(
   const byPartition = layout.byPartition(grids.keys(), (shard) => shard);
   const found = await Promise.all(
     [...byPartition].map(async ([partition, shards]) => {
-      const results = await partitions.at(partition).run((pool) =>
+      const results = await partitions.at(partition).read((reader) =>
         readLatestCells(
-          pool,
+          reader,
           shards.map((shard) => ({
             table: layout.contentTable(model, shard),
             ...grids.get(shard)!,

@@ -1,6 +1,7 @@
 // Opening a store: connect to every partition (creating its database when missing), check that
 // the data there was written with this layout, and load the model definitions.
 import { Engine } from './engine.js';
+import type { GroupLimits } from './groupCommit.js';
 import { isNamespace } from './identifiers.js';
 import { StoreLayout } from './layout.js';
 import type { Logger } from './logger.js';
@@ -25,6 +26,8 @@ export interface StoreConfig {
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
+  /** How writes are grouped into transactions; the defaults otherwise. */
+  groupLimits?: GroupLimits;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -54,10 +57,6 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
         new Partition(
           i,
           location,
-          createMysqlPool(location, {
-            connectionLimit: config.poolSize,
-            connectTimeoutMs: config.connectTimeoutMs,
-          }),
           createMysqlPool(location, {
             connectionLimit: config.poolSize,
             connectTimeoutMs: config.connectTimeoutMs,
@@ -98,6 +97,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     }
     const engine = new Engine(layout, partitions, logger, {
       followPollIntervalMs: config.followPollIntervalMs,
+      groupLimits: config.groupLimits,
     });
     await engine.models.refresh();
     return engine;

@@ -2,21 +2,33 @@
 // turned into UnavailableError so that one partition being down never affects the others.
 import { UnavailableError } from './errors.js';
 import type { MysqlLocation, MysqlPool, SqlConnection } from './mysqlPool.js';
+import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from './sharding.js';
+import type { StatementReader } from './sql/statement.js';
 import { isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
-  /**
-   * `lockPool` serves only sessions that hold a named lock (GET_LOCK) while they wait on other
-   * statements. Were they taken from `pool`, enough concurrent lock holders would take every
-   * connection and then wait forever for one more.
-   */
+  private readonly reader: ReadCoalescer;
+
   constructor(
     readonly index: number,
     readonly location: MysqlLocation,
     private readonly pool: MysqlPool,
-    private readonly lockPool: MysqlPool,
-  ) {}
+  ) {
+    this.reader = new ReadCoalescer(pool);
+  }
+
+  /**
+   * Runs reads through the partition's coalescer: reads issued in the same turn of the event
+   * loop share one round trip. Partition-level failures become UnavailableError.
+   */
+  async read<T>(work: (reader: StatementReader) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.reader);
+    } catch (error) {
+      throw translateSqlError(error, this.index);
+    }
+  }
 
   /** Runs work against the pool; partition-level failures become UnavailableError. */
   async run<T>(work: (pool: MysqlPool) => Promise<T>): Promise<T> {
@@ -32,22 +44,10 @@ export class Partition {
    * that failed mid-work is destroyed rather than returned to the pool, so no half-open
    * transaction or held lock is ever reused.
    */
-  withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
-    return this.onConnection(this.pool, work);
-  }
-
-  /** Like withConnection, for a session that holds a named lock (see the constructor). */
-  withLockSession<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
-    return this.onConnection(this.lockPool, work);
-  }
-
-  private async onConnection<T>(
-    pool: MysqlPool,
-    work: (connection: SqlConnection) => Promise<T>,
-  ): Promise<T> {
+  async withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
     let connection: SqlConnection;
     try {
-      connection = await pool.getConnection();
+      connection = await this.pool.getConnection();
     } catch (error) {
       throw translateSqlError(error, this.index);
     }
@@ -64,7 +64,7 @@ export class Partition {
   }
 
   async end(): Promise<void> {
-    await Promise.all([this.pool.end(), this.lockPool.end()]);
+    await this.pool.end();
   }
 }
 

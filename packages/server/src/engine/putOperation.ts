@@ -1,32 +1,34 @@
 // Put: the gem's upsert, made safe under concurrency.
 //
-// Update path (the primary index already maps the values to a record): one merge-append to
-// the record's base cell. Create path: under a named lock on the primary values (held on the
-// index partition, so concurrent creators of the same values across every server queue up),
-// look again, then write base version 0, then the primary-index row (the commit point that
-// makes the record reachable), then the secondary-index rows. A record is therefore never
-// reachable through any index before its base cell exists; a crash before the primary row
-// leaves only an unreachable content row.
-import { createHash, randomUUID } from 'node:crypto';
-import { type Body, decodeBody } from './body.js';
+// Update path (the primary index maps the values to a record): one merge-append to the
+// record's base cell. Create path: a new uuid is drawn until its content shard lives on the
+// partition of the primary-index row, so that base version 0, the primary-index row and the
+// secondary-index rows on that partition commit in one transaction (shared with other writes
+// by group commit). A record is therefore never reachable through those indices without its
+// base cell, and a crash leaves nothing half-written. When another creator wins the primary
+// values first, the transaction keeps nothing of this one and the put updates the winner.
+//
+// Secondary-index rows on other partitions (an index sharded on another field than the
+// primary one) are written after the commit. A crash before them leaves the record missing
+// from those indices until the put is retried with its request id, which writes them.
+import { randomUUID } from 'node:crypto';
+import { type Body, parseBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
-import { UnavailableError } from './errors.js';
+import { NotFoundError, UnavailableError } from './errors.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
-import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
+import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import type { StoredCell } from './sql/contentRows.js';
-import { deleteCell } from './sql/contentWrites.js';
 import {
-  type IndexScalar,
-  insertPrimaryRow,
-  insertSecondaryRow,
+  deleteIndexRows,
+  indexRowsPresent,
+  insertIndexRows,
   lookupPrimary,
 } from './sql/indexTable.js';
-import { duplicateKeyName } from './sqlErrors.js';
-import { getNamedLock, releaseNamedLock } from './sql/namedLock.js';
+import { COMMIT, START_TRANSACTION, runTogether } from './sql/statement.js';
 import { PRIMARY_INDEX } from './tableNames.js';
-import type { SqlSession } from './mysqlPool.js';
+import { type IndexRowWrite, uniqueIndexCollision } from './writeItems.js';
 
 export interface PutResult {
   uuid: string;
@@ -34,7 +36,11 @@ export interface PutResult {
   created: boolean;
 }
 
-const CREATE_LOCK_WAIT_SECONDS = 10;
+/**
+ * A put looks the values up again when the record it was to update vanished (a create that a
+ * gem-made unique index refused after the lookup saw it): a few times at most.
+ */
+const ATTEMPTS = 3;
 
 export class PutOperation {
   constructor(
@@ -45,7 +51,7 @@ export class PutOperation {
 
   /** Checks a put's values as put() does, without writing anything. */
   check(model: CompiledModel, valuesBytes: Buffer, field: string): void {
-    const values = decodeBody(valuesBytes, field);
+    const values = parseBody(valuesBytes, field);
     indexValuesFrom(model.primaryIndex, values, field);
   }
 
@@ -56,130 +62,174 @@ export class PutOperation {
     requestId: string,
     field = 'values',
   ): Promise<PutResult> {
-    const values = decodeBody(valuesBytes, field);
-    const primary = model.primaryIndex;
-    const primaryValues = indexValuesFrom(primary, values, field);
-    const shard = this.layout.findShard(shardOnValue(primary, primaryValues));
-    const partition = this.partitions.forShard(shard);
-    const table = this.layout.indexTable(model, PRIMARY_INDEX, shard);
+    const values = parseBody(valuesBytes, field);
+    const primary = this.primaryRow(model, values, field);
+    const partition = this.partitions.forShard(primary.shard);
 
-    const existing = await partition.run((pool) =>
-      lookupPrimary(pool, table, primary, primaryValues),
-    );
-    if (existing) return this.update(model, existing, values, requestId);
-
-    // Every index value is checked before anything is written.
-    const secondaryRows = secondaryRowsFrom(model, values, field);
-    const lockName = createLockName(table, primaryValues);
-    return partition.withLockSession(async (connection) => {
-      await acquireNamedLock(connection, lockName, partition.index);
-      try {
-        const winner = await lookupPrimary(connection, table, primary, primaryValues);
-        if (winner) return this.update(model, winner, values, requestId);
-
-        const uuid = randomUUID();
-        const { cell: base } = await this.cells.append({
-          model,
-          uuid,
-          cell: BASE_CELL,
-          content: { mode: 'replace', bytes: valuesBytes },
-          expectedRefKey: -1,
-          requestId,
-          requireRecord: false,
-        });
-        try {
-          await insertPrimaryRow(connection, table, primary, primaryValues, uuid);
-        } catch (error) {
-          if (duplicateKeyName(error) === undefined) throw error;
-          // A writer that does not take the lock (the gem) created the record meanwhile.
-          await this.partitions
-            .forShard(base.shard)
-            .run((pool) => deleteCell(pool, this.layout.contentTable(model, base.shard), base.id));
-          const other = await lookupPrimary(connection, table, primary, primaryValues);
-          if (!other) throw error;
-          return this.update(model, other, values, requestId);
-        }
-        await this.writeSecondaryRows(model, secondaryRows, uuid);
-        return { uuid, base, created: true };
-      } finally {
-        await releaseNamedLock(connection, lockName);
+    for (let attempt = 1; ; attempt++) {
+      let owner = await partition.read((reader) =>
+        lookupPrimary(reader, primary.table, primary.index, primary.values),
+      );
+      if (owner === undefined) {
+        // Every index value is checked before anything is written.
+        const rows = this.indexRowsOf(model, values, field);
+        const created = await this.create(model, valuesBytes, requestId, rows);
+        if (created.kind === 'created') return created.result;
+        owner = created.owner;
       }
+      const updated = await this.update(model, owner, values, requestId, field);
+      if (updated) return updated;
+      if (attempt >= ATTEMPTS) {
+        throw new UnavailableError(
+          partition.index,
+          'the record these primary values lead to keeps changing; retry',
+        );
+      }
+    }
+  }
+
+  private primaryRow(model: CompiledModel, values: Body, field: string) {
+    const index = model.primaryIndex;
+    const rowValues = indexValuesFrom(index, values, field);
+    const shard = this.layout.findShard(shardOnValue(index, rowValues));
+    return {
+      index,
+      values: rowValues,
+      shard,
+      table: this.layout.indexTable(model, PRIMARY_INDEX, shard),
+    };
+  }
+
+  /** The record's row in every index, the primary one first, with the shard of each. */
+  private indexRowsOf(model: CompiledModel, values: Body, field: string) {
+    return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) => {
+      const rowValues = indexValuesFrom(index, values, field);
+      const shard = this.layout.findShard(shardOnValue(index, rowValues));
+      return {
+        index,
+        table: this.layout.indexTable(model, index.name, shard),
+        values: rowValues,
+        primary: index === model.primaryIndex,
+        partition: this.layout.partitionOf(shard),
+      };
     });
   }
 
+  private async create(
+    model: CompiledModel,
+    body: Buffer,
+    requestId: string,
+    rows: (IndexRowWrite & { partition: number })[],
+  ): Promise<{ kind: 'created'; result: PutResult } | { kind: 'taken'; owner: string }> {
+    const home = rows[0]!.partition;
+    const uuid = this.uuidOnPartition(home);
+    const outcome = await this.cells.create({
+      model,
+      uuid,
+      body,
+      requestId,
+      indexRows: rows.filter((row) => row.partition === home),
+    });
+    if (outcome.status === 'taken') return { kind: 'taken', owner: outcome.owner };
+    if (outcome.status === 'refused') throw outcome.error;
+    await this.writeRemoteRows(
+      model.name,
+      uuid,
+      rows.filter((row) => row.partition !== home),
+      rows.filter((row) => row.partition === home),
+    );
+    return { kind: 'created', result: { uuid, base: outcome.cell, created: true } };
+  }
+
+  /** Undefined when the record does not exist (any more). */
   private async update(
     model: CompiledModel,
     uuid: string,
     values: Body,
     requestId: string,
-  ): Promise<PutResult> {
-    const { cell, replayed } = await this.cells.append({
-      model,
-      uuid,
-      cell: BASE_CELL,
-      content: { mode: 'merge', patch: withoutIndexFields(model, values) },
-      requestId,
-      requireRecord: true,
-    });
-    const created = replayed && cell.refKey === 0;
+    field: string,
+  ): Promise<PutResult | undefined> {
+    let appended;
+    try {
+      appended = await this.cells.append({
+        model,
+        uuid,
+        cell: BASE_CELL,
+        content: { mode: 'merge', patch: withoutIndexFields(model, values) },
+        requestId,
+      });
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+    const created = appended.replayed && appended.cell.refKey === 0;
     if (created) {
       // A retried create: finish what a crash may have interrupted.
-      await this.writeSecondaryRows(model, secondaryRowsFrom(model, values), uuid);
+      const rows = this.indexRowsOf(model, values, field);
+      const home = this.layout.partitionOf(appended.cell.shard);
+      await this.writeRemoteRows(
+        model.name,
+        uuid,
+        rows.filter((row) => row.partition !== home),
+        rows.filter((row) => row.partition === home),
+      );
     }
-    return { uuid, base: cell, created };
+    return { uuid, base: appended.cell, created };
   }
 
-  private async writeSecondaryRows(
-    model: CompiledModel,
-    rows: SecondaryRow[],
+  /**
+   * Writes a new record's rows in the secondary indices of other partitions. When a gem-made
+   * unique index holds one of them for another record, the record is taken out of every index
+   * again (its base cell stays, unreachable, in the shard log) and the put is refused.
+   */
+  private async writeRemoteRows(
+    model: string,
     uuid: string,
+    remote: readonly (IndexRowWrite & { partition: number })[],
+    home: readonly (IndexRowWrite & { partition: number })[],
   ): Promise<void> {
-    await Promise.all(
-      rows.map(({ index, values }) => {
-        const shard = this.layout.findShard(shardOnValue(index, values));
-        return this.partitions
-          .forShard(shard)
-          .run((pool) =>
-            insertSecondaryRow(
-              pool,
-              this.layout.indexTable(model, index.name, shard),
-              index,
-              values,
-              uuid,
-            ),
-          );
+    if (remote.length === 0) return;
+    const collisions = await Promise.all(
+      remote.map(async (row) => {
+        const found = await this.partitions.at(row.partition).run(async (pool) => {
+          const [, present] = (await runTogether(pool, [
+            insertIndexRows(row.table, row.index, [{ values: row.values, uuid }]),
+            indexRowsPresent(row.table, row.index, [{ values: row.values, uuid }]),
+          ])) as unknown[][];
+          return (present ?? []).length > 0;
+        });
+        return found ? undefined : row;
       }),
     );
-  }
-}
-
-interface SecondaryRow {
-  index: IndexSpec;
-  values: IndexScalar[];
-}
-
-/** The row of each secondary index for a record with these values; every field is required. */
-function secondaryRowsFrom(model: CompiledModel, values: Body, field = 'values'): SecondaryRow[] {
-  return model.spec.secondaryIndices.map((index) => ({
-    index,
-    values: indexValuesFrom(index, values, field),
-  }));
-}
-
-/** MySQL lock names are at most 64 characters: a digest of the table and the values. */
-function createLockName(table: string, values: readonly IndexScalar[]): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify([table, values.map(String)]))
-    .digest('base64url')
-    .slice(0, 40);
-  return `shameless:${digest}`;
-}
-
-async function acquireNamedLock(session: SqlSession, name: string, partition: number) {
-  if (!(await getNamedLock(session, name, CREATE_LOCK_WAIT_SECONDS))) {
-    throw new UnavailableError(
-      partition,
-      'timed out waiting for a concurrent create of the same primary values; retry',
+    const collided = collisions.find((row) => row !== undefined);
+    if (!collided) return;
+    const byPartition = new Map<number, IndexRowWrite[]>();
+    for (const row of [...home, ...remote]) {
+      byPartition.set(row.partition, [...(byPartition.get(row.partition) ?? []), row]);
+    }
+    await Promise.all(
+      [...byPartition].map(([partition, rows]) =>
+        this.partitions
+          .at(partition)
+          .run((pool) =>
+            runTogether(pool, [
+              START_TRANSACTION,
+              ...rows.map((row) =>
+                deleteIndexRows(row.table, row.index, [{ values: row.values, uuid }]),
+              ),
+              COMMIT,
+            ]),
+          ),
+      ),
     );
+    throw uniqueIndexCollision(model, collided);
+  }
+
+  /** A random (v4) uuid whose content shard lives on `partition`: expected draws, the partition count. */
+  private uuidOnPartition(partition: number): string {
+    for (;;) {
+      const uuid = randomUUID();
+      if (this.layout.partitionOf(this.layout.contentShard(uuid)) === partition) return uuid;
+    }
   }
 }

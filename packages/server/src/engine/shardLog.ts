@@ -65,7 +65,7 @@ export class ShardLog {
   ): Promise<LogPage> {
     const { rows, maxId } = await this.partitions
       .forShard(shard)
-      .run((pool) => readLogPage(pool, this.layout.contentTable(model, shard), cursor, limit));
+      .read((reader) => readLogPage(reader, this.layout.contentTable(model, shard), cursor, limit));
     const cells = rows.map((row) => toStoredCell(row, shard));
     return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
   }
@@ -144,9 +144,9 @@ export class ShardLog {
     const pages = new Array<StoredCell[]>(shards.length);
     await Promise.all(
       [...byPartition].map(async ([partition, positions]) => {
-        const rows = await this.partitions.at(partition).run((pool) =>
+        const rows = await this.partitions.at(partition).read((reader) =>
           readLogPages(
-            pool,
+            reader,
             positions.map((i) => ({
               table: this.layout.contentTable(model, shards[i]!),
               cursor: cursors.get(shards[i]!)!,
@@ -175,7 +175,9 @@ export class ShardLog {
     const moved = new Set<number>();
     await Promise.all(
       [...byPartition].map(async ([partition, tables]) => {
-        const maxIds = await this.partitions.at(partition).run((pool) => readMaxIds(pool, tables));
+        const maxIds = await this.partitions
+          .at(partition)
+          .read((reader) => readMaxIds(reader, tables));
         for (const [shard, maxId] of maxIds) {
           if (maxId > (cursors.get(shard) ?? 0)) moved.add(shard);
         }

@@ -55,6 +55,11 @@ export function duplicateKeyName(error: unknown): string | undefined {
   return /for key '(?:[^'.]*\.)?([^']+)'/.exec(driverError.message ?? '')?.[1] ?? '';
 }
 
+/** True when InnoDB chose this transaction as a deadlock victim and rolled it back. */
+export function isDeadlock(error: unknown): boolean {
+  return asDriverError(error)?.code === 'ER_LOCK_DEADLOCK';
+}
+
 export function isMissingTable(error: unknown): boolean {
   return asDriverError(error)?.code === 'ER_NO_SUCH_TABLE';
 }

@@ -87,8 +87,8 @@ export class WhereQuery {
       : undefined;
 
     const shard = this.layout.findShard(shardValue);
-    const rows = await this.partitions.forShard(shard).run((pool) =>
-      queryIndex(pool, this.layout.indexTable(model, indexName, shard), index, {
+    const rows = await this.partitions.forShard(shard).read((reader) =>
+      queryIndex(reader, this.layout.indexTable(model, indexName, shard), index, {
         conditions,
         descending: input.descending,
         limit: limit + 1,

@@ -18,7 +18,7 @@ import { InvalidArgumentError } from '../engine/errors.js';
 import { type ExactInteger, exactInteger } from '../engine/exactInteger.js';
 import type { FoundRecord, WhereInput } from '../engine/whereQuery.js';
 import type {
-  BatchWriteOutcome,
+  AppendOutcome,
   FieldType as EngineFieldType,
   IndexScalar,
   IndexSpec,
@@ -90,7 +90,7 @@ export function toWriteCellInput(request: WriteCellRequest, position?: string): 
 }
 
 /** One write's outcome; a refused write carries the status its WriteCell would have failed with. */
-export function toWriteCellResult(outcome: BatchWriteOutcome): WriteCellResult {
+export function toWriteCellResult(outcome: AppendOutcome): WriteCellResult {
   return outcome.ok
     ? {
         outcome: {

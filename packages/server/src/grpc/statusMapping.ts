@@ -11,6 +11,7 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   failed_precondition: status.FAILED_PRECONDITION,
   conflict: status.ABORTED,
   already_exists: status.ALREADY_EXISTS,
+  resource_exhausted: status.RESOURCE_EXHAUSTED,
   unavailable: status.UNAVAILABLE,
   internal: status.INTERNAL,
 };

@@ -4,11 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { RATE_MODEL } from '../support/storeFixture.js';
 import { expect } from 'chai';
+import { status } from '@grpc/grpc-js';
 import { Operator, WriteMode, type Cell } from '@shameless/proto';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
-import { collect } from '../support/grpcCalls.js';
+import { collect, rejection } from '../support/grpcCalls.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
 import { contentShardOf, newRequestId, pad, range } from './support.js';
 
@@ -440,10 +441,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     }
   });
 
-  // Known limitation (README, Storage layout): the gem's secondary indices are unique on their
-  // fields, and a create whose secondary values belong to another record is acknowledged
-  // without its row there. Pending until creates check those tables before writing.
-  it.skip('never acknowledges a create that the gem’s unique secondary index silently left out', async () => {
+  it('refuses a create whose values the gem’s unique secondary index holds, leaving nothing', async () => {
     // The gem's secondary tables are unique on their fields; A already holds (1, pegasus, geo).
     const values = {
       hotel_id: 1,
@@ -452,21 +450,52 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
       gateway: 'pegasus',
       discount_type: 'geo',
     };
-    const outcome = await store.api
-      .put({ model: 'rate', values: pack(values), requestId: newRequestId('gem-dup') })
-      .then(
-        (response) => response.uuid,
-        () => 'refused',
+    const requestId = newRequestId('gem-dup');
+    const contentBefore = await allContentIds();
+    for (const attempt of ['first', 'retried with the same request id']) {
+      const error = await rejection(
+        store.api.put({ model: 'rate', values: pack(values), requestId }),
       );
-    if (outcome === 'refused') return; // refusing the create is a fine answer
-    const [rows] = await sql.query<mysql.RowDataPacket[]>(
+      expect(error.code, attempt).to.equal(status.ALREADY_EXISTS);
+      expect(error.details).to.equal(
+        'index secondary of rate already holds hotel_id=1, gateway="pegasus", discount_type="geo" for another record (a unique index created by the Ruby gem)',
+      );
+    }
+    expect(await gemWhere(values), 'no primary-index row').to.deep.equal([]);
+    const [secondary] = await sql.query<mysql.RowDataPacket[]>(
       `SELECT uuid FROM \`${secondaryIndex(1)}\` WHERE hotel_id = 1 AND gateway = 'pegasus' AND discount_type = 'geo'`,
     );
-    expect(
-      rows.map((row) => row.uuid),
-      'an acknowledged record is reachable through every index',
-    ).to.include(outcome);
+    expect(secondary.map((row) => row.uuid)).to.deep.equal([A.uuid]);
+    expect(await allContentIds(), 'no content row').to.deep.equal(contentBefore);
+
+    // Through PutMany the refusal is that put's own result; the other put goes on.
+    const { results } = await store.api.putMany({
+      puts: [
+        { model: 'rate', values: pack(values), requestId: newRequestId('gem-dup') },
+        {
+          model: 'rate',
+          values: pack({ ...values, room_type: 'other', gateway: 'fresh' }),
+          requestId: newRequestId('gem-ok'),
+        },
+      ],
+    });
+    expect(results[0]!.outcome?.$case === 'error' && results[0]!.outcome.error.code).to.equal(
+      status.ALREADY_EXISTS,
+    );
+    expect(results[1]!.outcome?.$case === 'put' && results[1]!.outcome.put.created).to.equal(true);
   });
+
+  /** Every content row's id, per shard. */
+  async function allContentIds() {
+    const ids: string[] = [];
+    for (const shard of range(SHARDS)) {
+      const [rows] = await sql.query<mysql.RowDataPacket[]>(
+        `SELECT id FROM \`${content(shard)}\` ORDER BY id`,
+      );
+      ids.push(...rows.map((row) => `${shard}/${row.id}`));
+    }
+    return ids;
+  }
 
   // Known limitation (README, Storage layout): tables made with the gem's
   // legacy_created_at_is_bigint option are served but cannot be written yet (the server writes

@@ -13,7 +13,7 @@ import {
   Operator,
   type Record as StoredRecord,
 } from '@shameless/proto';
-import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
+import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { type StoreApi, collect, connectStore } from '../support/grpcCalls.js';
 import { type ServerProcess, startServerProcess } from '../support/serverProcess.js';
@@ -158,6 +158,7 @@ export async function whereHotel(
 export class ProcessCluster {
   readonly servers: (ServerProcess | undefined)[] = [];
   readonly apis: (StoreApi | undefined)[] = [];
+  private readonly startArgs: string[][] = [];
   private constructor(
     readonly databases: TestDatabases,
     readonly shardsCount: number,
@@ -187,8 +188,20 @@ export class ProcessCluster {
     ];
   }
 
+  /**
+   * A cluster whose server 0 runs on a fixed port (so that a restart serves the same address)
+   * with the rate model defined.
+   */
+  static async serving(shardsCount: number): Promise<ProcessCluster> {
+    const cluster = await ProcessCluster.create(shardsCount);
+    await cluster.start(0, ['--listen', `127.0.0.1:${await freePort()}`]);
+    await cluster.api(0).defineModel({ model: RATE });
+    return cluster;
+  }
+
   /** Starts (or restarts) server `slot`; returns its client. */
   async start(slot: number, extra: string[] = []): Promise<StoreApi> {
+    this.startArgs[slot] = extra;
     const server = await startServerProcess(this.serverArgs(extra));
     this.servers[slot] = server;
     const api = connectStore(server.address);
@@ -208,6 +221,12 @@ export class ProcessCluster {
     const server = this.servers[slot];
     this.servers[slot] = undefined;
     if (server) await server.kill(signal);
+  }
+
+  /** SIGKILLs server `slot` and starts it again as it was started. */
+  async crashAndRestart(slot: number): Promise<StoreApi> {
+    await this.kill(slot, 'SIGKILL');
+    return this.start(slot, this.startArgs[slot]);
   }
 
   async query<T = mysql.RowDataPacket[]>(sqlText: string, values: unknown[] = []): Promise<T> {

@@ -1,28 +1,30 @@
 // Every read of content tables: single cells, the latest versions of many cells, and pages of
 // a shard's log.
 import { type RowId, exactInteger } from '../exactInteger.js';
-import type { Row, SqlSession } from '../mysqlPool.js';
-import { CELL_COLUMNS, type CellGrid, latestVersionsSql, selectEach } from './contentRows.js';
+import type { Row } from '../mysqlPool.js';
+import { CELL_COLUMNS, type CellGrid, latestVersionsSql } from './contentRows.js';
+import { type StatementReader, statement } from './statement.js';
 
 /** The latest version of a cell, or a given version. */
 export async function readCell(
-  session: SqlSession,
+  reader: StatementReader,
   table: string,
   uuid: string,
   cell: string,
   refKey?: number,
 ): Promise<Row | undefined> {
-  const rows =
+  const [rows] = (await reader.read([
     refKey === undefined
-      ? await session.query<Row[]>(
+      ? statement(
           `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
           [uuid, cell],
         )
-      : await session.query<Row[]>(
+      : statement(
           `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? AND \`ref_key\` = ?`,
           [uuid, cell, refKey],
-        );
-  return rows[0];
+        ),
+  ])) as Row[][];
+  return rows?.[0];
 }
 
 /** The cells of a grid, in one content table. */
@@ -36,28 +38,30 @@ export interface TableGrid extends CellGrid {
  * that want fewer cells filter the rows). One result per grid, in order.
  */
 export async function readLatestCells(
-  session: SqlSession,
+  reader: StatementReader,
   grids: readonly TableGrid[],
 ): Promise<Row[][]> {
-  return selectEach(
-    session,
-    grids.map(({ table }) => latestVersionsSql(table, CELL_COLUMNS)),
-    grids.flatMap(({ uuids, cells }) => [uuids, cells]),
-  );
+  return (await reader.read(
+    grids.map(({ table, uuids, cells }) =>
+      statement(latestVersionsSql(table, CELL_COLUMNS), [uuids, cells]),
+    ),
+  )) as Row[][];
 }
 
 /** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */
 export async function readLogPage(
-  session: SqlSession,
+  reader: StatementReader,
   table: string,
   cursor: RowId,
   limit: number,
 ): Promise<{ rows: Row[]; maxId: RowId }> {
-  const [rows, max] = await session.query<Row[][]>(
-    `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?;
-SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``,
-    [cursor, limit],
-  );
+  const [rows, max] = (await reader.read([
+    statement(`SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`, [
+      cursor,
+      limit,
+    ]),
+    statement(`SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``),
+  ])) as Row[][];
   return { rows: rows ?? [], maxId: maxIdOf(max?.[0]) };
 }
 
@@ -73,32 +77,34 @@ export interface LogPageRead {
  * id > cursor in id order, at most `limit`. One row list per page, in order.
  */
 export async function readLogPages(
-  session: SqlSession,
+  reader: StatementReader,
   pages: readonly LogPageRead[],
 ): Promise<Row[][]> {
-  return selectEach(
-    session,
-    pages.map(
-      ({ table }) =>
+  return (await reader.read(
+    pages.map(({ table, cursor, limit }) =>
+      statement(
         `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+        [cursor, limit],
+      ),
     ),
-    pages.flatMap(({ cursor, limit }) => [cursor, limit]),
-  );
+  )) as Row[][];
 }
 
 /** The max id of several shards' tables on one partition, in one round trip. */
 export async function readMaxIds(
-  session: SqlSession,
+  reader: StatementReader,
   tables: readonly { shard: number; table: string }[],
 ): Promise<Map<number, RowId>> {
   if (tables.length === 0) return new Map();
   const sql = tables
     .map(({ table }) => `SELECT ? AS shard, COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``)
     .join(' UNION ALL ');
-  const rows = await session.query<Row[]>(
-    sql,
-    tables.map(({ shard }) => shard),
-  );
+  const [rows = []] = (await reader.read([
+    statement(
+      sql,
+      tables.map(({ shard }) => shard),
+    ),
+  ])) as Row[][];
   return new Map(rows.map((row) => [Number(row.shard), maxIdOf(row)]));
 }
 

@@ -2,7 +2,7 @@
 // that reads and writes share. Table names reaching the SQL modules were built by
 // tableNames.ts from validated identifiers; values are always placeholders.
 import { type RowId, exactInteger } from '../exactInteger.js';
-import type { Row, SqlSession, SqlValue } from '../mysqlPool.js';
+import type { Row } from '../mysqlPool.js';
 
 /** One row of a content table, with the shard it was read from. */
 export interface StoredCell {
@@ -67,23 +67,6 @@ export function toDate(value: unknown): Date {
   if (typeof value === 'number' || typeof value === 'string') return new Date(Number(value));
   return new Date(0);
 }
-
-/**
- * Runs the SELECTs in one round trip and answers one row list per statement, in order (mysql2
- * answers a single statement's rows as they are, several as a list of row lists).
- */
-export async function selectEach(
-  session: SqlSession,
-  statements: readonly string[],
-  values: readonly SqlValue[],
-): Promise<Row[][]> {
-  if (statements.length === 0) return [];
-  const results = await session.query<unknown[]>(statements.join(';\n'), values);
-  return statements.length === 1 ? [results as Row[]] : (results as Row[][]);
-}
-
-/** A statement with an empty result. */
-export const NOTHING = 'SELECT 1 FROM DUAL WHERE FALSE';
 
 /**
  * A SELECT of `columns` (of table alias c) from the latest version of each cell of a grid,

@@ -1,7 +1,8 @@
 // All SQL that touches index tables (`<ns>_<model>_<index>_index_<NNNNNN>`). Field names were
 // validated as identifiers when the model was defined; values are always placeholders.
 import type { IndexSpec } from '../model.js';
-import type { Row, SqlSession, SqlValue } from '../mysqlPool.js';
+import type { Row, SqlValue } from '../mysqlPool.js';
+import { type Statement, type StatementReader, statement } from './statement.js';
 
 export type IndexScalar = number | bigint | string;
 
@@ -30,43 +31,90 @@ function equalsAll(index: IndexSpec): string {
 
 /** The uuid the primary index maps these values to, if any. */
 export async function lookupPrimary(
-  session: SqlSession,
+  reader: StatementReader,
   table: string,
   index: IndexSpec,
   values: readonly IndexScalar[],
 ): Promise<string | undefined> {
-  const rows = await session.query<Row[]>(
-    `SELECT \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} LIMIT 1`,
-    values as SqlValue[],
+  const [rows] = (await reader.read([
+    statement(
+      `SELECT \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} LIMIT 1`,
+      values as SqlValue[],
+    ),
+  ])) as Row[][];
+  return rows?.[0] ? String(rows[0].uuid) : undefined;
+}
+
+/** A record's row in one index: the index's values, in field order, and the record's uuid. */
+export interface IndexRow {
+  readonly values: readonly IndexScalar[];
+  readonly uuid: string;
+}
+
+const columnList = (names: readonly string[]) => names.map((name) => `\`${name}\``).join(', ');
+const fieldNames = (index: IndexSpec) => index.fields.map((field) => field.name);
+
+/**
+ * Inserts rows, skipping any whose key is already taken (INSERT IGNORE): a create's rows, in
+ * the transaction that creates the record. Which rows went in is then read with
+ * {@link primaryOwners} or {@link indexRowsPresent}. Callers pass rows in key order, so that
+ * transactions inserting the same keys lock them in the same order.
+ */
+export function insertIndexRows(
+  table: string,
+  index: IndexSpec,
+  rows: readonly IndexRow[],
+): Statement {
+  return statement(
+    `INSERT IGNORE INTO \`${table}\` (${columnList([...fieldNames(index), 'uuid'])}) VALUES ?`,
+    [rows.map((row) => [...row.values, row.uuid] as SqlValue[])],
   );
-  return rows[0] ? String(rows[0].uuid) : undefined;
 }
 
-function insertSql(table: string, index: IndexSpec, ignore: boolean): string {
-  const columns = [...index.fields.map((field) => field.name), 'uuid'];
-  return `INSERT ${ignore ? 'IGNORE ' : ''}INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
-}
-
-/** Inserts a primary-index row; a duplicate-key error means another record owns the values. */
-export async function insertPrimaryRow(
-  session: SqlSession,
+/**
+ * The record each of these tuples of primary values belongs to: rows (fields..., uuid). A
+ * locking read, so that it sees a row another transaction committed while this one waited on
+ * it, whatever this transaction's snapshot.
+ */
+export function primaryOwners(
   table: string,
   index: IndexSpec,
-  values: readonly IndexScalar[],
-  uuid: string,
-): Promise<void> {
-  await session.query(insertSql(table, index, false), [...values, uuid] as SqlValue[]);
+  tuples: readonly (readonly IndexScalar[])[],
+): Statement {
+  const fields = fieldNames(index);
+  return statement(
+    `SELECT ${columnList([...fields, 'uuid'])} FROM \`${table}\` WHERE (${columnList(fields)}) IN (?) LOCK IN SHARE MODE`,
+    [tuples.map((values) => [...values] as SqlValue[])],
+  );
 }
 
-/** Inserts a secondary-index row unless this record already has it (idempotent repair). */
-export async function insertSecondaryRow(
-  session: SqlSession,
+/**
+ * Which of these rows the index holds: rows (uuid). A secondary index the Ruby gem created is
+ * unique on its fields, so a row of another record with the same values keeps ours out. A
+ * locking read, as primaryOwners.
+ */
+export function indexRowsPresent(
   table: string,
   index: IndexSpec,
-  values: readonly IndexScalar[],
-  uuid: string,
-): Promise<void> {
-  await session.query(insertSql(table, index, true), [...values, uuid] as SqlValue[]);
+  rows: readonly IndexRow[],
+): Statement {
+  const key = [...fieldNames(index), 'uuid'];
+  return statement(
+    `SELECT \`uuid\` FROM \`${table}\` WHERE (${columnList(key)}) IN (?) LOCK IN SHARE MODE`,
+    [rows.map((row) => [...row.values, row.uuid] as SqlValue[])],
+  );
+}
+
+/** Deletes exactly these rows (values and uuid), e.g. those of a create that was refused. */
+export function deleteIndexRows(
+  table: string,
+  index: IndexSpec,
+  rows: readonly IndexRow[],
+): Statement {
+  const key = [...fieldNames(index), 'uuid'];
+  return statement(`DELETE FROM \`${table}\` WHERE (${columnList(key)}) IN (?)`, [
+    rows.map((row) => [...row.values, row.uuid] as SqlValue[]),
+  ]);
 }
 
 export type Operator = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge' | 'in' | 'between';
@@ -99,7 +147,7 @@ export interface IndexQuery {
  * keyset condition rather than an offset.
  */
 export async function queryIndex(
-  session: SqlSession,
+  reader: StatementReader,
   table: string,
   index: IndexSpec,
   query: IndexQuery,
@@ -132,8 +180,11 @@ export async function queryIndex(
     .map((column) => `\`${column}\` ${query.descending ? 'DESC' : 'ASC'}`)
     .join(', ');
   values.push(query.limit);
-  return session.query<Row[]>(
-    `SELECT ${keyColumns.map((c) => `\`${c}\``).join(', ')} FROM \`${table}\`${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`,
-    values,
-  );
+  const [rows = []] = (await reader.read([
+    statement(
+      `SELECT ${keyColumns.map((c) => `\`${c}\``).join(', ')} FROM \`${table}\`${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`,
+      values,
+    ),
+  ])) as Row[][];
+  return rows;
 }

@@ -1,0 +1,252 @@
+// MessagePack maps handled as bytes. A body is checked, read key by key and merged without
+// decoding the values it carries, so every value keeps the exact bytes its writer chose: a
+// float written by Ruby stays a float, a 64-bit integer keeps its width, whoever merges.
+import { Unpackr } from 'msgpackr';
+
+/** Why bytes are not a well-formed MessagePack map with string keys. */
+export class MalformedMapError extends Error {}
+
+/** One top-level entry: its key (undefined when the key is not a string) and byte ranges. */
+interface Entry {
+  readonly key: string | undefined;
+  /** Where the key starts: the entry is bytes [start, end). */
+  readonly start: number;
+  readonly valueStart: number;
+  readonly end: number;
+}
+
+// Values are decoded one at a time, only when asked for (an index field's value): maps stay
+// Maps and 64-bit integers stay exact.
+const unpackr = new Unpackr({ mapsAsObjects: false, int64AsType: 'bigint', useRecords: false });
+
+/** The encoding of an empty map. */
+export const EMPTY_MAP: Buffer = Buffer.from([0x80]);
+
+/** A MessagePack map read into its top-level entries; values are decoded only on demand. */
+export class EncodedMap {
+  private constructor(
+    readonly bytes: Buffer,
+    private readonly entries: readonly Entry[],
+    /** The last entry of each string key, as a decoder would resolve a repeated key. */
+    private readonly lastOf: ReadonlyMap<string, number>,
+  ) {}
+
+  /**
+   * Reads a map, checking that every byte of it is well-formed MessagePack.
+   * @throws MalformedMapError when it is not a map, or not well-formed, or has trailing bytes.
+   */
+  static parse(bytes: Buffer): EncodedMap {
+    if (bytes.length === 0) throw new MalformedMapError('no bytes');
+    const header = readHeader(bytes, 0);
+    if (header.kind !== 'map') throw new MalformedMapError('not a map');
+    const entries: Entry[] = [];
+    const lastOf = new Map<string, number>();
+    let offset = header.next;
+    for (let i = 0; i < header.count; i++) {
+      const start = offset;
+      const key = readString(bytes, start);
+      const valueStart = skipValues(bytes, start, 1);
+      const end = skipValues(bytes, valueStart, 1);
+      if (key !== undefined) lastOf.set(key, entries.length);
+      entries.push({ key, start, valueStart, end });
+      offset = end;
+    }
+    if (offset !== bytes.length) throw new MalformedMapError('trailing bytes after the map');
+    return new EncodedMap(bytes, entries, lastOf);
+  }
+
+  /** The number of entries (a repeated key counts each time). */
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The string keys, each once, in order of first appearance. */
+  keys(): IterableIterator<string> {
+    return this.lastOf.keys();
+  }
+
+  /** Whether some entry has a key that is not a string. */
+  get hasNonStringKey(): boolean {
+    return this.entries.some((entry) => entry.key === undefined);
+  }
+
+  has(key: string): boolean {
+    return this.lastOf.has(key);
+  }
+
+  /** The decoded value of `key` (undefined when absent). */
+  get(key: string): unknown {
+    const entry = this.entryOf(key);
+    return entry && unpackr.unpack(this.bytes.subarray(entry.valueStart, entry.end));
+  }
+
+  /** This map without the given keys, as bytes; the other entries keep theirs. */
+  without(keys: ReadonlySet<string>): Buffer {
+    const kept = this.entries.filter((entry) => entry.key === undefined || !keys.has(entry.key));
+    if (kept.length === this.entries.length) return this.bytes;
+    return writeMap(
+      kept.length,
+      kept.map((entry) => this.bytes.subarray(entry.start, entry.end)),
+    );
+  }
+
+  /**
+   * This map with `patch`'s keys written over it, as bytes (the gem's shallow merge): a key of
+   * both takes the patch's value in the position it had here, a key only in the patch is added
+   * at the end in the patch's order, and every other entry keeps its bytes as they are.
+   */
+  mergedWith(patch: EncodedMap): Buffer {
+    if (patch.size === 0) return this.bytes;
+    // An empty map takes the patch as it is, unless the patch repeats a key.
+    if (this.size === 0 && patch.lastOf.size === patch.size) return patch.bytes;
+    const parts: Buffer[] = [];
+    const written = new Set<string>();
+    for (const entry of this.entries) {
+      if (entry.key === undefined || !patch.has(entry.key)) {
+        parts.push(this.bytes.subarray(entry.start, entry.end));
+      } else if (!written.has(entry.key)) {
+        written.add(entry.key);
+        parts.push(patch.entryBytes(entry.key));
+      }
+    }
+    for (const key of patch.keys()) {
+      if (!written.has(key)) parts.push(patch.entryBytes(key));
+    }
+    return writeMap(parts.length, parts);
+  }
+
+  private entryOf(key: string): Entry | undefined {
+    const index = this.lastOf.get(key);
+    return index === undefined ? undefined : this.entries[index];
+  }
+
+  private entryBytes(key: string): Buffer {
+    const entry = this.entryOf(key)!;
+    return this.bytes.subarray(entry.start, entry.end);
+  }
+}
+
+/** A map of `count` entries whose encoded key/value pairs are `parts`, in order. */
+function writeMap(count: number, parts: readonly Buffer[]): Buffer {
+  let header: Buffer;
+  if (count <= 0x0f) {
+    header = Buffer.from([0x80 | count]);
+  } else if (count <= 0xffff) {
+    header = Buffer.alloc(3);
+    header[0] = 0xde;
+    header.writeUInt16BE(count, 1);
+  } else {
+    header = Buffer.alloc(5);
+    header[0] = 0xdf;
+    header.writeUInt32BE(count, 1);
+  }
+  return Buffer.concat([header, ...parts]);
+}
+
+type Header =
+  | { kind: 'map'; count: number; next: number }
+  | { kind: 'array'; count: number; next: number }
+  | { kind: 'str'; next: number; end: number }
+  | { kind: 'scalar'; end: number };
+
+/** The value starting at `offset`: its kind, and where its content or the next value starts. */
+function readHeader(bytes: Buffer, offset: number): Header {
+  const at = (length: number) => {
+    if (offset + length > bytes.length) throw new MalformedMapError('truncated');
+    return offset + length;
+  };
+  const sized = (headerLength: number, size: number) => at(headerLength + size);
+  const byte = bytes[at(1) - 1]!;
+  if (byte <= 0x7f || byte >= 0xe0) return { kind: 'scalar', end: offset + 1 };
+  if (byte <= 0x8f) return { kind: 'map', count: byte & 0x0f, next: offset + 1 };
+  if (byte <= 0x9f) return { kind: 'array', count: byte & 0x0f, next: offset + 1 };
+  if (byte <= 0xbf) return { kind: 'str', next: offset + 1, end: sized(1, byte & 0x1f) };
+  switch (byte) {
+    case 0xc0: // nil
+    case 0xc2: // false
+    case 0xc3: // true
+      return { kind: 'scalar', end: offset + 1 };
+    case 0xc4: // bin 8
+      return { kind: 'scalar', end: sized(2, bytes[at(2) - 1]!) };
+    case 0xc5: // bin 16
+      return { kind: 'scalar', end: sized(3, bytes.readUInt16BE(at(3) - 2)) };
+    case 0xc6: // bin 32
+      return { kind: 'scalar', end: sized(5, bytes.readUInt32BE(at(5) - 4)) };
+    case 0xc7: // ext 8: length, type, data
+      return { kind: 'scalar', end: sized(3, bytes[at(2) - 1]!) };
+    case 0xc8: // ext 16
+      return { kind: 'scalar', end: sized(4, bytes.readUInt16BE(at(3) - 2)) };
+    case 0xc9: // ext 32
+      return { kind: 'scalar', end: sized(6, bytes.readUInt32BE(at(5) - 4)) };
+    case 0xca: // float 32
+      return { kind: 'scalar', end: at(5) };
+    case 0xcb: // float 64
+      return { kind: 'scalar', end: at(9) };
+    case 0xcc: // uint 8
+    case 0xd0: // int 8
+      return { kind: 'scalar', end: at(2) };
+    case 0xcd: // uint 16
+    case 0xd1: // int 16
+      return { kind: 'scalar', end: at(3) };
+    case 0xce: // uint 32
+    case 0xd2: // int 32
+      return { kind: 'scalar', end: at(5) };
+    case 0xcf: // uint 64
+    case 0xd3: // int 64
+      return { kind: 'scalar', end: at(9) };
+    case 0xd4: // fixext 1, 2, 4, 8, 16: type byte + data
+      return { kind: 'scalar', end: at(3) };
+    case 0xd5:
+      return { kind: 'scalar', end: at(4) };
+    case 0xd6:
+      return { kind: 'scalar', end: at(6) };
+    case 0xd7:
+      return { kind: 'scalar', end: at(10) };
+    case 0xd8:
+      return { kind: 'scalar', end: at(18) };
+    case 0xd9: // str 8
+      return { kind: 'str', next: at(2), end: sized(2, bytes[at(2) - 1]!) };
+    case 0xda: // str 16
+      return { kind: 'str', next: at(3), end: sized(3, bytes.readUInt16BE(at(3) - 2)) };
+    case 0xdb: // str 32
+      return { kind: 'str', next: at(5), end: sized(5, bytes.readUInt32BE(at(5) - 4)) };
+    case 0xdc: // array 16
+      return { kind: 'array', count: bytes.readUInt16BE(at(3) - 2), next: offset + 3 };
+    case 0xdd: // array 32
+      return { kind: 'array', count: bytes.readUInt32BE(at(5) - 4), next: offset + 5 };
+    case 0xde: // map 16
+      return { kind: 'map', count: bytes.readUInt16BE(at(3) - 2), next: offset + 3 };
+    case 0xdf: // map 32
+      return { kind: 'map', count: bytes.readUInt32BE(at(5) - 4), next: offset + 5 };
+    default: // 0xc1 is never used
+      throw new MalformedMapError(`byte 0x${byte.toString(16)} at ${offset} starts no value`);
+  }
+}
+
+/** The string starting at `offset`, or undefined when the value there is not a string. */
+function readString(bytes: Buffer, offset: number): string | undefined {
+  const header = readHeader(bytes, offset);
+  return header.kind === 'str' ? bytes.toString('utf8', header.next, header.end) : undefined;
+}
+
+/**
+ * Where the `count` values starting at `offset` end, without recursion (nesting depth costs
+ * nothing). Every value takes at least one byte, so a declared count larger than the bytes left
+ * is refused at once instead of being walked.
+ */
+function skipValues(bytes: Buffer, offset: number, count: number): number {
+  let pending = count;
+  let position = offset;
+  while (pending > 0) {
+    const header = readHeader(bytes, position);
+    pending -= 1;
+    if (header.kind === 'map' || header.kind === 'array') {
+      pending += header.kind === 'map' ? 2 * header.count : header.count;
+      position = header.next;
+      if (pending > bytes.length - position) throw new MalformedMapError('truncated');
+    } else {
+      position = header.end;
+    }
+  }
+  return position;
+}

@@ -1,0 +1,148 @@
+// Group commit: writes that arrive for a partition while its transactions are running wait and
+// then go together in the next one, sharing its log locks, its reads, its multi-row INSERTs and
+// its commit (each commit is a log flush). A lone write waits for nothing: with a transaction
+// slot free it starts at the end of the current turn of the event loop, so that writes arriving
+// together (a batch call, requests read from the same socket) still share one.
+import { ResourceExhaustedError } from './errors.js';
+import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
+
+export interface GroupLimits {
+  /** Transactions one partition runs at once; writes queue while all are busy. */
+  readonly concurrency: number;
+  /** A group takes callers' items up to this many (a larger single call goes alone). */
+  readonly maxItems: number;
+  /** ... and up to this many bytes of bodies. */
+  readonly maxBytes: number;
+  /**
+   * Bytes of bodies that may wait for a transaction; a write beyond is refused with
+   * RESOURCE_EXHAUSTED rather than held in memory while the partition falls behind.
+   */
+  readonly maxQueuedBytes: number;
+}
+
+export const DEFAULT_GROUP_LIMITS: GroupLimits = {
+  concurrency: 2,
+  maxItems: 2000,
+  maxBytes: 8 * 1024 * 1024,
+  maxQueuedBytes: 64 * 1024 * 1024,
+};
+
+/** What a group commit has done so far. */
+export interface GroupStats {
+  /** Transactions run (each group is one, whatever its retries). */
+  groups: number;
+  /** Items written through them. */
+  items: number;
+}
+
+/** One caller's items: they stay together, in order, in one group. */
+interface Unit {
+  readonly items: readonly WriteItem[];
+  readonly bytes: number;
+  resolve(outcomes: ItemOutcome[]): void;
+  reject(error: unknown): void;
+}
+
+export class GroupCommit {
+  private readonly queue: Unit[] = [];
+  private running = 0;
+  private scheduled = false;
+  private queuedBytes = 0;
+  private readonly counters: GroupStats = { groups: 0, items: 0 };
+
+  /** `runGroup` writes a group's items in one transaction and answers an outcome per item. */
+  constructor(
+    private readonly runGroup: (items: readonly WriteItem[]) => Promise<ItemOutcome[]>,
+    private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
+    /** Names the partition in errors. */
+    private readonly partition = 0,
+  ) {}
+
+  /**
+   * Writes the items, in order, in one transaction shared with other callers' items; answers
+   * their outcomes in order. Rejects when that transaction fails as a whole.
+   */
+  submit(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
+    // A call alone may exceed the bound (it is bounded by the message size): it waits only
+    // for an empty queue.
+    if (this.queuedBytes > 0 && this.queuedBytes + bytes > this.limits.maxQueuedBytes) {
+      const waitingMiB = (this.queuedBytes / 1024 / 1024).toFixed(1);
+      return Promise.reject(
+        new ResourceExhaustedError(
+          `partition ${this.partition} has ${waitingMiB} MiB of writes waiting for MySQL; retry after a backoff`,
+        ),
+      );
+    }
+    this.queuedBytes += bytes;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ items, bytes, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  get stats(): GroupStats {
+    return { ...this.counters };
+  }
+
+  /** Writes waiting for a transaction. */
+  get waiting(): number {
+    return this.queue.reduce((sum, unit) => sum + unit.items.length, 0);
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running >= this.limits.concurrency) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startGroups();
+    });
+  }
+
+  private startGroups(): void {
+    while (this.running < this.limits.concurrency && this.queue.length > 0) {
+      const units = this.takeGroup();
+      this.running += 1;
+      void this.runUnits(units).finally(() => {
+        this.running -= 1;
+        // Whatever queued meanwhile has waited a whole transaction: go at once.
+        this.startGroups();
+      });
+    }
+  }
+
+  /** The next group: units from the head of the queue within the limits, at least one. */
+  private takeGroup(): Unit[] {
+    const units: Unit[] = [];
+    let items = 0;
+    let bytes = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      const fits =
+        items + next.items.length <= this.limits.maxItems &&
+        bytes + next.bytes <= this.limits.maxBytes;
+      if (units.length > 0 && !fits) break;
+      units.push(this.queue.shift()!);
+      items += next.items.length;
+      bytes += next.bytes;
+      this.queuedBytes -= next.bytes;
+    }
+    return units;
+  }
+
+  private async runUnits(units: readonly Unit[]): Promise<void> {
+    const items = units.flatMap((unit) => unit.items);
+    this.counters.groups += 1;
+    this.counters.items += items.length;
+    try {
+      const outcomes = await this.runGroup(items);
+      let offset = 0;
+      for (const unit of units) {
+        unit.resolve(outcomes.slice(offset, offset + unit.items.length));
+        offset += unit.items.length;
+      }
+    } catch (error) {
+      for (const unit of units) unit.reject(error);
+    }
+  }
+}

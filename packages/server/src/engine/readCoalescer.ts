@@ -1,0 +1,114 @@
+// Reads that arrive for a partition in the same turn of the event loop travel together: one
+// round trip carries every caller's statements (as Vitess's query consolidator and DataLoader
+// share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
+// MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
+import type { SqlSession } from './mysqlPool.js';
+import { isConnectionError } from './sqlErrors.js';
+import { type Statement, type StatementReader, runTogether } from './sql/statement.js';
+
+export interface CoalescingLimits {
+  /** Statements per round trip at most; more callers wait for the next one. */
+  readonly maxStatements: number;
+  /** About this many bytes of SQL per round trip at most (values included). */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_COALESCING_LIMITS: CoalescingLimits = {
+  maxStatements: 256,
+  maxBytes: 4 * 1024 * 1024,
+};
+
+interface PendingRead {
+  readonly statements: readonly Statement[];
+  readonly bytes: number;
+  resolve(results: unknown[]): void;
+  reject(error: unknown): void;
+}
+
+export class ReadCoalescer implements StatementReader {
+  private pending: PendingRead[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly session: SqlSession,
+    private readonly limits: CoalescingLimits = DEFAULT_COALESCING_LIMITS,
+  ) {}
+
+  read(statements: readonly Statement[]): Promise<unknown[]> {
+    if (statements.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ statements, bytes: sizeOf(statements), resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const pending = this.pending;
+    this.pending = [];
+    let trip: PendingRead[] = [];
+    let statements = 0;
+    let bytes = 0;
+    for (const read of pending) {
+      const fits =
+        statements + read.statements.length <= this.limits.maxStatements &&
+        bytes + read.bytes <= this.limits.maxBytes;
+      if (trip.length > 0 && !fits) {
+        void this.send(trip);
+        trip = [];
+        statements = 0;
+        bytes = 0;
+      }
+      trip.push(read);
+      statements += read.statements.length;
+      bytes += read.bytes;
+    }
+    if (trip.length > 0) void this.send(trip);
+  }
+
+  private async send(trip: readonly PendingRead[]): Promise<void> {
+    if (trip.length === 1) {
+      const [read] = trip;
+      return runTogether(this.session, read!.statements).then(read!.resolve, read!.reject);
+    }
+    let results: unknown[];
+    try {
+      results = await runTogether(
+        this.session,
+        trip.flatMap((read) => read.statements),
+      );
+    } catch (error) {
+      if (isConnectionError(error)) {
+        for (const read of trip) read.reject(error);
+        return;
+      }
+      // One caller's statement failed (MySQL stops at the first error): each caller alone
+      // gets its own answer.
+      await Promise.all(trip.map((read) => this.send([read])));
+      return;
+    }
+    let offset = 0;
+    for (const read of trip) {
+      read.resolve(results.slice(offset, offset + read.statements.length));
+      offset += read.statements.length;
+    }
+  }
+}
+
+/** About how many bytes the statements take on the wire (a Buffer goes as hex). */
+function sizeOf(statements: readonly Statement[]): number {
+  let bytes = 0;
+  const add = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(add);
+    else if (Buffer.isBuffer(value)) bytes += 2 * value.length;
+    else bytes += String(value).length + 3;
+  };
+  for (const { sql, values } of statements) {
+    bytes += sql.length;
+    values.forEach(add);
+  }
+  return bytes;
+}

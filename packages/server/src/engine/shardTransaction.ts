@@ -1,0 +1,530 @@
+// The one transaction that writes content rows: every append and every create goes through it,
+// alone or grouped with others bound for the same partition (groupCommit.ts). It locks the
+// log-lock row of each content table it writes, which gives three guarantees at once:
+// - versions are contiguous: the latest ref_key read under the lock is still the latest at
+//   insert, so concurrent writers get 0..n-1 with no gap and no duplicate;
+// - writes are idempotent: a request id already applied is seen under the lock and answered
+//   with the version it created;
+// - each shard's log is gap-free: ids are allocated and committed in the same order, so a
+//   reader of `id > cursor` never skips a row that commits later.
+//
+// Two round trips, one commit, for the whole group:
+// 1. START TRANSACTION; the log locks (in table-name order, so groups sharing tables cannot
+//    deadlock on them); per content table, the latest ref_key of every cell appended to (and of
+//    the records' base cells, which tells whether the records exist) and the latest body of
+//    each cell a merge writes; per index table that creates write, INSERT IGNORE of their rows
+//    (in key order) and the read of who holds each key.
+// 2. Versions decided in memory (groupPlan.ts), one multi-row INSERT per content table with the
+//    read-back of the rows stored, the index rows of refused creates deleted, COMMIT. Inserts
+//    are split over round trips of at most MAX_INSERT_BYTES, to stay under max_allowed_packet.
+//
+// Request ids are not looked up on the first attempt of a large group (almost every write is
+// new, and the lookups cost the database as much as the other reads): a write sent before
+// makes an INSERT fail on the request-id key, and a refused write may be the retry of one that
+// succeeded (its expected version is now stale); either way the transaction is rolled back and
+// run again with the lookups, which answer such writes as replays.
+import { UnavailableError } from './errors.js';
+import {
+  type CreateFate,
+  type Decision,
+  type GroupPlan,
+  type TableReads,
+  type LatestVersion,
+  cellKey,
+  planGroup,
+  requestKey,
+} from './groupPlan.js';
+import type { StoreLayout } from './layout.js';
+import type { LogNotifier } from './logNotifier.js';
+import { BASE_CELL } from './model.js';
+import type { Row, SqlConnection } from './mysqlPool.js';
+import type { Partition } from './partitions.js';
+import {
+  type InsertedCell,
+  type NewCell,
+  type StoredCell,
+  toStoredCell,
+} from './sql/contentRows.js';
+import {
+  insertCells,
+  insertedBytes,
+  latestBodies,
+  latestVersions,
+  lockLogRows,
+  lockedTables,
+  readInserted,
+  toInsertedCells,
+  writesByRequestId,
+} from './sql/contentWrites.js';
+import {
+  deleteIndexRows,
+  indexRowsPresent,
+  insertIndexRows,
+  primaryOwners,
+} from './sql/indexTable.js';
+import {
+  COMMIT,
+  ROLLBACK,
+  START_TRANSACTION,
+  type Statement,
+  runTogether,
+} from './sql/statement.js';
+import { duplicateKeyName, isDeadlock } from './sqlErrors.js';
+import {
+  type CreateRequest,
+  type IndexRowWrite,
+  type ItemOutcome,
+  type WriteItem,
+  uniqueIndexCollision,
+} from './writeItems.js';
+
+// mysql2 sends a body as hex, so this is about 2 MiB of bodies per round trip: well under
+// max_allowed_packet's defaults (16 MiB on MariaDB, 64 MiB on MySQL 8).
+const MAX_INSERT_BYTES = 4 * 1024 * 1024;
+/** Groups of at most this many items look request ids up on the first attempt. */
+const EAGER_LOOKUP_ITEMS = 32;
+/** Deadlocks (between creates inserting the same index keys) are retried this often. */
+const DEADLOCK_ATTEMPTS = 3;
+/** The content tables' unique key on (uuid, column_name, request_id). */
+const REQUEST_ID_KEY = 'uuid_column_request_id';
+
+const RETRY_WITH_LOOKUPS = Symbol('retry with request-id lookups');
+const RETRY_AFTER_DEADLOCK = Symbol('retry after a deadlock');
+type Retry = typeof RETRY_WITH_LOOKUPS | typeof RETRY_AFTER_DEADLOCK;
+
+/** The items of a group that write one content table. */
+interface TableWrites {
+  readonly table: string;
+  readonly shard: number;
+  readonly appends: number[];
+}
+
+/** A create's row in one index, with the create's position in the group. */
+interface PlacedIndexRow extends IndexRowWrite {
+  readonly item: number;
+  readonly uuid: string;
+}
+
+export class ShardTransaction {
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly partition: Partition,
+    private readonly notifier: LogNotifier,
+  ) {}
+
+  /**
+   * Applies the items, all on this partition, in one transaction and answers one outcome per
+   * item, in order. Fails as a whole only when the partition fails (UnavailableError).
+   */
+  async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    let lookUpRequestIds = items.length <= EAGER_LOOKUP_ITEMS;
+    let deadlocks = 0;
+    for (;;) {
+      const result = await this.partition.withConnection((connection) =>
+        this.attempt(connection, items, lookUpRequestIds),
+      );
+      if (result === RETRY_WITH_LOOKUPS) {
+        // With the lookups made there is nothing left to retry for.
+        if (lookUpRequestIds) throw new Error('a group asked for request-id lookups twice');
+        lookUpRequestIds = true;
+      } else if (result === RETRY_AFTER_DEADLOCK) {
+        deadlocks += 1;
+        if (deadlocks >= DEADLOCK_ATTEMPTS) {
+          throw new UnavailableError(
+            this.partition.index,
+            `partition ${this.partition.index} is busy (concurrent creates of the same values); retry`,
+          );
+        }
+      } else {
+        for (const table of result.written) this.notifier.notify(table);
+        return result.outcomes;
+      }
+    }
+  }
+
+  private async attempt(
+    connection: SqlConnection,
+    items: readonly WriteItem[],
+    lookUpRequestIds: boolean,
+  ): Promise<{ outcomes: ItemOutcome[]; written: string[] } | Retry> {
+    const tableOf = (item: WriteItem) =>
+      this.layout.contentTable(item.model, this.layout.contentShard(item.uuid));
+    const tables = this.tablesOf(items, tableOf);
+    const indexRows = indexRowsOf(items);
+    let open = true;
+    try {
+      const reads = await this.readUnderLocks(
+        connection,
+        items,
+        tables,
+        indexRows,
+        lookUpRequestIds,
+      );
+      const plan = planGroup(items, tableOf, reads.tables, reads.fates, new Date());
+      const refusedAppend = plan.decisions.some(
+        (decision, i) => decision.kind === 'refused' && items[i]!.kind === 'append',
+      );
+      if (!lookUpRequestIds && refusedAppend) {
+        await runTogether(connection, [ROLLBACK]);
+        open = false;
+        return RETRY_WITH_LOOKUPS;
+      }
+      if (plan.inserts.size === 0) {
+        await runTogether(connection, [ROLLBACK]);
+        open = false;
+        return { outcomes: plan.decisions.map((d) => outcomeOf(d, new Map())), written: [] };
+      }
+      const stored = await this.insertAndCommit(connection, plan, tables, items, reads.fates);
+      open = false;
+      return {
+        outcomes: plan.decisions.map((decision) => outcomeOf(decision, stored)),
+        written: [...plan.inserts.keys()],
+      };
+    } catch (error) {
+      if (isDeadlock(error)) return RETRY_AFTER_DEADLOCK; // InnoDB rolled it back
+      if (open) await runTogether(connection, [ROLLBACK]).catch(() => connection.destroy());
+      const key = duplicateKeyName(error);
+      if (key === REQUEST_ID_KEY && !lookUpRequestIds) return RETRY_WITH_LOOKUPS;
+      if (key !== undefined) {
+        // Only a writer that bypasses the log lock (the gem, a manual INSERT) can race us.
+        throw new UnavailableError(
+          this.partition.index,
+          `a concurrent write outside Shameless touched partition ${this.partition.index}; retry`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** The content tables the items write, in table-name order (the lock order). */
+  private tablesOf(
+    items: readonly WriteItem[],
+    tableOf: (item: WriteItem) => string,
+  ): Map<string, TableWrites> {
+    const tables = new Map<string, TableWrites>();
+    items.forEach((item, i) => {
+      const table = tableOf(item);
+      let writes = tables.get(table);
+      if (!writes) {
+        writes = { table, shard: this.layout.contentShard(item.uuid), appends: [] };
+        tables.set(table, writes);
+      }
+      if (item.kind === 'append') writes.appends.push(i);
+    });
+    return new Map([...tables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  /** Round trip 1: begin, lock, read what the appends depend on, place the creates' index rows. */
+  private async readUnderLocks(
+    connection: SqlConnection,
+    items: readonly WriteItem[],
+    tables: ReadonlyMap<string, TableWrites>,
+    indexRows: ReadonlyMap<string, PlacedIndexRow[]>,
+    lookUpRequestIds: boolean,
+  ): Promise<{ tables: Map<string, TableReads>; fates: Map<number, CreateFate> }> {
+    const statements: Statement[] = [
+      START_TRANSACTION,
+      lockLogRows(this.layout.logLocksTable, [...tables.keys()]),
+    ];
+    const tableReads: { table: string; versions: number; bodies?: number; requests?: number }[] =
+      [];
+    for (const { table, appends } of tables.values()) {
+      if (appends.length === 0) continue;
+      const reads = readsOf(
+        appends.map((i) => items[i]!),
+        lookUpRequestIds,
+      );
+      const read: (typeof tableReads)[number] = { table, versions: statements.length };
+      statements.push(latestVersions(table, reads.versions));
+      if (reads.bodies) {
+        read.bodies = statements.length;
+        statements.push(latestBodies(table, reads.bodies));
+      }
+      if (reads.requests.length > 0) {
+        read.requests = statements.length;
+        statements.push(writesByRequestId(table, reads.requests));
+      }
+      tableReads.push(read);
+    }
+    const indexChecks: { table: string; rows: PlacedIndexRow[]; check: number }[] = [];
+    for (const [table, rows] of indexRows) {
+      const { index, primary } = rows[0]!;
+      statements.push(insertIndexRows(table, index, rows));
+      indexChecks.push({ table, rows, check: statements.length });
+      statements.push(
+        primary
+          ? primaryOwners(
+              table,
+              index,
+              rows.map((row) => row.values),
+            )
+          : indexRowsPresent(table, index, rows),
+      );
+    }
+
+    const results = (await runTogether(connection, statements)) as Row[][];
+    const locked = lockedTables(results[1] ?? []);
+    const missing = [...tables.keys()].find((table) => !locked.has(table));
+    if (missing !== undefined) throw new Error(`log lock row for ${missing} is missing`);
+
+    const reads = new Map<string, TableReads>();
+    for (const read of tableReads) {
+      const shard = tables.get(read.table)!.shard;
+      reads.set(
+        read.table,
+        tableReadsOf(
+          results[read.versions] ?? [],
+          read.bodies === undefined ? [] : (results[read.bodies] ?? []),
+          read.requests === undefined ? [] : (results[read.requests] ?? []),
+          shard,
+        ),
+      );
+    }
+    const fates = new Map<number, CreateFate>();
+    items.forEach((item, i) => item.kind === 'create' && fates.set(i, { kind: 'won' }));
+    for (const { rows, check } of indexChecks) {
+      const found = results[check] ?? [];
+      for (const row of rows) {
+        const fate = fateOf(row, found, items[row.item] as CreateRequest);
+        // Losing the primary values wins over a secondary collision: the put becomes an update.
+        if (fate && (fates.get(row.item)!.kind === 'won' || fate.kind === 'taken')) {
+          fates.set(row.item, fate);
+        }
+      }
+    }
+    return { tables: reads, fates };
+  }
+
+  /** Round trip 2 (or more, for large groups): the inserts, the clean-up, and the commit. */
+  private async insertAndCommit(
+    connection: SqlConnection,
+    plan: GroupPlan,
+    tables: ReadonlyMap<string, TableWrites>,
+    items: readonly WriteItem[],
+    fates: ReadonlyMap<number, CreateFate>,
+  ): Promise<Map<string, StoredCell[]>> {
+    const cleanUp: Statement[] = [];
+    for (const [table, rows] of indexRowsOf(
+      items.filter((item, i) => item.kind === 'create' && fates.get(i)?.kind !== 'won'),
+    )) {
+      cleanUp.push(deleteIndexRows(table, rows[0]!.index, rows));
+    }
+    const stored = new Map<string, StoredCell[]>();
+    const rounds = roundTripsOf(plan.inserts);
+    for (const [r, round] of rounds.entries()) {
+      const last = r === rounds.length - 1;
+      const statements = round.flatMap(({ table, cells }) => [
+        insertCells(table, cells),
+        readInserted(table, cells.length),
+      ]);
+      if (last) statements.push(...cleanUp, COMMIT);
+      const results = (await runTogether(connection, statements)) as Row[][];
+      round.forEach(({ table, cells }, i) => {
+        const { shard } = tables.get(table)!;
+        const rows = toInsertedCells(results[2 * i + 1] ?? []);
+        let list = stored.get(table);
+        if (!list) stored.set(table, (list = []));
+        list.push(...storedCellsOf(cells, rows, shard, this.partition.index));
+      });
+    }
+    return stored;
+  }
+}
+
+/** What a table's appends must read: each list without duplicates. */
+function readsOf(appends: readonly WriteItem[], lookUpRequestIds: boolean) {
+  const versions = { uuids: new Set<string>(), cells: new Set<string>() };
+  const bodies = { uuids: new Set<string>(), cells: new Set<string>() };
+  const requests = new Map<string, { uuid: string; cell: string; requestId: string }>();
+  for (const item of appends) {
+    if (item.kind !== 'append') continue;
+    versions.uuids.add(item.uuid);
+    versions.cells.add(item.cell);
+    // The base cell's latest version says whether the record exists.
+    versions.cells.add(BASE_CELL);
+    if (item.content.mode === 'merge') {
+      bodies.uuids.add(item.uuid);
+      bodies.cells.add(item.cell);
+    }
+    if (lookUpRequestIds) {
+      requests.set(requestKey(item.uuid, item.cell, item.requestId), {
+        uuid: item.uuid,
+        cell: item.cell,
+        requestId: item.requestId,
+      });
+    }
+  }
+  return {
+    versions: { uuids: [...versions.uuids], cells: [...versions.cells] },
+    bodies:
+      bodies.uuids.size > 0 ? { uuids: [...bodies.uuids], cells: [...bodies.cells] } : undefined,
+    requests: [...requests.values()],
+  };
+}
+
+function tableReadsOf(
+  versions: readonly Row[],
+  bodies: readonly Row[],
+  replays: readonly Row[],
+  shard: number,
+): TableReads {
+  const latest = new Map<string, LatestVersion>();
+  for (const row of versions) {
+    latest.set(cellKey(String(row.uuid), String(row.column_name)), {
+      refKey: Number(row.ref_key),
+      body: undefined,
+    });
+  }
+  for (const row of bodies) {
+    const key = cellKey(String(row.uuid), String(row.column_name));
+    const version = latest.get(key);
+    // Both reads ran under the log lock: the body is the one of the version just read.
+    if (version && row.body instanceof Buffer) latest.set(key, { ...version, body: row.body });
+  }
+  const applied = new Map<string, StoredCell>();
+  for (const row of replays) {
+    applied.set(
+      requestKey(String(row.uuid), String(row.column_name), String(row.request_id)),
+      toStoredCell(row, shard),
+    );
+  }
+  return { latest, applied };
+}
+
+/** The index rows the creates among `items` write, per index table in name order, each list in key order. */
+function indexRowsOf(items: readonly WriteItem[]): Map<string, PlacedIndexRow[]> {
+  const byTable = new Map<string, PlacedIndexRow[]>();
+  items.forEach((item, i) => {
+    if (item.kind !== 'create') return;
+    for (const row of item.indexRows) {
+      let rows = byTable.get(row.table);
+      if (!rows) byTable.set(row.table, (rows = []));
+      rows.push({ ...row, item: i, uuid: item.uuid });
+    }
+  });
+  for (const rows of byTable.values()) rows.sort((a, b) => compareKeys(a.values, b.values));
+  return new Map([...byTable].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Index keys in a total order (numbers by value, strings by UTF-8 bytes, as utf8mb4_bin). */
+function compareKeys(a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x === 'string' && typeof y === 'string') {
+      const order = Buffer.compare(Buffer.from(x), Buffer.from(y));
+      if (order !== 0) return order;
+    } else if (x !== y) {
+      return (x as number | bigint) < (y as number | bigint) ? -1 : 1;
+    }
+  }
+  return 0;
+}
+
+/**
+ * What one index row of a create came to, from the read after its INSERT IGNORE: undefined
+ * when it went in. For the primary index the read holds the owner of each key; for a secondary
+ * one, the uuids of the rows present.
+ */
+function fateOf(
+  row: PlacedIndexRow,
+  found: readonly Row[],
+  create: CreateRequest,
+): CreateFate | undefined {
+  if (found.some((stored) => String(stored.uuid) === row.uuid)) return undefined;
+  if (!row.primary) {
+    return { kind: 'collided', error: uniqueIndexCollision(create.model.name, row) };
+  }
+  const key = (values: readonly unknown[]) => JSON.stringify(values.map(String));
+  const wanted = key(row.values);
+  const owner =
+    found.find((stored) => key(row.index.fields.map((f) => stored[f.name])) === wanted) ??
+    // A gem table may compare strings without regard to case: the owner's key may be spelled
+    // otherwise. Ours is the only tuple of this create in the table.
+    found.find((stored) =>
+      row.index.fields.every(
+        (f, i) => String(stored[f.name]).toLowerCase() === String(row.values[i]).toLowerCase(),
+      ),
+    );
+  if (!owner) {
+    throw new UnavailableError(-1, 'an index row could be neither written nor read; retry');
+  }
+  return { kind: 'taken', owner: String(owner.uuid) };
+}
+
+/**
+ * The inserts split into round trips of at most MAX_INSERT_BYTES each (at least one version
+ * each), in order; a table's versions may be split over several.
+ */
+function roundTripsOf(
+  inserts: ReadonlyMap<string, NewCell[]>,
+): { table: string; cells: NewCell[] }[][] {
+  const rounds: { table: string; cells: NewCell[] }[][] = [];
+  let round: { table: string; cells: NewCell[] }[] = [];
+  let bytes = 0;
+  for (const [table, cells] of inserts) {
+    let current: { table: string; cells: NewCell[] } | undefined;
+    for (const cell of cells) {
+      const size = insertedBytes(cell);
+      if (bytes > 0 && bytes + size > MAX_INSERT_BYTES) {
+        rounds.push(round);
+        round = [];
+        bytes = 0;
+        current = undefined;
+      }
+      if (!current) round.push((current = { table, cells: [] }));
+      current.cells.push(cell);
+      bytes += size;
+    }
+  }
+  if (round.length > 0) rounds.push(round);
+  return rounds;
+}
+
+/**
+ * The stored versions of a chunk, from the rows read back by id range. Under the log lock no
+ * other Shameless writer inserts into the table, so the range holds exactly the chunk's rows.
+ * Only a writer that bypasses the lock (the gem) could have taken ids inside it, and only when
+ * InnoDB interleaves auto-increment values (innodb_autoinc_lock_mode = 2): the rows then do
+ * not line up, and the group fails UNAVAILABLE. Its retry replays what committed.
+ */
+function storedCellsOf(
+  chunk: readonly NewCell[],
+  rows: readonly InsertedCell[],
+  shard: number,
+  partition: number,
+): StoredCell[] {
+  const lined =
+    rows.length === chunk.length &&
+    rows.every(
+      (row, i) =>
+        row.uuid === chunk[i]!.uuid &&
+        row.name === chunk[i]!.name &&
+        row.refKey === chunk[i]!.refKey,
+    );
+  if (!lined) {
+    throw new UnavailableError(
+      partition,
+      `a concurrent insert outside Shameless interleaved with a write on shard ${shard}; retry`,
+    );
+  }
+  return rows.map((row, i) => ({ ...row, shard, body: chunk[i]!.body }));
+}
+
+function outcomeOf(decision: Decision, stored: ReadonlyMap<string, StoredCell[]>): ItemOutcome {
+  switch (decision.kind) {
+    case 'stored':
+      return { status: 'written', cell: decision.cell, replayed: true };
+    case 'insert':
+      return {
+        status: 'written',
+        cell: stored.get(decision.table)![decision.position]!,
+        replayed: decision.replayed,
+      };
+    case 'refused':
+      return { status: 'refused', error: decision.error };
+    case 'taken':
+      return { status: 'taken', owner: decision.owner };
+  }
+}

@@ -1,0 +1,48 @@
+// A statement with its values, as the SQL modules build it. Whoever composes a round trip runs
+// several together: one transaction's statements on content and index tables travel as one
+// multi-statement query, and each SQL module still owns the text for its kind of table.
+import type { SqlSession, SqlValue } from '../mysqlPool.js';
+
+export interface Statement {
+  readonly sql: string;
+  readonly values: readonly SqlValue[];
+}
+
+export function statement(sql: string, values: readonly SqlValue[] = []): Statement {
+  return { sql, values };
+}
+
+export const START_TRANSACTION = statement('START TRANSACTION');
+export const COMMIT = statement('COMMIT');
+export const ROLLBACK = statement('ROLLBACK');
+
+/**
+ * Runs read statements and answers one result per statement, as runTogether does. The reads
+ * take this rather than a session, so that a partition can carry many callers' reads in one
+ * round trip (readCoalescer.ts).
+ */
+export interface StatementReader {
+  read(statements: readonly Statement[]): Promise<unknown[]>;
+}
+
+/** Reads on a session without coalescing: one round trip per caller. */
+export function directReader(session: SqlSession): StatementReader {
+  return { read: (statements) => runTogether(session, statements) };
+}
+
+/**
+ * Runs the statements in one round trip and answers one result per statement, in order: the
+ * rows of a SELECT, the header (insertId, affectedRows) of anything else. mysql2 answers a
+ * single statement's result as it is and several as a list; this evens that out.
+ */
+export async function runTogether(
+  session: SqlSession,
+  statements: readonly Statement[],
+): Promise<unknown[]> {
+  if (statements.length === 0) return [];
+  const results = await session.query<unknown[]>(
+    statements.map(({ sql }) => sql).join(';\n'),
+    statements.flatMap(({ values }) => values),
+  );
+  return statements.length === 1 ? [results] : results;
+}

@@ -1,0 +1,131 @@
+// The group-commit queue on its own: how it forms groups from callers' writes, how many run at
+// once, and what it refuses. The transaction is a function here that records its groups; the
+// transaction itself is tested against MariaDB in consistency/groupCommit.test.ts.
+import { expect } from 'chai';
+import { GroupCommit, type GroupLimits } from '../src/engine/groupCommit.js';
+import { ResourceExhaustedError } from '../src/engine/errors.js';
+import type { ItemOutcome, WriteItem } from '../src/engine/writeItems.js';
+
+/** An append of `bytes` bytes, tagged so a test can tell items apart. */
+const item = (tag: string, bytes = 10): WriteItem =>
+  ({
+    kind: 'append',
+    uuid: tag,
+    cell: 'base',
+    content: { mode: 'replace', bytes: Buffer.alloc(bytes) },
+    requestId: tag,
+  }) as unknown as WriteItem;
+
+const limits = (overrides: Partial<GroupLimits> = {}): GroupLimits => ({
+  concurrency: 1,
+  maxItems: 100,
+  maxBytes: 1_000_000,
+  maxQueuedBytes: 10_000_000,
+  ...overrides,
+});
+
+/** A transaction that holds each group until released, recording the groups' items. */
+function heldTransactions() {
+  const groups: string[][] = [];
+  const release: (() => void)[] = [];
+  let running = 0;
+  let mostRunning = 0;
+  const run = async (items: readonly WriteItem[]): Promise<ItemOutcome[]> => {
+    groups.push(items.map((i) => i.uuid));
+    running += 1;
+    mostRunning = Math.max(mostRunning, running);
+    await new Promise<void>((resolve) => release.push(resolve));
+    running -= 1;
+    return items.map((i) => ({ status: 'taken', owner: i.uuid }));
+  };
+  return { run, groups, release, mostRunning: () => mostRunning };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('group commit queue (pure)', () => {
+  it('puts writes of the same turn in one group, and later ones in the next', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(tx.run, limits());
+    const first = [commit.submit([item('a')]), commit.submit([item('b'), item('c')])];
+    await turn();
+    expect(tx.groups).to.deep.equal([['a', 'b', 'c']]);
+    const later = [commit.submit([item('d')]), commit.submit([item('e')])];
+    await turn();
+    expect(tx.groups, 'the next group waits for a free transaction').to.have.length(1);
+    tx.release.shift()!();
+    const answers = await Promise.all(first);
+    expect(
+      answers.map((outcomes) => outcomes.map((o) => o.status === 'taken' && o.owner)),
+    ).to.deep.equal([['a'], ['b', 'c']]);
+    await turn();
+    expect(tx.groups[1]).to.deep.equal(['d', 'e']);
+    tx.release.shift()!();
+    await Promise.all(later);
+  });
+
+  it('bounds a group by items and bytes, never splitting a caller, and runs at most `concurrency` at once', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(tx.run, limits({ concurrency: 2, maxItems: 3, maxBytes: 100 }));
+    const calls = [
+      commit.submit([item('a'), item('b')]),
+      commit.submit([item('c'), item('d')]), // would make 4 items: next group
+      commit.submit([item('e', 200)]), // alone over the byte bound: a group of its own
+      commit.submit([item('f')]),
+    ];
+    await turn();
+    expect(tx.groups).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    tx.release.shift()!();
+    await turn();
+    expect(tx.groups[2]).to.deep.equal(['e']);
+    tx.release.shift()!();
+    await turn();
+    expect(tx.groups[3]).to.deep.equal(['f']);
+    while (tx.release.length > 0) tx.release.shift()!();
+    await Promise.all(calls);
+    expect(tx.mostRunning()).to.equal(2);
+  });
+
+  it('fails every caller of a failed group, and only them', async () => {
+    let groups = 0;
+    const commit = new GroupCommit(async (items) => {
+      groups += 1;
+      if (groups === 1) throw new Error('partition down');
+      return items.map((i) => ({ status: 'taken', owner: i.uuid }));
+    }, limits());
+    const failed = Promise.allSettled([commit.submit([item('a')]), commit.submit([item('b')])]);
+    await turn();
+    const later = commit.submit([item('c')]);
+    const settled = [...(await failed), ...(await Promise.allSettled([later]))];
+    expect(settled.map((s) => s.status)).to.deep.equal(['rejected', 'rejected', 'fulfilled']);
+  });
+
+  it('refuses writes beyond the queued bytes with RESOURCE_EXHAUSTED, and takes them again once drained', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(tx.run, limits({ maxQueuedBytes: 100, maxItems: 1 }));
+    const running = commit.submit([item('a', 60)]);
+    await turn(); // 'a' is in its transaction: the queue is empty again
+    const queued = commit.submit([item('b', 60)]);
+    const refused = commit.submit([item('c', 60)]);
+    expect(commit.waiting).to.equal(1);
+    const error = await refused.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(ResourceExhaustedError);
+    expect((error as Error).message).to.match(/^partition 0 has 0\.0 MiB of writes waiting/);
+    tx.release.shift()!();
+    await running;
+    await turn();
+    tx.release.shift()!();
+    await queued;
+    const again = commit.submit([item('d', 60)]);
+    await turn();
+    tx.release.shift()!();
+    await again;
+    expect(tx.groups).to.deep.equal([['a'], ['b'], ['d']]);
+  });
+});
