@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import type { WriteCellRequest } from '@shameless/proto';
 import { WriteMode } from '@shameless/proto';
 import { Cell, ConflictError, DeadlineExceededError, connect, type Model } from '../src/index.js';
-import { decodeBody } from '../src/model/body.js';
+import { randomUUID } from 'node:crypto';
+import { decodeBody, encodeBody } from '../src/model/body.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
 import {
   RecordingTransport,
@@ -159,6 +160,72 @@ describe('cells: save, update, versions', function () {
       rate.set('extras', extras);
       await rate.save();
       expect((await OtherRate.find(rate.uuid))?.get('extras')).to.deep.equal({ breakfast: false });
+    });
+
+    it('keeps the bytes of every key not set: a Ruby float 120.0 and an integer 2^40 survive', async () => {
+      // Bodies as the gem's Ruby writes them: net_price is the float 120.0 (which the SDK
+      // reads as the number 120) and big is 2^40 as a uint64.
+      const rubyEntries = Buffer.concat([
+        Buffer.from('a96e65745f7072696365' + 'cb405e000000000000', 'hex'), // "net_price": 120.0
+        Buffer.from('a3626967' + 'cf0000010000000000', 'hex'), // "big": 2^40
+      ]);
+      const indexFields = encodeBody(rateValues(++hotel, '1 bed', '2026-12-01'));
+      expect(indexFields[0], 'five index fields in a fixmap').to.equal(0x85);
+      const created = await fixture.store.transport.unary(
+        'put',
+        {
+          model: 'rate',
+          values: Buffer.concat([Buffer.from([0x87]), indexFields.subarray(1), rubyEntries]),
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      await fixture.store.transport.unary(
+        'writeCell',
+        {
+          model: 'rate',
+          uuid: created.uuid,
+          cell: 'meta',
+          body: Buffer.concat([Buffer.from([0x82]), rubyEntries]),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          expectedRefKey: undefined,
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      const stored = async (cell: string) => {
+        const response = await fixture.store.transport.unary(
+          'getCell',
+          { model: 'rate', uuid: created.uuid, cell, refKey: undefined },
+          { idempotent: true, hedgeable: false },
+        );
+        return Buffer.from(response.cell!.body).toString('hex');
+      };
+
+      const rate = (await Rate.find(created.uuid, { cells: ['meta'] }))!;
+      expect(rate.get('net_price')).to.equal(120);
+      rate.set('note', 'seen');
+      await rate.save();
+      await rate.meta.update({ note: 'seen' });
+      rate.meta.set('checked', true);
+      await rate.meta.save();
+
+      for (const cell of ['base', 'meta']) {
+        const bytes = await stored(cell);
+        expect(bytes, `${cell} keeps net_price a float64`).to.include(
+          'a96e65745f7072696365cb405e000000000000',
+        );
+        expect(bytes, `${cell} keeps big a uint64`).to.include('a3626967cf0000010000000000');
+        expect(bytes).to.include('a46e6f7465a47365656e'); // "note": "seen"
+      }
+      expect(rate.refKey).to.equal(1);
+      expect(rate.meta.refKey).to.equal(2);
+      expect(rate.meta.body).to.deep.equal({
+        net_price: 120,
+        big: 2 ** 40,
+        note: 'seen',
+        checked: true,
+      });
     });
 
     it('resends the same requestId after a failure with an unknown outcome, so it applies once', async () => {
