@@ -1,5 +1,7 @@
-// Opening a store: connect to every partition (creating its database when missing), check that
-// the data there was written with this layout, and load the model definitions.
+// Opening a store: connect to every partition (creating its database when missing), create
+// the bookkeeping tables it lacks, check that the data there was written with this layout, and
+// load the model definitions. Every schema change is logged.
+import { applySchemaChanges } from './applySchemaChanges.js';
 import { Engine } from './engine.js';
 import { isNamespace } from './identifiers.js';
 import { StoreLayout } from './layout.js';
@@ -12,8 +14,10 @@ import {
   redactUrl,
 } from './mysqlPool.js';
 import { Partition, PartitionSet } from './partitions.js';
+import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
-import { claimStoreRecord, createStoreTables } from './sql/storeTables.js';
+import { inspectTables } from './sql/schemaInspection.js';
+import { claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
   namespace: string;
@@ -69,11 +73,16 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
   try {
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
-        await createStoreTables(pool, {
-          store: layout.storeTable,
-          models: layout.modelsTable,
-          logLocks: layout.logLocksTable,
-        });
+        const existing = await inspectTables(pool, bookkeepingTables(layout));
+        await applySchemaChanges(
+          pool,
+          bookkeepingChanges(layout, partition.index, existing),
+          logger,
+          {
+            concurrency: 1,
+            fields: { partition: partition.index },
+          },
+        );
         const stored = await claimStoreRecord(pool, layout.storeTable, {
           namespace: config.namespace,
           shardsCount: config.shardsCount,
@@ -120,7 +129,9 @@ async function waitForDatabase(
   const deadline = Date.now() + config.startupTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      await ensureDatabase(location, config.connectTimeoutMs);
+      if (await ensureDatabase(location, config.connectTimeoutMs)) {
+        logger.info('created database', { partition: index, database: location.database });
+      }
       return;
     } catch (error) {
       const reason =

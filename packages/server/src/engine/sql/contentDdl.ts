@@ -1,10 +1,9 @@
 // The DDL of content tables: the gem's columns and keys plus ours, and the change that brings
 // a table the gem created up to them.
-import type { Row, SqlSession } from '../mysqlPool.js';
 
 // The gem's columns and keys, plus `request_id` for idempotent writes. The gem's inserts name
-// only its own columns, so they keep working; its tables get the column added by
-// ensureRequestIdColumn.
+// only its own columns, so they keep working; its tables get the column from
+// addRequestIdColumnSql.
 export function createContentTableSql(table: string): string {
   return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`id\` BIGINT NOT NULL AUTO_INCREMENT,
@@ -18,18 +17,6 @@ export function createContentTableSql(table: string): string {
   UNIQUE KEY \`uuid_column_ref_key\` (\`uuid\`, \`column_name\`, \`ref_key\`),
   UNIQUE KEY \`uuid_column_request_id\` (\`uuid\`, \`column_name\`, \`request_id\`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
-}
-
-/** Of the given tables, those lacking the request_id column (created by the gem). */
-export async function tablesWithoutRequestId(session: SqlSession, tables: readonly string[]) {
-  if (tables.length === 0) return [];
-  const rows = await session.query<Row[]>(
-    `SELECT TABLE_NAME AS name FROM information_schema.COLUMNS
-      WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'request_id' AND TABLE_NAME IN (?)`,
-    [tables],
-  );
-  const have = new Set(rows.map((row) => String(row.name)));
-  return tables.filter((table) => !have.has(table));
 }
 
 export function addRequestIdColumnSql(table: string): string {
