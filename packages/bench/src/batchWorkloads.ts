@@ -98,7 +98,7 @@ async function writePartition(
       });
       return { table: tables.content(shard), cells };
     });
-    await insertCells(connection, inserts, true);
+    await insertCells(connection, inserts, true, 'datetime');
   } finally {
     connection.release();
   }

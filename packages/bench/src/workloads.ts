@@ -92,14 +92,19 @@ async function appendSql(
   const connection = await pool.getConnection();
   try {
     const state = await beginCellWrite(connection, table, tables.logLocks, uuid, cell, requestId);
-    await insertCellAndCommit(connection, table, {
-      uuid,
-      name: cell,
-      refKey: state.latest ? Number(state.latest.ref_key) + 1 : 0,
-      body,
-      createdAt: new Date(),
-      requestId,
-    });
+    await insertCellAndCommit(
+      connection,
+      table,
+      {
+        uuid,
+        name: cell,
+        refKey: state.latest ? Number(state.latest.ref_key) + 1 : 0,
+        body,
+        createdAt: new Date(),
+        requestId,
+      },
+      'datetime',
+    );
   } finally {
     connection.release();
   }

@@ -20,6 +20,12 @@ const integer =
     return value;
   };
 const text = (value: string) => value;
+const boolean = (value: string): boolean => {
+  const word = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(word)) return true;
+  if (['false', '0', 'no', 'off'].includes(word)) return false;
+  throw new Error(`expected true or false, got ${JSON.stringify(value)}`);
+};
 const urlList = (value: string) =>
   value
     .split(',')
@@ -49,6 +55,14 @@ export const SETTINGS = {
     description: 'prefix of every table name (lowercase identifier); empty for none',
     defaultValue: '',
     parse: text,
+  },
+  legacyCreatedAtIsBigint: {
+    flag: '--legacy-created-at-is-bigint',
+    env: 'SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT',
+    description:
+      "for a store made with the gem's legacy_created_at_is_bigint: created_at is a BIGINT of milliseconds since the epoch (tables created and rows written), not a DATETIME",
+    defaultValue: false as boolean,
+    parse: boolean,
   },
   listen: {
     flag: '--listen <host:port>',

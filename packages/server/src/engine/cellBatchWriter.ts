@@ -199,7 +199,7 @@ export class CellBatchWriter {
         const rounds = roundTripsOf(inserts);
         for (const [r, round] of rounds.entries()) {
           const last = r === rounds.length - 1;
-          const rows = await insertCells(connection, round, last);
+          const rows = await insertCells(connection, round, last, this.layout.createdAt);
           if (last) open = false;
           round.forEach((insert, i) => {
             const group = part.groups[insert.group]!;

@@ -120,14 +120,19 @@ export class CellWriter {
         );
         if ('refused' in plan) throw plan.refused;
         const { refKey, body } = plan;
-        const { id, createdAt } = await insertCellAndCommit(connection, table, {
-          uuid: request.uuid,
-          name: request.cell,
-          refKey,
-          body,
-          createdAt: new Date(),
-          requestId: request.requestId,
-        });
+        const { id, createdAt } = await insertCellAndCommit(
+          connection,
+          table,
+          {
+            uuid: request.uuid,
+            name: request.cell,
+            refKey,
+            body,
+            createdAt: new Date(),
+            requestId: request.requestId,
+          },
+          this.layout.createdAt,
+        );
         open = false;
         return {
           cell: { id, shard, uuid: request.uuid, name: request.cell, refKey, createdAt, body },

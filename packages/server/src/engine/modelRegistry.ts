@@ -12,7 +12,13 @@ import {
   normaliseModelSpec,
 } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import { contentTablesOn, modelChanges, modelTablesOn } from './schemaPlan.js';
+import {
+  contentTablesOn,
+  createdAtMismatches,
+  createdAtMismatchMessage,
+  modelChanges,
+  modelTablesOn,
+} from './schemaPlan.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
@@ -140,9 +146,37 @@ export class ModelRegistry {
   }
 
   /**
-   * Brings every partition up to the model's tables: looks at what exists on every partition,
-   * then creates the missing tables, adds request_id to tables the gem created, and inserts
-   * the shards' log-lock rows, each change logged. Safe to repeat after any failure.
+   * Why the store's created_at setting does not fit the content tables of the models defined
+   * so far (one look at information_schema per partition), or undefined when it does. Checked
+   * at start, so that a misconfigured server refuses to start rather than fail its writes.
+   */
+  async createdAtProblem(): Promise<string | undefined> {
+    const models = this.all();
+    if (models.length === 0) return undefined;
+    const mismatches = await Promise.all(
+      this.partitions.partitions.map((partition) =>
+        partition.run(async (pool) => {
+          const existing = await inspectTables(
+            pool,
+            models.flatMap((model) => contentTablesOn(this.layout, model, partition.index)),
+          );
+          return models.flatMap((model) =>
+            createdAtMismatches(this.layout, model, partition.index, existing),
+          );
+        }),
+      ),
+    );
+    return mismatches.flat().length > 0
+      ? createdAtMismatchMessage(this.layout, mismatches.flat())
+      : undefined;
+  }
+
+  /**
+   * Brings every partition up to the model's tables. First looks at what exists on every
+   * partition, and refuses, having changed nothing, when an existing content table's
+   * created_at is not of the store's kind (its writes would fail). Then creates the missing
+   * tables, adds request_id to tables the gem created, and inserts the shards' log-lock rows,
+   * each change logged. Safe to repeat after any failure.
    */
   private async createTables(model: CompiledModel): Promise<void> {
     const started = Date.now();
@@ -154,6 +188,12 @@ export class ModelRegistry {
         ),
       ),
     );
+    const mismatches = partitions.flatMap((partition, i) =>
+      createdAtMismatches(this.layout, model, partition.index, existing[i]!),
+    );
+    if (mismatches.length > 0) {
+      throw new FailedPreconditionError(createdAtMismatchMessage(this.layout, mismatches));
+    }
     await Promise.all(
       partitions.map((partition, i) =>
         partition.run(async (pool) => {

@@ -1,6 +1,6 @@
 // Opening a store: connect to every partition (creating its database when missing), create
-// the bookkeeping tables it lacks, check that the data there was written with this layout, and
-// load the model definitions. Every schema change is logged.
+// the bookkeeping tables it lacks, check that the data there was written with this layout and
+// this created_at kind, and load the model definitions. Every schema change is logged.
 import { applySchemaChanges } from './applySchemaChanges.js';
 import { Engine } from './engine.js';
 import { isNamespace } from './identifiers.js';
@@ -16,6 +16,7 @@ import {
 import { Partition, PartitionSet } from './partitions.js';
 import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
+import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import { claimStoreRecord } from './sql/storeTables.js';
 
@@ -24,6 +25,11 @@ export interface StoreConfig {
   shardsCount: number;
   /** mysql://user:password@host:port/database, one per partition, in a fixed order. */
   partitionUrls: readonly string[];
+  /**
+   * What content tables hold in created_at: `bigint` (milliseconds) for a store the gem made
+   * with legacy_created_at_is_bigint; `datetime` when left out.
+   */
+  createdAt?: CreatedAtKind;
   poolSize: number;
   connectTimeoutMs: number;
   /** How long to wait for partitions to come up at start. */
@@ -49,7 +55,12 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       throw new StoreConfigError(`partition ${i}: ${(error as Error).message}`);
     }
   });
-  const layout = new StoreLayout(config.namespace, config.shardsCount, locations.length);
+  const layout = new StoreLayout(
+    config.namespace,
+    config.shardsCount,
+    locations.length,
+    config.createdAt ?? 'datetime',
+  );
 
   await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
   const partitions = new PartitionSet(
@@ -109,6 +120,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       followPollIntervalMs: config.followPollIntervalMs,
     });
     await engine.models.refresh();
+    const createdAtProblem = await engine.models.createdAtProblem();
+    if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
     return engine;
   } catch (error) {
     await partitions.end();

@@ -4,7 +4,12 @@
 // from the SQL modules that own it.
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
-import { addRequestIdColumnSql, createContentTableSql } from './sql/contentDdl.js';
+import {
+  CREATED_AT_COLUMN_TYPES,
+  addRequestIdColumnSql,
+  createContentTableSql,
+} from './sql/contentDdl.js';
+import type { CreatedAtKind } from './sql/contentRows.js';
 import { createIndexTableSql } from './sql/indexTable.js';
 import type { ExistingTable } from './sql/schemaInspection.js';
 import {
@@ -30,6 +35,13 @@ export interface SchemaChange {
 
 /** The tables of a partition that exist, by name, as inspectTables answers. */
 export type ExistingTables = ReadonlyMap<string, ExistingTable>;
+
+/** A content table whose created_at is not of the kind the store is configured to write. */
+export interface CreatedAtMismatch {
+  table: string;
+  /** The column's DATA_TYPE, e.g. `bigint`. */
+  found: string;
+}
 
 /** The store's own tables, which serve creates on every partition at start. */
 export function bookkeepingTables(layout: StoreLayout): string[] {
@@ -116,7 +128,7 @@ export function modelChanges(
         partition,
         kind: 'content table',
         table: content,
-        sql: createContentTableSql(content),
+        sql: createContentTableSql(content, layout.createdAt),
         reason: `DefineModel ${model.name}: the content table of shard ${shard} does not exist`,
       });
     } else if (!table.hasRequestId) {
@@ -143,4 +155,56 @@ export function modelChanges(
     }
   }
   return [...creates, ...alters];
+}
+
+/** The model's existing content tables whose created_at is not of the store's kind. */
+export function createdAtMismatches(
+  layout: StoreLayout,
+  model: CompiledModel,
+  partition: number,
+  existing: ExistingTables,
+): CreatedAtMismatch[] {
+  return contentTablesOn(layout, model, partition).flatMap((table) => {
+    const found = existing.get(table)?.createdAtType;
+    return found === undefined || kindOf(found) === layout.createdAt ? [] : [{ table, found }];
+  });
+}
+
+function kindOf(dataType: string): CreatedAtKind | undefined {
+  return dataType === 'datetime' || dataType === 'bigint' ? dataType : undefined;
+}
+
+/** How a kind is named to an operator. */
+export function describeCreatedAt(kind: CreatedAtKind): string {
+  return kind === 'bigint'
+    ? `${CREATED_AT_COLUMN_TYPES.bigint} milliseconds (setting legacyCreatedAtIsBigint)`
+    : `${CREATED_AT_COLUMN_TYPES.datetime} (the default)`;
+}
+
+/**
+ * Why the store cannot write the tables: the first table, what it holds, how the store is
+ * configured and the setting that fits. The setting's names are the CLI's (settings.ts).
+ */
+export function createdAtMismatchMessage(
+  layout: StoreLayout,
+  mismatches: readonly CreatedAtMismatch[],
+): string {
+  const [first] = mismatches;
+  if (!first) return '';
+  const more = mismatches.length > 1 ? ` (and ${mismatches.length - 1} more tables)` : '';
+  const found = kindOf(first.found);
+  const advice =
+    found === 'bigint'
+      ? `the gem made it with legacy_created_at_is_bigint: serve this store with the setting ` +
+        `legacyCreatedAtIsBigint (--legacy-created-at-is-bigint, ` +
+        `SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT=true) on every server`
+      : found === 'datetime'
+        ? `serve this store without the setting legacyCreatedAtIsBigint ` +
+          `(--legacy-created-at-is-bigint, SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT)`
+        : `Shameless writes DATETIME, or BIGINT milliseconds with the setting ` +
+          `legacyCreatedAtIsBigint; change the column to one of them`;
+  return (
+    `table ${first.table} has created_at ${first.found.toUpperCase()}${more}, but this store ` +
+    `is configured to write ${describeCreatedAt(layout.createdAt)}: ${advice}`
+  );
 }

@@ -5,11 +5,13 @@ import {
   CELL_COLUMNS,
   INSERT_COLUMNS,
   type CellGrid,
+  type CreatedAtKind,
   type InsertedCell,
   type NewCell,
   NOTHING,
   type RequestKey,
   latestVersionsSql,
+  createdAtColumnValue,
   selectEach,
   toDate,
 } from './contentRows.js';
@@ -50,18 +52,27 @@ SELECT 1 FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT
 /**
  * Inserts a version and commits the transaction opened by beginCellWrite. Returns the id and
  * the created_at as stored: the column's precision decides (the gem's DATETIME has none).
+ * `createdAt` is the kind of the store's created_at column.
  */
 export async function insertCellAndCommit(
   session: SqlSession,
   table: string,
   cell: NewCell,
+  createdAt: CreatedAtKind,
 ): Promise<{ id: number; createdAt: Date }> {
   const results = await session.query<unknown[]>(
     `INSERT INTO \`${table}\` (${INSERT_COLUMNS})
 VALUES (?, ?, ?, ?, ?, ?);
 SELECT \`created_at\` FROM \`${table}\` WHERE \`id\` = LAST_INSERT_ID();
 COMMIT`,
-    [cell.uuid, cell.name, cell.refKey, cell.body, cell.createdAt, cell.requestId],
+    [
+      cell.uuid,
+      cell.name,
+      cell.refKey,
+      cell.body,
+      createdAtColumnValue(cell.createdAt, createdAt),
+      cell.requestId,
+    ],
   );
   const stored = (results[1] as Row[])[0];
   return {
@@ -175,11 +186,13 @@ export interface TableInsert {
  * created_at as stored (the column's precision decides). The rows read are the id range
  * LAST_INSERT_ID() (the first id of a multi-row INSERT) to LAST_INSERT_ID() + n - 1: no
  * RETURNING, so that MySQL 8 works too. The caller checks that they are its rows.
+ * `createdAt` is the kind of the store's created_at column.
  */
 export async function insertCells(
   session: SqlSession,
   inserts: readonly TableInsert[],
   commit: boolean,
+  createdAt: CreatedAtKind,
 ): Promise<InsertedCell[][]> {
   const statements: string[] = [];
   const values: SqlValue[] = [];
@@ -195,7 +208,7 @@ export async function insertCells(
         cell.name,
         cell.refKey,
         cell.body,
-        cell.createdAt,
+        createdAtColumnValue(cell.createdAt, createdAt),
         cell.requestId,
       ]),
       cells.length - 1,
