@@ -3,6 +3,11 @@
 import { readFileSync } from 'node:fs';
 
 interface SettingDefinition<T> {
+  /**
+   * `store`: what the data is and where it lives; every server of a store must agree, and
+   * `shameless plan` takes these too. `server`: how this one process serves.
+   */
+  scope: 'store' | 'server';
   flag: string;
   env: string;
   description: string;
@@ -34,6 +39,7 @@ const urlList = (value: string) =>
 
 export const SETTINGS = {
   partitions: {
+    scope: 'store',
     flag: '--partition <url...>',
     env: 'SHAMELESS_PARTITIONS',
     description:
@@ -42,6 +48,7 @@ export const SETTINGS = {
     parse: urlList,
   },
   shardsCount: {
+    scope: 'store',
     flag: '--shards-count <n>',
     env: 'SHAMELESS_SHARDS_COUNT',
     description:
@@ -50,6 +57,7 @@ export const SETTINGS = {
     parse: integer(1, 999_999),
   },
   namespace: {
+    scope: 'store',
     flag: '--namespace <name>',
     env: 'SHAMELESS_NAMESPACE',
     description: 'prefix of every table name (lowercase identifier); empty for none',
@@ -57,6 +65,7 @@ export const SETTINGS = {
     parse: text,
   },
   legacyCreatedAtIsBigint: {
+    scope: 'store',
     flag: '--legacy-created-at-is-bigint',
     env: 'SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT',
     description:
@@ -65,6 +74,7 @@ export const SETTINGS = {
     parse: boolean,
   },
   listen: {
+    scope: 'server',
     flag: '--listen <host:port>',
     env: 'SHAMELESS_LISTEN',
     description: 'address the gRPC server binds (port 0: any free port)',
@@ -72,6 +82,7 @@ export const SETTINGS = {
     parse: text,
   },
   maxMessageBytes: {
+    scope: 'server',
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
     description: 'largest gRPC message accepted or sent (cells are MEDIUMBLOBs: up to 16 MiB)',
@@ -79,6 +90,7 @@ export const SETTINGS = {
     parse: integer(1024),
   },
   poolSize: {
+    scope: 'server',
     flag: '--pool-size <n>',
     env: 'SHAMELESS_POOL_SIZE',
     description: 'MySQL connections per partition',
@@ -86,6 +98,7 @@ export const SETTINGS = {
     parse: integer(1, 1000),
   },
   connectTimeoutMs: {
+    scope: 'server',
     flag: '--connect-timeout-ms <ms>',
     env: 'SHAMELESS_CONNECT_TIMEOUT_MS',
     description:
@@ -94,6 +107,7 @@ export const SETTINGS = {
     parse: integer(100),
   },
   startupTimeoutMs: {
+    scope: 'server',
     flag: '--startup-timeout-ms <ms>',
     env: 'SHAMELESS_STARTUP_TIMEOUT_MS',
     description: 'how long to wait at start for every partition to accept connections',
@@ -101,6 +115,7 @@ export const SETTINGS = {
     parse: integer(0),
   },
   followPollMs: {
+    scope: 'server',
     flag: '--follow-poll-ms <ms>',
     env: 'SHAMELESS_FOLLOW_POLL_MS',
     description:
@@ -109,6 +124,7 @@ export const SETTINGS = {
     parse: integer(1),
   },
   graceMs: {
+    scope: 'server',
     flag: '--grace-ms <ms>',
     env: 'SHAMELESS_GRACE_MS',
     description: 'on SIGTERM/SIGINT, how long in-flight calls may take to finish',
@@ -116,6 +132,7 @@ export const SETTINGS = {
     parse: integer(0),
   },
   logLevel: {
+    scope: 'server',
     flag: '--log-level <level>',
     env: 'SHAMELESS_LOG_LEVEL',
     description: 'fatal, error, warn, info, debug or silent',

@@ -18,8 +18,8 @@ export interface ApplyOptions {
 }
 
 /**
- * Runs the changes: bookkeeping tables, then a model's tables (`concurrency` at a time), then
- * the ALTERs of existing tables. Every statement is idempotent (IF NOT EXISTS) or preceded by a fresh inspection, so a
+ * Runs the changes: the database and bookkeeping tables, then a model's tables (`concurrency`
+ * at a time), then the ALTERs of existing tables. Every statement is idempotent (IF NOT EXISTS) or preceded by a fresh inspection, so a
  * failure part-way is repaired by running the plan again.
  */
 export async function applySchemaChanges(

@@ -214,7 +214,8 @@ export class ModelRegistry {
   }
 }
 
-function parseDefinition(json: string): ModelSpec {
+/** A definition as stored in the models table. */
+export function parseDefinition(json: string): ModelSpec {
   try {
     const spec = JSON.parse(json) as ModelSpec;
     return { ...spec, cells: spec.cells.filter((cell) => cell !== BASE_CELL) };

@@ -186,3 +186,20 @@ export async function ensureDatabase(
     await connection.end();
   }
 }
+
+/** Whether the database named in the location exists; never creates it. */
+export async function databaseExists(
+  location: MysqlLocation,
+  connectTimeoutMs: number,
+): Promise<boolean> {
+  const connection = await connectToServer(location, connectTimeoutMs);
+  try {
+    const [rows] = await connection.query<mysqlPromise.RowDataPacket[]>(
+      'SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?',
+      [location.database],
+    );
+    return rows.length > 0;
+  } finally {
+    await connection.end();
+  }
+}

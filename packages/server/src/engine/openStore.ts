@@ -18,7 +18,7 @@ import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
-import { claimStoreRecord } from './sql/storeTables.js';
+import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
   namespace: string;
@@ -40,7 +40,20 @@ export interface StoreConfig {
 /** The store cannot be opened as configured; the message says what to change. */
 export class StoreConfigError extends Error {}
 
-export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
+/**
+ * The settings that say what a store's data is and where it lives: all that `shameless plan`
+ * needs.
+ */
+export type StoreShape = Pick<
+  StoreConfig,
+  'namespace' | 'shardsCount' | 'partitionUrls' | 'createdAt'
+>;
+
+/** The layout and the partitions' locations of a valid configuration; connects to nothing. */
+export function checkStoreShape(config: StoreShape): {
+  layout: StoreLayout;
+  locations: MysqlLocation[];
+} {
   if (!isNamespace(config.namespace)) {
     throw new StoreConfigError(
       `namespace ${JSON.stringify(config.namespace)} must be empty or a lowercase identifier ([a-z][a-z0-9_]*)`,
@@ -61,6 +74,38 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     locations.length,
     config.createdAt ?? 'datetime',
   );
+  return { layout, locations };
+}
+
+/**
+ * Why a partition's recorded layout forbids serving it with this configuration, or undefined
+ * when they agree.
+ */
+export function storeRecordProblem(
+  stored: StoreRecord,
+  layout: StoreLayout,
+  partitionIndex: number,
+  location: MysqlLocation,
+): string | undefined {
+  if (
+    stored.shardsCount === layout.shardsCount &&
+    stored.partitionCount === layout.partitionCount &&
+    stored.partitionIndex === partitionIndex
+  ) {
+    return undefined;
+  }
+  return (
+    `partition ${partitionIndex} (${describeLocation(location)}) belongs to a store ` +
+    `created with shardsCount=${stored.shardsCount} and ${stored.partitionCount} partition(s), as partition ` +
+    `${stored.partitionIndex}; this server was started with shardsCount=${layout.shardsCount} and ` +
+    `${layout.partitionCount} partition(s). Changing either would silently remap stored data: start with ` +
+    `--shards-count ${stored.shardsCount} and the original partition URLs in their original order, ` +
+    `or use another namespace or database for a new store.`
+  );
+}
+
+export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
+  const { layout, locations } = checkStoreShape(config);
 
   await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
   const partitions = new PartitionSet(
@@ -100,20 +145,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
           partitionCount: locations.length,
           partitionIndex: partition.index,
         });
-        if (
-          stored.shardsCount !== config.shardsCount ||
-          stored.partitionCount !== locations.length ||
-          stored.partitionIndex !== partition.index
-        ) {
-          throw new StoreConfigError(
-            `partition ${partition.index} (${describeLocation(partition.location)}) belongs to a store ` +
-              `created with shardsCount=${stored.shardsCount} and ${stored.partitionCount} partition(s), as partition ` +
-              `${stored.partitionIndex}; this server was started with shardsCount=${config.shardsCount} and ` +
-              `${locations.length} partition(s). Changing either would silently remap stored data: start with ` +
-              `--shards-count ${stored.shardsCount} and the original partition URLs in their original order, ` +
-              `or use another namespace or database for a new store.`,
-          );
-        }
+        const problem = storeRecordProblem(stored, layout, partition.index, partition.location);
+        if (problem) throw new StoreConfigError(problem);
       });
     }
     const engine = new Engine(layout, partitions, logger, {
@@ -129,7 +162,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
   }
 }
 
-function describeLocation(location: MysqlLocation): string {
+/** host:port/database, for messages: never the credentials. */
+export function describeLocation(location: MysqlLocation): string {
   return `${location.host}:${location.port}/${location.database}`;
 }
 

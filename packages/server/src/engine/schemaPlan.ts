@@ -1,9 +1,10 @@
 // What serving a store changes in its databases, decided from what already exists there
-// (sql/schemaInspection.ts), apart from making them (applySchemaChanges.ts), so that each
-// change can be logged, and shown before it is made. Pure functions; every statement comes
-// from the SQL modules that own it.
+// (sql/schemaInspection.ts). Serving applies these changes (applySchemaChanges.ts) and
+// `shameless plan` prints them: one source, so that the dry run is exactly what serving does.
+// Pure functions; every statement comes from the SQL modules that own it.
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
+import { createDatabaseSql } from './mysqlPool.js';
 import {
   CREATED_AT_COLUMN_TYPES,
   addRequestIdColumnSql,
@@ -20,13 +21,13 @@ import {
 import { PRIMARY_INDEX } from './tableNames.js';
 
 export type SchemaChangeKind =
-  'bookkeeping table' | 'content table' | 'index table' | 'request_id column';
+  'database' | 'bookkeeping table' | 'content table' | 'index table' | 'request_id column';
 
 /** One change that serving a store makes to one partition's schema, and why. */
 export interface SchemaChange {
   partition: number;
   kind: SchemaChangeKind;
-  /** The table created or altered. */
+  /** The table created or altered (the database, for kind `database`). */
   table: string;
   sql: string;
   /** One line saying why serving needs it. */
@@ -41,6 +42,17 @@ export interface CreatedAtMismatch {
   table: string;
   /** The column's DATA_TYPE, e.g. `bigint`. */
   found: string;
+}
+
+/** The database a partition's URL names, when it is missing (serve creates it). */
+export function databaseChange(partition: number, database: string): SchemaChange {
+  return {
+    partition,
+    kind: 'database',
+    table: database,
+    sql: createDatabaseSql(database),
+    reason: `database ${database} does not exist; serve creates it`,
+  };
 }
 
 /** The store's own tables, which serve creates on every partition at start. */

@@ -1,8 +1,12 @@
 // SPEC §2, compatibility with the Ruby gem's data: tables and rows made exactly as the gem
 // makes them (plain SQL, before the server defines the model) are served with the gem's
 // answers, and what the server writes into them is what the gem's own queries expect; also
-// for a store the gem made with legacy_created_at_is_bigint.
+// for a store the gem made with legacy_created_at_is_bigint. `shameless plan` shows what
+// serving such a store changes, before it does.
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RATE_MODEL } from '../support/storeFixture.js';
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
@@ -11,9 +15,16 @@ import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
 import { collect, rejection } from '../support/grpcCalls.js';
+import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
-import { silentLogger } from '../../src/engine/logger.js';
+import { type Logger, silentLogger } from '../../src/engine/logger.js';
+import { addRequestIdColumnSql } from '../../src/engine/sql/contentDdl.js';
+import {
+  createLogLocksTableSql,
+  createModelsTableSql,
+  createStoreTableSql,
+} from '../../src/engine/sql/storeTables.js';
 import { contentShardOf, newRequestId, pad, range } from './support.js';
 
 const NS = 'ht';
@@ -825,5 +836,141 @@ describe('consistency: a gem store made with legacy_created_at_is_bigint, served
     expect(error).to.be.instanceOf(StoreConfigError);
     expect(error.message).to.match(/^table ht_(rate|fresh)_00000\d has created_at BIGINT/);
     expect(error.message).to.include('--legacy-created-at-is-bigint');
+  });
+});
+
+describe('shameless plan on a gem store: the dry run of serving it (§2)', function () {
+  this.timeout(60_000);
+  let databases: TestDatabases;
+  let sql: mysql.Connection;
+  const modelFile = join(tmpdir(), `shameless-plan-rate-${process.pid}.json`);
+
+  before(async () => {
+    databases = await createTestDatabases(1);
+    sql = await mysql.createConnection({ uri: databases.urls[0]!, timezone: 'Z' });
+    await createGemTables(sql, {});
+    // As a person writes it: snake_case names, "integer" and "string".
+    writeFileSync(
+      modelFile,
+      JSON.stringify({
+        name: 'rate',
+        primary_index: {
+          shard_on: 'hotel_id',
+          fields: [
+            { name: 'hotel_id', type: 'integer' },
+            { name: 'room_type', type: 'string' },
+            { name: 'check_in_date', type: 'string' },
+          ],
+        },
+        secondary_indices: [
+          {
+            name: 'secondary',
+            shard_on: 'hotel_id',
+            fields: [
+              { name: 'hotel_id', type: 'integer' },
+              { name: 'gateway', type: 'string' },
+              { name: 'discount_type', type: 'string' },
+            ],
+          },
+        ],
+        cells: ['meta'],
+      }),
+    );
+  });
+  after(async () => {
+    await sql?.end();
+    await databases?.drop();
+  });
+
+  const plan = (...flags: string[]) =>
+    runCommand([
+      'plan',
+      '--partition',
+      databases.urls[0]!,
+      '--namespace',
+      NS,
+      '--shards-count',
+      String(SHARDS),
+      '--model',
+      modelFile,
+      ...flags,
+    ]);
+  const statements = (stdout: string) =>
+    stdout
+      .split(/;\n/)
+      .map((chunk) =>
+        chunk
+          .split('\n')
+          .filter((line) => !line.startsWith('--') && line !== '')
+          .join('\n'),
+      )
+      .filter((statement) => statement !== '');
+
+  it('lists the bookkeeping tables and the ALTER of each gem table, as the engine’s SQL with a reason each, and changes nothing', async () => {
+    const before = await schemaOf(sql);
+    const result = await plan();
+    expect(result.stderr).to.equal('');
+    expect(result.code, result.stdout).to.equal(3);
+    expect(statements(result.stdout)).to.deep.equal([
+      createStoreTableSql(`${NS}_shameless_store`),
+      createModelsTableSql(`${NS}_shameless_models`),
+      createLogLocksTableSql(`${NS}_shameless_log_locks`),
+      ...range(SHARDS).map((shard) => addRequestIdColumnSql(content(shard))),
+    ]);
+    expect(result.stdout).to.match(
+      /-- DefineModel rate: ht_rate_000002 has no request_id column \(the gem created it\)/,
+    );
+    expect(result.stdout).to.include('bookkeeping table ht_shameless_log_locks does not exist');
+    expect(result.stdout).to.match(
+      /ok +model rate \(.*\): not defined yet; 12 of its 12 tables exist; created_at of its 4 existing content tables is DATETIME\(6\)/,
+    );
+    expect(await schemaOf(sql), 'information_schema after the dry run').to.deep.equal(before);
+  });
+
+  it('reports what serving with legacyCreatedAtIsBigint would refuse, and exits 1', async () => {
+    const result = await plan('--legacy-created-at-is-bigint');
+    expect(result.code, result.stdout).to.equal(1);
+    expect(result.stdout).to.match(
+      /FAILED model rate \(.*\): DefineModel would refuse it: table ht_rate_00000\d has created_at DATETIME/,
+    );
+  });
+
+  it('serving makes and logs exactly what was listed; afterwards the plan lists nothing', async () => {
+    const logged: string[] = [];
+    const logger: Logger = {
+      info: (message, fields) => logged.push(`${message} ${String(fields?.table ?? '')}`.trim()),
+      warn: () => {},
+      error: () => {},
+    };
+    const store = await startStoreFixture({
+      partitionUrls: databases.urls,
+      namespace: NS,
+      shardsCount: SHARDS,
+      logger,
+    });
+    try {
+      await store.api.defineModel({ model: RATE_MODEL });
+    } finally {
+      await store.close();
+    }
+    expect(logged.filter((line) => /^(created|added) /.test(line))).to.deep.equal([
+      `created bookkeeping table ${NS}_shameless_store`,
+      `created bookkeeping table ${NS}_shameless_models`,
+      `created bookkeeping table ${NS}_shameless_log_locks`,
+      ...range(SHARDS).map(
+        (shard) => `added the request_id column and its unique key ${content(shard)}`,
+      ),
+    ]);
+
+    const result = await plan();
+    expect(result.code, result.stdout).to.equal(0);
+    expect(result.stdout).to.include('-- nothing to change');
+    expect(result.stdout).to.match(
+      /ok +model rate \(.*\): defined as given; DefineModel changes nothing/,
+    );
+    expect(result.stdout).to.match(
+      /ok +partition 0: ht_shameless_store records shardsCount=4 and 1 partition\(s\)/,
+    );
+    expect(statements(result.stdout)).to.deep.equal([]);
   });
 });

@@ -66,6 +66,15 @@ ${selectStoreRecordSql(table)}`,
   return toStoreRecord(row);
 }
 
+/** The layout recorded in the table, if one was (a dry run reads it without claiming). */
+export async function readStoreRecord(
+  session: SqlSession,
+  table: string,
+): Promise<StoreRecord | undefined> {
+  const rows = await session.query<Row[]>(selectStoreRecordSql(table));
+  return rows[0] ? toStoreRecord(rows[0]) : undefined;
+}
+
 export async function readModelDefinitions(
   session: SqlSession,
   table: string,
