@@ -7,6 +7,7 @@
 import type { Logger } from './logger.js';
 import type { SqlSession } from './mysqlPool.js';
 import type { SchemaChange } from './schemaPlan.js';
+import { isAlreadyAltered } from './sqlErrors.js';
 
 const PROGRESS_EVERY_MS = 1000;
 
@@ -42,7 +43,17 @@ export async function applySchemaChanges(
       ...options.fields,
       table: change.table,
     });
-    await session.query(change.sql);
+    try {
+      await session.query(change.sql);
+    } catch (error) {
+      // Two servers defining the same model at once both saw the table without the column.
+      if (!isAlreadyAltered(error)) throw error;
+      logger.info('another server added the request_id column meanwhile', {
+        ...options.fields,
+        table: change.table,
+      });
+      continue;
+    }
     logger.info('added the request_id column and its unique key', {
       ...options.fields,
       table: change.table,

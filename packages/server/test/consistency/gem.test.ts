@@ -608,6 +608,32 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(error.message).to.include('without the setting legacyCreatedAtIsBigint');
   });
 
+  it('lets two servers define the same gem model at once, each adding what it finds missing', async () => {
+    await createGemTables(sql, { model: 'twice' });
+    const other = await startStoreFixture({
+      partitionUrls: databases.urls,
+      namespace: NS,
+      shardsCount: SHARDS,
+    });
+    try {
+      const model = { ...RATE_MODEL, name: 'twice' };
+      const answers = await Promise.all([
+        store.api.defineModel({ model }),
+        other.api.defineModel({ model }),
+      ]);
+      expect(answers.map((answer) => answer.model?.name)).to.deep.equal(['twice', 'twice']);
+      const [columns] = await sql.query<mysql.RowDataPacket[]>(
+        `SELECT TABLE_NAME AS t FROM information_schema.COLUMNS
+          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ht\\_twice\\_0%' AND COLUMN_NAME = 'request_id'`,
+      );
+      expect(columns.map((row) => row.t).sort()).to.deep.equal(
+        range(SHARDS).map((shard) => content(shard, 'twice')),
+      );
+    } finally {
+      await other.close();
+    }
+  });
+
   it('keeps serving rows the gem writes after the server took over the tables', async () => {
     // The gem saves B's next version: its INSERT names only its own columns.
     await gemSaveCell(B.uuid, 'base', 1, { ...B.v0, net_rate: 210 }, '2024-01-03 08:00:00');
