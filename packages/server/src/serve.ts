@@ -11,6 +11,7 @@ export async function serve(settings: Settings): Promise<void> {
       namespace: settings.namespace,
       shardsCount: settings.shardsCount,
       partitionUrls: settings.partitions,
+      createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
       startupTimeoutMs: settings.startupTimeoutMs,
@@ -36,6 +37,7 @@ export async function serve(settings: Settings): Promise<void> {
     partitions: settings.partitions.length,
     shardsCount: settings.shardsCount,
     namespace: settings.namespace,
+    createdAt: engine.layout.createdAt,
   });
   console.log(`shameless listening on ${host}:${server.port}`);
 

@@ -3,6 +3,11 @@
 import { readFileSync } from 'node:fs';
 
 interface SettingDefinition<T> {
+  /**
+   * `store`: what the data is and where it lives; every server of a store must agree, and
+   * `shameless plan` takes these too. `server`: how this one process serves.
+   */
+  scope: 'store' | 'server';
   flag: string;
   env: string;
   description: string;
@@ -20,6 +25,12 @@ const integer =
     return value;
   };
 const text = (value: string) => value;
+const boolean = (value: string): boolean => {
+  const word = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(word)) return true;
+  if (['false', '0', 'no', 'off'].includes(word)) return false;
+  throw new Error(`expected true or false, got ${JSON.stringify(value)}`);
+};
 const urlList = (value: string) =>
   value
     .split(',')
@@ -28,6 +39,7 @@ const urlList = (value: string) =>
 
 export const SETTINGS = {
   partitions: {
+    scope: 'store',
     flag: '--partition <url...>',
     env: 'SHAMELESS_PARTITIONS',
     description:
@@ -36,6 +48,7 @@ export const SETTINGS = {
     parse: urlList,
   },
   shardsCount: {
+    scope: 'store',
     flag: '--shards-count <n>',
     env: 'SHAMELESS_SHARDS_COUNT',
     description:
@@ -44,13 +57,24 @@ export const SETTINGS = {
     parse: integer(1, 999_999),
   },
   namespace: {
+    scope: 'store',
     flag: '--namespace <name>',
     env: 'SHAMELESS_NAMESPACE',
     description: 'prefix of every table name (lowercase identifier); empty for none',
     defaultValue: '',
     parse: text,
   },
+  legacyCreatedAtIsBigint: {
+    scope: 'store',
+    flag: '--legacy-created-at-is-bigint',
+    env: 'SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT',
+    description:
+      "for a store made with the gem's legacy_created_at_is_bigint: created_at is a BIGINT of milliseconds since the epoch (tables created and rows written), not a DATETIME",
+    defaultValue: false as boolean,
+    parse: boolean,
+  },
   listen: {
+    scope: 'server',
     flag: '--listen <host:port>',
     env: 'SHAMELESS_LISTEN',
     description: 'address the gRPC server binds (port 0: any free port)',
@@ -58,6 +82,7 @@ export const SETTINGS = {
     parse: text,
   },
   maxMessageBytes: {
+    scope: 'server',
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
     description: 'largest gRPC message accepted or sent (cells are MEDIUMBLOBs: up to 16 MiB)',
@@ -65,6 +90,7 @@ export const SETTINGS = {
     parse: integer(1024),
   },
   poolSize: {
+    scope: 'server',
     flag: '--pool-size <n>',
     env: 'SHAMELESS_POOL_SIZE',
     description: 'MySQL connections per partition',
@@ -72,6 +98,7 @@ export const SETTINGS = {
     parse: integer(1, 1000),
   },
   connectTimeoutMs: {
+    scope: 'server',
     flag: '--connect-timeout-ms <ms>',
     env: 'SHAMELESS_CONNECT_TIMEOUT_MS',
     description:
@@ -80,6 +107,7 @@ export const SETTINGS = {
     parse: integer(100),
   },
   startupTimeoutMs: {
+    scope: 'server',
     flag: '--startup-timeout-ms <ms>',
     env: 'SHAMELESS_STARTUP_TIMEOUT_MS',
     description: 'how long to wait at start for every partition to accept connections',
@@ -87,6 +115,7 @@ export const SETTINGS = {
     parse: integer(0),
   },
   followPollMs: {
+    scope: 'server',
     flag: '--follow-poll-ms <ms>',
     env: 'SHAMELESS_FOLLOW_POLL_MS',
     description:
@@ -95,6 +124,7 @@ export const SETTINGS = {
     parse: integer(1),
   },
   writeGroups: {
+    scope: 'server',
     flag: '--write-groups <n>',
     env: 'SHAMELESS_WRITE_GROUPS',
     description:
@@ -103,6 +133,7 @@ export const SETTINGS = {
     parse: integer(1, 1000),
   },
   writeGroupMaxItems: {
+    scope: 'server',
     flag: '--write-group-max-items <n>',
     env: 'SHAMELESS_WRITE_GROUP_MAX_ITEMS',
     description:
@@ -111,6 +142,7 @@ export const SETTINGS = {
     parse: integer(1),
   },
   writeGroupMaxBytes: {
+    scope: 'server',
     flag: '--write-group-max-bytes <n>',
     env: 'SHAMELESS_WRITE_GROUP_MAX_BYTES',
     description: 'most bytes of bodies one transaction takes from the queue',
@@ -118,6 +150,7 @@ export const SETTINGS = {
     parse: integer(1024),
   },
   writeQueueMaxBytes: {
+    scope: 'server',
     flag: '--write-queue-max-bytes <n>',
     env: 'SHAMELESS_WRITE_QUEUE_MAX_BYTES',
     description:
@@ -126,6 +159,7 @@ export const SETTINGS = {
     parse: integer(1024),
   },
   graceMs: {
+    scope: 'server',
     flag: '--grace-ms <ms>',
     env: 'SHAMELESS_GRACE_MS',
     description: 'on SIGTERM/SIGINT, how long in-flight calls may take to finish',
@@ -133,6 +167,7 @@ export const SETTINGS = {
     parse: integer(0),
   },
   logLevel: {
+    scope: 'server',
     flag: '--log-level <level>',
     env: 'SHAMELESS_LOG_LEVEL',
     description: 'fatal, error, warn, info, debug or silent',

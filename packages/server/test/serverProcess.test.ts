@@ -83,6 +83,19 @@ describe('shameless serve (process)', function () {
     expect(badFlag.output).to.match(/--shards-count: expected an integer/);
   });
 
+  it('refuses to start with --legacy-created-at-is-bigint when the models’ tables hold DATETIME', async () => {
+    const legacy = await runServerExpectingFailure([
+      ...partitionArgs(),
+      '--shards-count',
+      '4',
+      '--legacy-created-at-is-bigint',
+    ]);
+    expect(legacy.code).to.equal(1);
+    expect(legacy.output).to.match(
+      /cannot start: table rate_00000\d has created_at DATETIME \(and 3 more tables\), but this store is configured to write BIGINT milliseconds/,
+    );
+  });
+
   it('on SIGTERM: health goes NOT_SERVING, follow streams end cleanly, the process exits 0', async () => {
     const server = await startServerProcess([
       ...partitionArgs(),

@@ -36,6 +36,25 @@ describe('settings (pure)', () => {
     expect(() => resolveSettings({}, {}, { graceMs: -1 })).to.throw(/^config key graceMs:/);
   });
 
+  it('reads legacyCreatedAtIsBigint as a boolean from a flag, the environment or the file', () => {
+    const legacy = (...sources: Parameters<typeof resolveSettings>) =>
+      resolveSettings(...sources).legacyCreatedAtIsBigint;
+    expect(legacy({}, {}, {})).to.equal(false);
+    expect(legacy({ legacyCreatedAtIsBigint: true }, {}, {})).to.equal(true);
+    expect(legacy({}, { SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT: '1' }, {})).to.equal(true);
+    expect(legacy({}, {}, { legacyCreatedAtIsBigint: true })).to.equal(true);
+    expect(
+      legacy(
+        {},
+        { SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT: 'false' },
+        { legacyCreatedAtIsBigint: true },
+      ),
+    ).to.equal(false);
+    expect(() => legacy({}, { SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT: 'maybe' }, {})).to.throw(
+      /^SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT: expected true or false, got "maybe"/,
+    );
+  });
+
   it('reads a JSON config file and refuses unknown keys', () => {
     const path = join(tmpdir(), `shameless-config-${process.pid}.json`);
     writeFileSync(path, JSON.stringify({ shardsCount: 8, partitions: ['mysql://h/db'] }));

@@ -2,6 +2,7 @@
 // partition of each shard. Built once per store; everything here is derived.
 import type { CompiledModel } from './model.js';
 import { contentShard, findShard, partitionOfShard, shardsOfPartition } from './sharding.js';
+import type { CreatedAtKind } from './sql/contentRows.js';
 import { contentTableName, indexTableName, storeTableName } from './tableNames.js';
 
 export class StoreLayout {
@@ -13,6 +14,8 @@ export class StoreLayout {
     readonly namespace: string,
     readonly shardsCount: number,
     readonly partitionCount: number,
+    /** What content tables hold in created_at: the tables this store creates, and every write. */
+    readonly createdAt: CreatedAtKind = 'datetime',
   ) {
     this.storeTable = storeTableName(namespace, 'store');
     this.modelsTable = storeTableName(namespace, 'models');

@@ -1,5 +1,6 @@
 // Model definitions: defining (tables first, then the definition as the commit point), and a
 // cache that refreshes from the schema table when another server has defined something new.
+import { applySchemaChanges } from './applySchemaChanges.js';
 import { FailedPreconditionError, InternalError, NotFoundError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { StoreLayout } from './layout.js';
@@ -12,18 +13,19 @@ import {
 } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import {
-  addRequestIdColumnSql,
-  createContentTableSql,
-  tablesWithoutRequestId,
-} from './sql/contentDdl.js';
-import { createIndexTableSql } from './sql/indexTable.js';
+  contentTablesOn,
+  createdAtMismatches,
+  createdAtMismatchMessage,
+  modelChanges,
+  modelTablesOn,
+} from './schemaPlan.js';
+import { inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
   lockModelDefinition,
   readModelDefinitions,
   writeModelDefinition,
 } from './sql/storeTables.js';
-import { PRIMARY_INDEX } from './tableNames.js';
 
 const DDL_CONCURRENCY_PER_PARTITION = 4;
 
@@ -144,75 +146,80 @@ export class ModelRegistry {
   }
 
   /**
-   * CREATE TABLE IF NOT EXISTS for every shard of every partition, then the request_id column on
-   * tables the gem created, then the shards' log-lock rows. Safe to repeat after any failure.
+   * Why the store's created_at setting does not fit the content tables of the models defined
+   * so far (one look at information_schema per partition), or undefined when it does. Checked
+   * at start, so that a misconfigured server refuses to start rather than fail its writes.
    */
-  private async createTables(model: CompiledModel): Promise<void> {
-    const indices = [model.primaryIndex, ...model.spec.secondaryIndices];
-    const total = this.layout.shardsCount * (1 + indices.length);
-    let created = 0;
-    let lastReport = Date.now();
-    const started = Date.now();
-    this.logger.info('creating tables', { model: model.name, tables: total });
-    await Promise.all(
+  async createdAtProblem(): Promise<string | undefined> {
+    const models = this.all();
+    if (models.length === 0) return undefined;
+    const mismatches = await Promise.all(
       this.partitions.partitions.map((partition) =>
         partition.run(async (pool) => {
-          const shards = this.layout.shardsOf(partition.index);
-          const statements = shards.flatMap((shard) => [
-            createContentTableSql(this.layout.contentTable(model, shard)),
-            ...indices.map((index) =>
-              createIndexTableSql(
-                this.layout.indexTable(model, index.name, shard),
-                index,
-                index.name === PRIMARY_INDEX,
-              ),
-            ),
-          ]);
-          await forEachConcurrently(statements, DDL_CONCURRENCY_PER_PARTITION, async (sql) => {
-            await pool.query(sql);
-            created += 1;
-            if (Date.now() - lastReport > 1000) {
-              lastReport = Date.now();
-              this.logger.info('creating tables', { model: model.name, created, of: total });
-            }
-          });
-          const contentTables = shards.map((shard) => this.layout.contentTable(model, shard));
-          for (const table of await tablesWithoutRequestId(pool, contentTables)) {
-            this.logger.info('adding request_id to a table created by the gem', { table });
-            await pool.query(addRequestIdColumnSql(table));
-          }
-          await insertLogLocks(pool, this.layout.logLocksTable, contentTables);
+          const existing = await inspectTables(
+            pool,
+            models.flatMap((model) => contentTablesOn(this.layout, model, partition.index)),
+          );
+          return models.flatMap((model) =>
+            createdAtMismatches(this.layout, model, partition.index, existing),
+          );
         }),
       ),
     );
-    this.logger.info('tables ready', {
-      model: model.name,
-      tables: total,
-      ms: Date.now() - started,
-    });
+    return mismatches.flat().length > 0
+      ? createdAtMismatchMessage(this.layout, mismatches.flat())
+      : undefined;
+  }
+
+  /**
+   * Brings every partition up to the model's tables. First looks at what exists on every
+   * partition, and refuses, having changed nothing, when an existing content table's
+   * created_at is not of the store's kind (its writes would fail). Then creates the missing
+   * tables, adds request_id to tables the gem created, and inserts the shards' log-lock rows,
+   * each change logged. Safe to repeat after any failure.
+   */
+  private async createTables(model: CompiledModel): Promise<void> {
+    const started = Date.now();
+    const partitions = this.partitions.partitions;
+    const existing = await Promise.all(
+      partitions.map((partition) =>
+        partition.run((pool) =>
+          inspectTables(pool, modelTablesOn(this.layout, model, partition.index)),
+        ),
+      ),
+    );
+    const mismatches = partitions.flatMap((partition, i) =>
+      createdAtMismatches(this.layout, model, partition.index, existing[i]!),
+    );
+    if (mismatches.length > 0) {
+      throw new FailedPreconditionError(createdAtMismatchMessage(this.layout, mismatches));
+    }
+    await Promise.all(
+      partitions.map((partition, i) =>
+        partition.run(async (pool) => {
+          const changes = modelChanges(this.layout, model, partition.index, existing[i]!);
+          await applySchemaChanges(pool, changes, this.logger, {
+            concurrency: DDL_CONCURRENCY_PER_PARTITION,
+            fields: { model: model.name, partition: partition.index },
+          });
+          await insertLogLocks(
+            pool,
+            this.layout.logLocksTable,
+            contentTablesOn(this.layout, model, partition.index),
+          );
+        }),
+      ),
+    );
+    this.logger.info('tables ready', { model: model.name, ms: Date.now() - started });
   }
 }
 
-function parseDefinition(json: string): ModelSpec {
+/** A definition as stored in the models table. */
+export function parseDefinition(json: string): ModelSpec {
   try {
     const spec = JSON.parse(json) as ModelSpec;
     return { ...spec, cells: spec.cells.filter((cell) => cell !== BASE_CELL) };
   } catch (error) {
     throw new InternalError('a stored model definition is unreadable', { cause: error });
   }
-}
-
-async function forEachConcurrently<T>(
-  items: readonly T[],
-  concurrency: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }

@@ -155,9 +155,13 @@ function runQuery<T>(
   );
 }
 
-/** Creates the database named in the location when it is missing. */
-export async function ensureDatabase(location: MysqlLocation, connectTimeoutMs: number) {
-  const connection = await mysqlPromise.createConnection({
+export function createDatabaseSql(database: string): string {
+  return `CREATE DATABASE IF NOT EXISTS \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`;
+}
+
+/** A connection to the location's server, without choosing its database. */
+function connectToServer(location: MysqlLocation, connectTimeoutMs: number) {
+  return mysqlPromise.createConnection({
     host: location.host,
     port: location.port,
     user: location.user,
@@ -165,10 +169,37 @@ export async function ensureDatabase(location: MysqlLocation, connectTimeoutMs: 
     ...(location.socketPath ? { socketPath: location.socketPath } : {}),
     connectTimeout: connectTimeoutMs,
   });
+}
+
+/** Creates the database named in the location when it is missing; true when it did. */
+export async function ensureDatabase(
+  location: MysqlLocation,
+  connectTimeoutMs: number,
+): Promise<boolean> {
+  const connection = await connectToServer(location, connectTimeoutMs);
   try {
-    await connection.query(
-      `CREATE DATABASE IF NOT EXISTS \`${location.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    // IF NOT EXISTS on an existing database affects no row (and leaves a warning).
+    const [result] = await connection.query<mysqlPromise.ResultSetHeader>(
+      createDatabaseSql(location.database),
     );
+    return result.affectedRows > 0;
+  } finally {
+    await connection.end();
+  }
+}
+
+/** Whether the database named in the location exists; never creates it. */
+export async function databaseExists(
+  location: MysqlLocation,
+  connectTimeoutMs: number,
+): Promise<boolean> {
+  const connection = await connectToServer(location, connectTimeoutMs);
+  try {
+    const [rows] = await connection.query<mysqlPromise.RowDataPacket[]>(
+      'SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?',
+      [location.database],
+    );
+    return rows.length > 0;
   } finally {
     await connection.end();
   }

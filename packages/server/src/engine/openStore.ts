@@ -1,5 +1,7 @@
-// Opening a store: connect to every partition (creating its database when missing), check that
-// the data there was written with this layout, and load the model definitions.
+// Opening a store: connect to every partition (creating its database when missing), create
+// the bookkeeping tables it lacks, check that the data there was written with this layout and
+// this created_at kind, and load the model definitions. Every schema change is logged.
+import { applySchemaChanges } from './applySchemaChanges.js';
 import { Engine } from './engine.js';
 import type { GroupLimits } from './groupCommit.js';
 import { isNamespace } from './identifiers.js';
@@ -13,14 +15,22 @@ import {
   redactUrl,
 } from './mysqlPool.js';
 import { Partition, PartitionSet } from './partitions.js';
+import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
-import { claimStoreRecord, createStoreTables } from './sql/storeTables.js';
+import type { CreatedAtKind } from './sql/contentRows.js';
+import { inspectTables } from './sql/schemaInspection.js';
+import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
   namespace: string;
   shardsCount: number;
   /** mysql://user:password@host:port/database, one per partition, in a fixed order. */
   partitionUrls: readonly string[];
+  /**
+   * What content tables hold in created_at: `bigint` (milliseconds) for a store the gem made
+   * with legacy_created_at_is_bigint; `datetime` when left out.
+   */
+  createdAt?: CreatedAtKind;
   poolSize: number;
   connectTimeoutMs: number;
   /** How long to wait for partitions to come up at start. */
@@ -33,7 +43,20 @@ export interface StoreConfig {
 /** The store cannot be opened as configured; the message says what to change. */
 export class StoreConfigError extends Error {}
 
-export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
+/**
+ * The settings that say what a store's data is and where it lives: all that `shameless plan`
+ * needs.
+ */
+export type StoreShape = Pick<
+  StoreConfig,
+  'namespace' | 'shardsCount' | 'partitionUrls' | 'createdAt'
+>;
+
+/** The layout and the partitions' locations of a valid configuration; connects to nothing. */
+export function checkStoreShape(config: StoreShape): {
+  layout: StoreLayout;
+  locations: MysqlLocation[];
+} {
   if (!isNamespace(config.namespace)) {
     throw new StoreConfigError(
       `namespace ${JSON.stringify(config.namespace)} must be empty or a lowercase identifier ([a-z][a-z0-9_]*)`,
@@ -48,7 +71,44 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       throw new StoreConfigError(`partition ${i}: ${(error as Error).message}`);
     }
   });
-  const layout = new StoreLayout(config.namespace, config.shardsCount, locations.length);
+  const layout = new StoreLayout(
+    config.namespace,
+    config.shardsCount,
+    locations.length,
+    config.createdAt ?? 'datetime',
+  );
+  return { layout, locations };
+}
+
+/**
+ * Why a partition's recorded layout forbids serving it with this configuration, or undefined
+ * when they agree.
+ */
+export function storeRecordProblem(
+  stored: StoreRecord,
+  layout: StoreLayout,
+  partitionIndex: number,
+  location: MysqlLocation,
+): string | undefined {
+  if (
+    stored.shardsCount === layout.shardsCount &&
+    stored.partitionCount === layout.partitionCount &&
+    stored.partitionIndex === partitionIndex
+  ) {
+    return undefined;
+  }
+  return (
+    `partition ${partitionIndex} (${describeLocation(location)}) belongs to a store ` +
+    `created with shardsCount=${stored.shardsCount} and ${stored.partitionCount} partition(s), as partition ` +
+    `${stored.partitionIndex}; this server was started with shardsCount=${layout.shardsCount} and ` +
+    `${layout.partitionCount} partition(s). Changing either would silently remap stored data: start with ` +
+    `--shards-count ${stored.shardsCount} and the original partition URLs in their original order, ` +
+    `or use another namespace or database for a new store.`
+  );
+}
+
+export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
+  const { layout, locations } = checkStoreShape(config);
 
   await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
   const partitions = new PartitionSet(
@@ -68,31 +128,24 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
   try {
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
-        await createStoreTables(pool, {
-          store: layout.storeTable,
-          models: layout.modelsTable,
-          logLocks: layout.logLocksTable,
-        });
+        const existing = await inspectTables(pool, bookkeepingTables(layout));
+        await applySchemaChanges(
+          pool,
+          bookkeepingChanges(layout, partition.index, existing),
+          logger,
+          {
+            concurrency: 1,
+            fields: { partition: partition.index },
+          },
+        );
         const stored = await claimStoreRecord(pool, layout.storeTable, {
           namespace: config.namespace,
           shardsCount: config.shardsCount,
           partitionCount: locations.length,
           partitionIndex: partition.index,
         });
-        if (
-          stored.shardsCount !== config.shardsCount ||
-          stored.partitionCount !== locations.length ||
-          stored.partitionIndex !== partition.index
-        ) {
-          throw new StoreConfigError(
-            `partition ${partition.index} (${describeLocation(partition.location)}) belongs to a store ` +
-              `created with shardsCount=${stored.shardsCount} and ${stored.partitionCount} partition(s), as partition ` +
-              `${stored.partitionIndex}; this server was started with shardsCount=${config.shardsCount} and ` +
-              `${locations.length} partition(s). Changing either would silently remap stored data: start with ` +
-              `--shards-count ${stored.shardsCount} and the original partition URLs in their original order, ` +
-              `or use another namespace or database for a new store.`,
-          );
-        }
+        const problem = storeRecordProblem(stored, layout, partition.index, partition.location);
+        if (problem) throw new StoreConfigError(problem);
       });
     }
     const engine = new Engine(layout, partitions, logger, {
@@ -100,6 +153,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       groupLimits: config.groupLimits,
     });
     await engine.models.refresh();
+    const createdAtProblem = await engine.models.createdAtProblem();
+    if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
     return engine;
   } catch (error) {
     await partitions.end();
@@ -107,7 +162,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
   }
 }
 
-function describeLocation(location: MysqlLocation): string {
+/** host:port/database, for messages: never the credentials. */
+export function describeLocation(location: MysqlLocation): string {
   return `${location.host}:${location.port}/${location.database}`;
 }
 
@@ -120,7 +176,9 @@ async function waitForDatabase(
   const deadline = Date.now() + config.startupTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      await ensureDatabase(location, config.connectTimeoutMs);
+      if (await ensureDatabase(location, config.connectTimeoutMs)) {
+        logger.info('created database', { partition: index, database: location.database });
+      }
       return;
     } catch (error) {
       const reason =

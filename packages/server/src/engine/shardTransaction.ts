@@ -315,7 +315,7 @@ export class ShardTransaction {
     for (const [r, round] of rounds.entries()) {
       const last = r === rounds.length - 1;
       const statements = round.flatMap(({ table, cells }) => [
-        insertCells(table, cells),
+        insertCells(table, cells, this.layout.createdAt),
         readInserted(table, cells.length),
       ]);
       if (last) statements.push(...cleanUp, COMMIT);

@@ -55,6 +55,12 @@ export function duplicateKeyName(error: unknown): string | undefined {
   return /for key '(?:[^'.]*\.)?([^']+)'/.exec(driverError.message ?? '')?.[1] ?? '';
 }
 
+/** True when an ALTER adds a column or key that is already there (another server added it). */
+export function isAlreadyAltered(error: unknown): boolean {
+  const code = asDriverError(error)?.code;
+  return code === 'ER_DUP_FIELDNAME' || code === 'ER_DUP_KEYNAME';
+}
+
 /** True when InnoDB chose this transaction as a deadlock victim and rolled it back. */
 export function isDeadlock(error: unknown): boolean {
   return asDriverError(error)?.code === 'ER_LOCK_DEADLOCK';

@@ -1,50 +1,101 @@
 // SPEC §2, compatibility with the Ruby gem's data: tables and rows made exactly as the gem
 // makes them (plain SQL, before the server defines the model) are served with the gem's
-// answers, and what the server writes into them is what the gem's own queries expect.
+// answers, and what the server writes into them is what the gem's own queries expect; also
+// for a store the gem made with legacy_created_at_is_bigint. `shameless plan` shows what
+// serving such a store changes, before it does.
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RATE_MODEL } from '../support/storeFixture.js';
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import { Operator, WriteMode, type Cell } from '@shameless/proto';
+import { Operator, WriteMode, type Cell, type WriteCellResult } from '@shameless/proto';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
 import { collect, rejection } from '../support/grpcCalls.js';
+import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
+import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
+import { type Logger, silentLogger } from '../../src/engine/logger.js';
+import { addRequestIdColumnSql } from '../../src/engine/sql/contentDdl.js';
+import {
+  createLogLocksTableSql,
+  createModelsTableSql,
+  createStoreTableSql,
+} from '../../src/engine/sql/storeTables.js';
 import { contentShardOf, newRequestId, pad, range } from './support.js';
 
 const NS = 'ht';
 const SHARDS = 4;
-const content = (shard: number) => `${NS}_rate_${pad(shard)}`;
-const primaryIndex = (shard: number) => `${NS}_rate_primary_index_${pad(shard)}`;
-const secondaryIndex = (shard: number) => `${NS}_rate_secondary_index_${pad(shard)}`;
+const content = (shard: number, model = 'rate') => `${NS}_${model}_${pad(shard)}`;
+const primaryIndex = (shard: number, model = 'rate') =>
+  `${NS}_${model}_primary_index_${pad(shard)}`;
+const secondaryIndex = (shard: number, model = 'rate') =>
+  `${NS}_${model}_secondary_index_${pad(shard)}`;
 
-/** The gem's tables: Sequel's create_table as in lib/shameless/{model,index}.rb. */
-function gemTablesSql(shard: number): string[] {
+/**
+ * The gem's tables: Sequel's create_table as in lib/shameless/{model,index}.rb. With the
+ * store's legacy_created_at_is_bigint, created_at is a bigint (of milliseconds).
+ */
+function gemTablesSql(
+  shard: number,
+  { model = 'rate', legacyCreatedAtIsBigint = false } = {},
+): string[] {
   return [
-    `CREATE TABLE \`${content(shard)}\` (
+    `CREATE TABLE \`${content(shard, model)}\` (
       \`id\` INT AUTO_INCREMENT PRIMARY KEY,
       \`uuid\` varchar(36) NULL,
       \`column_name\` varchar(255) NOT NULL,
       \`ref_key\` int NOT NULL,
       \`body\` mediumblob,
-      \`created_at\` datetime NOT NULL,
-      UNIQUE KEY \`${content(shard)}_uuid_column_name_ref_key_index\` (\`uuid\`, \`column_name\`, \`ref_key\`)
+      \`created_at\` ${legacyCreatedAtIsBigint ? 'bigint' : 'datetime'} NOT NULL,
+      UNIQUE KEY \`${content(shard, model)}_uuid_column_name_ref_key_index\` (\`uuid\`, \`column_name\`, \`ref_key\`)
     )`,
-    `CREATE TABLE \`${primaryIndex(shard)}\` (
+    `CREATE TABLE \`${primaryIndex(shard, model)}\` (
       \`hotel_id\` INT NOT NULL,
       \`room_type\` varchar(255) NOT NULL,
       \`check_in_date\` varchar(255) NOT NULL,
       \`uuid\` varchar(36),
-      UNIQUE KEY \`${primaryIndex(shard)}_index\` (\`hotel_id\`, \`room_type\`, \`check_in_date\`)
+      UNIQUE KEY \`${primaryIndex(shard, model)}_index\` (\`hotel_id\`, \`room_type\`, \`check_in_date\`)
     )`,
-    `CREATE TABLE \`${secondaryIndex(shard)}\` (
+    `CREATE TABLE \`${secondaryIndex(shard, model)}\` (
       \`hotel_id\` INT NOT NULL,
       \`gateway\` varchar(255) NOT NULL,
       \`discount_type\` varchar(255) NOT NULL,
       \`uuid\` varchar(36),
-      UNIQUE KEY \`${secondaryIndex(shard)}_index\` (\`hotel_id\`, \`gateway\`, \`discount_type\`)
+      UNIQUE KEY \`${secondaryIndex(shard, model)}_index\` (\`hotel_id\`, \`gateway\`, \`discount_type\`)
     )`,
+  ];
+}
+
+async function createGemTables(sql: mysql.Connection, options: Parameters<typeof gemTablesSql>[1]) {
+  for (const shard of range(SHARDS)) {
+    for (const statement of gemTablesSql(shard, options)) await sql.query(statement);
+  }
+}
+
+/**
+ * The schema of the tables whose names match `like`, as information_schema describes it: every
+ * column with its type, and every key. Equal before and after means nothing was changed.
+ */
+async function schemaOf(sql: mysql.Connection, like = '%'): Promise<string[]> {
+  const [columns] = await sql.query<mysql.RowDataPacket[]>(
+    `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, COLUMN_TYPE AS type, IS_NULLABLE AS nullable
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?
+      ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    [like],
+  );
+  const [keys] = await sql.query<mysql.RowDataPacket[]>(
+    `SELECT TABLE_NAME AS t, INDEX_NAME AS k, SEQ_IN_INDEX AS seq, COLUMN_NAME AS c, NON_UNIQUE AS nonUnique
+       FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?
+      ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+    [like],
+  );
+  return [
+    ...columns.map((row) => `${row.t}.${row.c} ${row.type} nullable=${row.nullable}`),
+    ...keys.map((row) => `${row.t} key ${row.k}#${row.seq} ${row.c} unique=${!row.nonUnique}`),
   ];
 }
 
@@ -70,6 +121,39 @@ interface GemRow {
   ref_key: number;
   body: Buffer;
   created_at: Date;
+}
+
+/** Cell#save as the gem runs it: an INSERT naming only the gem's columns. */
+async function gemInsertCell(
+  sql: mysql.Connection,
+  cell: {
+    model?: string;
+    uuid: string;
+    cell: string;
+    refKey: number;
+    body: unknown;
+    /** A DATETIME, or milliseconds with legacy_created_at_is_bigint. */
+    createdAt: string | number;
+  },
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO \`${content(contentShardOf(cell.uuid, SHARDS), cell.model)}\` (uuid, column_name, ref_key, body, created_at) VALUES (?, ?, ?, ?, ?)`,
+    [cell.uuid, cell.cell, cell.refKey, pack(cell.body), cell.createdAt],
+  );
+}
+
+/** Cell#load as the gem runs it: the latest version of a cell, or the given one. */
+async function gemLoadCell(
+  sql: mysql.Connection,
+  uuid: string,
+  cell: string,
+  { model = 'rate', refKey }: { model?: string; refKey?: number } = {},
+): Promise<mysql.RowDataPacket | undefined> {
+  const [rows] = await sql.query<mysql.RowDataPacket[]>(
+    `SELECT * FROM \`${content(contentShardOf(uuid, SHARDS), model)}\` WHERE uuid = ? AND column_name = ?${refKey === undefined ? '' : ' AND ref_key = ?'} ORDER BY ref_key DESC LIMIT 1`,
+    refKey === undefined ? [uuid, cell] : [uuid, cell, refKey],
+  );
+  return rows[0];
 }
 
 /** A uuid whose content shard is `shard` (the gem uses SecureRandom.uuid). */
@@ -142,27 +226,10 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
       [v.hotel_id, v.gateway, v.discount_type, uuid],
     );
   };
-  /** Cell#save as the gem runs it: an INSERT naming only the gem's columns. */
-  const gemSaveCell = async (
-    uuid: string,
-    cell: string,
-    refKey: number,
-    body: unknown,
-    at: string,
-  ) => {
-    await sql.query(
-      `INSERT INTO \`${content(contentShardOf(uuid, SHARDS))}\` (uuid, column_name, ref_key, body, created_at) VALUES (?, ?, ?, ?, ?)`,
-      [uuid, cell, refKey, pack(body), at],
-    );
-  };
-  /** Cell#load as the gem runs it. */
-  const gemFetchCell = async (uuid: string, cell: string) => {
-    const [rows] = await sql.query<mysql.RowDataPacket[]>(
-      `SELECT * FROM \`${content(contentShardOf(uuid, SHARDS))}\` WHERE uuid = ? AND column_name = ? ORDER BY ref_key DESC LIMIT 1`,
-      [uuid, cell],
-    );
-    return rows[0] as GemRow | undefined;
-  };
+  const gemSaveCell = (uuid: string, cell: string, refKey: number, body: unknown, at: string) =>
+    gemInsertCell(sql, { uuid, cell, refKey, body, createdAt: at });
+  const gemFetchCell = async (uuid: string, cell: string) =>
+    (await gemLoadCell(sql, uuid, cell)) as GemRow | undefined;
   /** Index#where as the gem runs it on the primary index. */
   const gemWhere = async (v: { hotel_id: number; room_type: string; check_in_date: string }) => {
     const [rows] = await sql.query<mysql.RowDataPacket[]>(
@@ -497,72 +564,76 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     return ids;
   }
 
-  // Known limitation (README, Storage layout): tables made with the gem's
-  // legacy_created_at_is_bigint option are served but cannot be written yet (the server writes
-  // a DATETIME). Pending until DefineModel records the column's type.
-  it.skip('serves and writes a store made with the gem’s legacy_created_at_is_bigint option', async () => {
-    // With that option the gem's created_at column is a BIGINT of milliseconds.
-    const legacy = (shard: number) => `${NS}_legacy_${pad(shard)}`;
-    for (const shard of range(SHARDS)) {
-      await sql.query(
-        gemTablesSql(shard)[0]!
-          .replaceAll(content(shard), legacy(shard))
-          .replace('`created_at` datetime NOT NULL', '`created_at` bigint NOT NULL'),
-      );
-      await sql.query(
-        gemTablesSql(shard)[1]!.replaceAll(
-          primaryIndex(shard),
-          `${NS}_legacy_primary_index_${pad(shard)}`,
-        ),
-      );
-    }
-    const uuid = uuidInShard(0);
-    const values = { hotel_id: 4, room_type: 'r', check_in_date: 'd', net_rate: 1 };
-    await sql.query(
-      `INSERT INTO \`${legacy(0)}\` (uuid, column_name, ref_key, body, created_at) VALUES (?, 'base', 0, ?, ?)`,
-      [uuid, pack(values), 1700000000123],
+  it('refuses, changing nothing, a model whose gem tables hold created_at as BIGINT, naming the setting', async () => {
+    // Tables the gem made with legacy_created_at_is_bigint, in a store not configured for them:
+    // a DATETIME written there would fail (or, in a lax sql_mode, be stored as a wrong number).
+    await createGemTables(sql, { model: 'legacy', legacyCreatedAtIsBigint: true });
+    const before = await schemaOf(sql, 'ht\\_legacy\\_%');
+    const refused = await rejection(
+      store.api.defineModel({ model: { ...RATE_MODEL, name: 'legacy' } }),
     );
-    await sql.query(
-      `INSERT INTO \`${NS}_legacy_primary_index_000000\` (hotel_id, room_type, check_in_date, uuid) VALUES (4, 'r', 'd', ?)`,
-      [uuid],
+    expect(refused.code).to.equal(status.FAILED_PRECONDITION);
+    expect(refused.details).to.match(
+      /^table ht_legacy_00000\d has created_at BIGINT \(and 3 more tables\), but this store is configured to write DATETIME/,
     );
-    await store.api.defineModel({
-      model: {
-        name: 'legacy',
-        primaryIndex: RATE_MODEL.primaryIndex,
-        secondaryIndices: [],
-        cells: [],
-      },
-    });
-    const read = await store.api.getCell({
-      model: 'legacy',
-      uuid,
-      cell: 'base',
-      refKey: undefined,
-    });
-    expect(read.cell!.createdAt!.getTime()).to.equal(1700000000123);
+    expect(refused.details).to.include('legacy_created_at_is_bigint');
+    expect(refused.details).to.include('--legacy-created-at-is-bigint');
+    expect(await schemaOf(sql, 'ht\\_legacy\\_%'), 'no table created or altered').to.deep.equal(
+      before,
+    );
+    const described = await store.api.describeStore({});
+    expect(described.models.map((model) => model.name)).to.deep.equal(['rate']);
+  });
 
-    const before = Date.now();
-    const update = await store.api
-      .put({
-        model: 'legacy',
-        values: pack({ ...values, net_rate: 2 }),
-        requestId: newRequestId('legacy'),
-      })
-      .then(
-        (response) => response,
-        (error: unknown) => String((error as Error).message),
+  it('refuses to start with legacyCreatedAtIsBigint on a store whose models hold DATETIME', async () => {
+    const opening = openStore(
+      {
+        namespace: NS,
+        shardsCount: SHARDS,
+        partitionUrls: databases.urls,
+        createdAt: 'bigint',
+        poolSize: 2,
+        connectTimeoutMs: 1000,
+        startupTimeoutMs: 0,
+        followPollIntervalMs: 50,
+      },
+      silentLogger,
+    );
+    const error = await opening.then(
+      () => expect.fail('the store opened'),
+      (reason: unknown) => reason as Error,
+    );
+    expect(error).to.be.instanceOf(StoreConfigError);
+    expect(error.message).to.match(
+      /^table ht_rate_00000\d has created_at DATETIME \(and 3 more tables\), but this store is configured to write BIGINT milliseconds/,
+    );
+    expect(error.message).to.include('without the setting legacyCreatedAtIsBigint');
+  });
+
+  it('lets two servers define the same gem model at once, each adding what it finds missing', async () => {
+    await createGemTables(sql, { model: 'twice' });
+    const other = await startStoreFixture({
+      partitionUrls: databases.urls,
+      namespace: NS,
+      shardsCount: SHARDS,
+    });
+    try {
+      const model = { ...RATE_MODEL, name: 'twice' };
+      const answers = await Promise.all([
+        store.api.defineModel({ model }),
+        other.api.defineModel({ model }),
+      ]);
+      expect(answers.map((answer) => answer.model?.name)).to.deep.equal(['twice', 'twice']);
+      const [columns] = await sql.query<mysql.RowDataPacket[]>(
+        `SELECT TABLE_NAME AS t FROM information_schema.COLUMNS
+          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ht\\_twice\\_0%' AND COLUMN_NAME = 'request_id'`,
       );
-    expect(update, 'a Put into the legacy table').to.not.be.a('string');
-    const [rows] = await sql.query<mysql.RowDataPacket[]>(
-      `SELECT ref_key, created_at FROM \`${legacy(0)}\` WHERE uuid = ? ORDER BY ref_key DESC LIMIT 1`,
-      [uuid],
-    );
-    expect(rows[0]!.ref_key).to.equal(1);
-    expect(Number(rows[0]!.created_at), 'milliseconds, as the gem writes them').to.be.within(
-      before - 1000,
-      Date.now() + 1000,
-    );
+      expect(columns.map((row) => row.t).sort()).to.deep.equal(
+        range(SHARDS).map((shard) => content(shard, 'twice')),
+      );
+    } finally {
+      await other.close();
+    }
   });
 
   it('keeps serving rows the gem writes after the server took over the tables', async () => {
@@ -591,5 +662,376 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
       ...B.v0,
       net_rate: 220,
     });
+  });
+});
+
+describe('consistency: a gem store made with legacy_created_at_is_bigint, served with legacyCreatedAtIsBigint (§2)', function () {
+  this.timeout(60_000);
+  let databases: TestDatabases;
+  let sql: mysql.Connection;
+  let store: StoreFixture;
+
+  /** What the gem stores in created_at: `(Time.now.to_f * 1000).to_i`. */
+  const GEM_MILLIS = 1_700_000_000_123;
+  // A record the gem wrote: a version of base and one of meta.
+  const A = {
+    uuid: uuidInShard(1),
+    v0: {
+      hotel_id: 1,
+      room_type: 'roomy',
+      check_in_date: '2024-01-01',
+      gateway: 'pegasus',
+      discount_type: 'geo',
+      net_rate: 90,
+    },
+    meta: { flag: true },
+  };
+  /** A row as the gem reads it: created_at is the column's raw integer. */
+  type LegacyRow = Omit<GemRow, 'created_at'> & { created_at: unknown };
+
+  before(async () => {
+    databases = await createTestDatabases(1);
+    sql = await mysql.createConnection({ uri: databases.urls[0]!, timezone: 'Z' });
+    await createGemTables(sql, { legacyCreatedAtIsBigint: true });
+    await gemInsertCell(sql, {
+      uuid: A.uuid,
+      cell: 'base',
+      refKey: 0,
+      body: A.v0,
+      createdAt: GEM_MILLIS,
+    });
+    await gemInsertCell(sql, {
+      uuid: A.uuid,
+      cell: 'meta',
+      refKey: 0,
+      body: A.meta,
+      createdAt: GEM_MILLIS + 1,
+    });
+    await sql.query(
+      `INSERT INTO \`${primaryIndex(1)}\` (hotel_id, room_type, check_in_date, uuid) VALUES (1, 'roomy', '2024-01-01', ?)`,
+      [A.uuid],
+    );
+    await sql.query(
+      `INSERT INTO \`${secondaryIndex(1)}\` (hotel_id, gateway, discount_type, uuid) VALUES (1, 'pegasus', 'geo', ?)`,
+      [A.uuid],
+    );
+    store = await startStoreFixture({
+      partitionUrls: databases.urls,
+      namespace: NS,
+      shardsCount: SHARDS,
+      createdAt: 'bigint',
+    });
+  });
+  after(async () => {
+    await store?.close();
+    await sql?.end();
+    await databases?.drop();
+  });
+
+  const createdAtTypes = async (model: string) => {
+    const [rows] = await sql.query<mysql.RowDataPacket[]>(
+      `SELECT TABLE_NAME AS t, COLUMN_TYPE AS type FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'created_at' AND TABLE_NAME LIKE ?
+        ORDER BY TABLE_NAME`,
+      [`${NS}\\_${model}\\_0%`],
+    );
+    return rows.map((row) => `${row.t} ${row.type}`);
+  };
+
+  it('DefineModel takes the gem’s BIGINT tables as they are, adding only request_id; reads answer the gem’s milliseconds exactly', async () => {
+    expect((await store.api.defineModel({ model: RATE_MODEL })).changed).to.equal(true);
+    expect(await createdAtTypes('rate')).to.deep.equal(
+      range(SHARDS).map((shard) => `${content(shard)} bigint(20)`),
+    );
+    expect(await schemaOf(sql, content(1))).to.include(
+      `${content(1)}.request_id varchar(64) nullable=YES`,
+    );
+
+    const base = await store.api.getCell({ model: 'rate', uuid: A.uuid, cell: 'base', refKey: 0 });
+    expect(base.cell!.createdAt!.getTime()).to.equal(GEM_MILLIS);
+    expect(unpack(base.cell!.body)).to.deep.equal(A.v0);
+    const page = await store.api.fetchLatestCells({
+      model: 'rate',
+      shard: 1,
+      cursor: 0n,
+      limit: 0,
+    });
+    expect(page.cells.map((cell) => [cell.name, cell.createdAt!.getTime()])).to.deep.equal([
+      ['base', GEM_MILLIS],
+      ['meta', GEM_MILLIS + 1],
+    ]);
+  });
+
+  it('Put (update and create), WriteCell and WriteCells store milliseconds; the server and the gem’s queries read the same', async () => {
+    const before = Date.now();
+    const update = await store.api.put({
+      model: 'rate',
+      values: pack({ hotel_id: 1, room_type: 'roomy', check_in_date: '2024-01-01', net_rate: 95 }),
+      requestId: newRequestId('legacy-update'),
+    });
+    expect(update).to.include({ uuid: A.uuid, created: false });
+    const createdValues = {
+      hotel_id: 3,
+      room_type: 'loft',
+      check_in_date: '2024-02-01',
+      gateway: 'sabre',
+      discount_type: 'none',
+      net_rate: 120,
+    };
+    const created = await store.api.put({
+      model: 'rate',
+      values: pack(createdValues),
+      requestId: newRequestId('legacy-create'),
+    });
+    expect(created.created).to.equal(true);
+    const written = await store.api.writeCell({
+      model: 'rate',
+      uuid: A.uuid,
+      cell: 'meta',
+      body: pack({ note: 'server' }),
+      mode: WriteMode.WRITE_MODE_MERGE,
+      requestId: newRequestId('legacy-meta'),
+    });
+    const batch = await store.api.writeCells({
+      writes: [
+        { uuid: A.uuid, body: { note: 'batch' }, mode: WriteMode.WRITE_MODE_MERGE },
+        { uuid: created.uuid, body: { fresh: 1 }, mode: WriteMode.WRITE_MODE_REPLACE },
+      ].map(({ uuid, body, mode }) => ({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack(body),
+        mode,
+        expectedRefKey: undefined,
+        requestId: newRequestId('legacy-batch'),
+      })),
+    });
+    const after = Date.now();
+    const batchCells = batch.results.map((result: WriteCellResult) => {
+      if (result.outcome?.$case !== 'written') throw new Error(JSON.stringify(result.outcome));
+      return result.outcome.written.cell!;
+    });
+
+    const expectations: [Cell, Record<string, unknown>][] = [
+      [update.base!, { ...A.v0, net_rate: 95 }],
+      [created.base!, createdValues],
+      [written.cell!, { ...A.meta, note: 'server' }],
+      [batchCells[0]!, { ...A.meta, note: 'batch' }],
+      [batchCells[1]!, { fresh: 1 }],
+    ];
+    for (const [answered, body] of expectations) {
+      const what = `${answered.name}@${answered.refKey} of ${answered.uuid}`;
+      // The gem's Cell#load: created_at is the column's integer, milliseconds since the epoch.
+      const row = (await gemLoadCell(sql, answered.uuid, answered.name, {
+        refKey: answered.refKey,
+      })) as LegacyRow;
+      expect(row.created_at, `${what}: created_at as stored`).to.be.a('number');
+      expect(Number.isInteger(row.created_at), what).to.equal(true);
+      expect(row.created_at as number, what).to.be.within(before, after);
+      expect(BigInt(row.id), what).to.equal(answered.id);
+      expect(gemDecode(row.body), what).to.deep.equal(body);
+      // The server answers the same instant, and reads it back unchanged.
+      expect(answered.createdAt!.getTime(), what).to.equal(row.created_at);
+      const read = await store.api.getCell({
+        model: 'rate',
+        uuid: answered.uuid,
+        cell: answered.name,
+        refKey: answered.refKey,
+      });
+      expect(read.cell!.createdAt!.getTime(), what).to.equal(row.created_at);
+    }
+    expect(update.base!.refKey).to.equal(1);
+    expect(batchCells.map((cell) => cell.refKey)).to.deep.equal([2, 0]);
+    // The latest versions are what the gem finds.
+    expect(((await gemLoadCell(sql, A.uuid, 'meta')) as LegacyRow).ref_key).to.equal(2);
+  });
+
+  it('creates the tables of a new model as the gem does with the option: created_at BIGINT', async () => {
+    await store.api.defineModel({
+      model: { ...RATE_MODEL, name: 'fresh', secondaryIndices: [] },
+    });
+    expect(await createdAtTypes('fresh')).to.deep.equal(
+      range(SHARDS).map((shard) => `${content(shard, 'fresh')} bigint(20)`),
+    );
+    const before = Date.now();
+    const put = await store.api.put({
+      model: 'fresh',
+      values: pack({ hotel_id: 5, room_type: 'r', check_in_date: 'd' }),
+      requestId: newRequestId('fresh'),
+    });
+    const row = (await gemLoadCell(sql, put.uuid, 'base', { model: 'fresh' })) as LegacyRow;
+    expect(row.created_at).to.be.a('number').within(before, Date.now());
+    expect(put.base!.createdAt!.getTime()).to.equal(row.created_at);
+  });
+
+  it('refuses, changing nothing, a model whose tables hold created_at as DATETIME', async () => {
+    await createGemTables(sql, { model: 'dated' });
+    const before = await schemaOf(sql, 'ht\\_dated\\_%');
+    const refused = await rejection(
+      store.api.defineModel({ model: { ...RATE_MODEL, name: 'dated' } }),
+    );
+    expect(refused.code).to.equal(status.FAILED_PRECONDITION);
+    expect(refused.details).to.match(
+      /^table ht_dated_00000\d has created_at DATETIME \(and 3 more tables\), but this store is configured to write BIGINT milliseconds/,
+    );
+    expect(refused.details).to.include('without the setting legacyCreatedAtIsBigint');
+    expect(await schemaOf(sql, 'ht\\_dated\\_%')).to.deep.equal(before);
+  });
+
+  it('a server without the setting refuses to start on this store, naming the setting', async () => {
+    const error = await openStore(
+      {
+        namespace: NS,
+        shardsCount: SHARDS,
+        partitionUrls: databases.urls,
+        poolSize: 2,
+        connectTimeoutMs: 1000,
+        startupTimeoutMs: 0,
+        followPollIntervalMs: 50,
+      },
+      silentLogger,
+    ).then(
+      () => expect.fail('the store opened'),
+      (reason: unknown) => reason as Error,
+    );
+    expect(error).to.be.instanceOf(StoreConfigError);
+    expect(error.message).to.match(/^table ht_(rate|fresh)_00000\d has created_at BIGINT/);
+    expect(error.message).to.include('--legacy-created-at-is-bigint');
+  });
+});
+
+describe('shameless plan on a gem store: the dry run of serving it (§2)', function () {
+  this.timeout(60_000);
+  let databases: TestDatabases;
+  let sql: mysql.Connection;
+  const modelFile = join(tmpdir(), `shameless-plan-rate-${process.pid}.json`);
+
+  before(async () => {
+    databases = await createTestDatabases(1);
+    sql = await mysql.createConnection({ uri: databases.urls[0]!, timezone: 'Z' });
+    await createGemTables(sql, {});
+    // As a person writes it: snake_case names, "integer" and "string".
+    writeFileSync(
+      modelFile,
+      JSON.stringify({
+        name: 'rate',
+        primary_index: {
+          shard_on: 'hotel_id',
+          fields: [
+            { name: 'hotel_id', type: 'integer' },
+            { name: 'room_type', type: 'string' },
+            { name: 'check_in_date', type: 'string' },
+          ],
+        },
+        secondary_indices: [
+          {
+            name: 'secondary',
+            shard_on: 'hotel_id',
+            fields: [
+              { name: 'hotel_id', type: 'integer' },
+              { name: 'gateway', type: 'string' },
+              { name: 'discount_type', type: 'string' },
+            ],
+          },
+        ],
+        cells: ['meta'],
+      }),
+    );
+  });
+  after(async () => {
+    await sql?.end();
+    await databases?.drop();
+  });
+
+  const plan = (...flags: string[]) =>
+    runCommand([
+      'plan',
+      '--partition',
+      databases.urls[0]!,
+      '--namespace',
+      NS,
+      '--shards-count',
+      String(SHARDS),
+      '--model',
+      modelFile,
+      ...flags,
+    ]);
+  const statements = (stdout: string) =>
+    stdout
+      .split(/;\n/)
+      .map((chunk) =>
+        chunk
+          .split('\n')
+          .filter((line) => !line.startsWith('--') && line !== '')
+          .join('\n'),
+      )
+      .filter((statement) => statement !== '');
+
+  it('lists the bookkeeping tables and the ALTER of each gem table, as the engine’s SQL with a reason each, and changes nothing', async () => {
+    const before = await schemaOf(sql);
+    const result = await plan();
+    expect(result.stderr).to.equal('');
+    expect(result.code, result.stdout).to.equal(3);
+    expect(statements(result.stdout)).to.deep.equal([
+      createStoreTableSql(`${NS}_shameless_store`),
+      createModelsTableSql(`${NS}_shameless_models`),
+      createLogLocksTableSql(`${NS}_shameless_log_locks`),
+      ...range(SHARDS).map((shard) => addRequestIdColumnSql(content(shard))),
+    ]);
+    expect(result.stdout).to.match(
+      /-- DefineModel rate: ht_rate_000002 has no request_id column \(the gem created it\)/,
+    );
+    expect(result.stdout).to.include('bookkeeping table ht_shameless_log_locks does not exist');
+    expect(result.stdout).to.match(
+      /ok +model rate \(.*\): not defined yet; 12 of its 12 tables exist; created_at of its 4 existing content tables is DATETIME\(6\)/,
+    );
+    expect(await schemaOf(sql), 'information_schema after the dry run').to.deep.equal(before);
+  });
+
+  it('reports what serving with legacyCreatedAtIsBigint would refuse, and exits 1', async () => {
+    const result = await plan('--legacy-created-at-is-bigint');
+    expect(result.code, result.stdout).to.equal(1);
+    expect(result.stdout).to.match(
+      /FAILED model rate \(.*\): DefineModel would refuse it: table ht_rate_00000\d has created_at DATETIME/,
+    );
+  });
+
+  it('serving makes and logs exactly what was listed; afterwards the plan lists nothing', async () => {
+    const logged: string[] = [];
+    const logger: Logger = {
+      info: (message, fields) => logged.push(`${message} ${String(fields?.table ?? '')}`.trim()),
+      warn: () => {},
+      error: () => {},
+    };
+    const store = await startStoreFixture({
+      partitionUrls: databases.urls,
+      namespace: NS,
+      shardsCount: SHARDS,
+      logger,
+    });
+    try {
+      await store.api.defineModel({ model: RATE_MODEL });
+    } finally {
+      await store.close();
+    }
+    expect(logged.filter((line) => /^(created|added) /.test(line))).to.deep.equal([
+      `created bookkeeping table ${NS}_shameless_store`,
+      `created bookkeeping table ${NS}_shameless_models`,
+      `created bookkeeping table ${NS}_shameless_log_locks`,
+      ...range(SHARDS).map(
+        (shard) => `added the request_id column and its unique key ${content(shard)}`,
+      ),
+    ]);
+
+    const result = await plan();
+    expect(result.code, result.stdout).to.equal(0);
+    expect(result.stdout).to.include('-- nothing to change');
+    expect(result.stdout).to.match(
+      /ok +model rate \(.*\): defined as given; DefineModel changes nothing/,
+    );
+    expect(result.stdout).to.match(
+      /ok +partition 0: ht_shameless_store records shardsCount=4 and 1 partition\(s\)/,
+    );
+    expect(statements(result.stdout)).to.deep.equal([]);
   });
 });

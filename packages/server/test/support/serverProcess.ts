@@ -1,4 +1,5 @@
-// The real `shameless serve` command as a child process, for restart, shutdown and crash tests.
+// The real `shameless` command as a child process: `serve` for restart, shutdown and crash
+// tests, any other command run to its end.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,4 +33,21 @@ export async function runServerExpectingFailure(
   );
   clearTimeout(timer);
   return { code, output };
+}
+
+/** Runs a `shameless` command (e.g. `plan`) to its end; returns its exit code and output. */
+export async function runCommand(
+  args: string[],
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | string>((resolve) =>
+    child.on('close', (exitCode, signal) => resolve(exitCode ?? signal ?? 'unknown')),
+  );
+  clearTimeout(timer);
+  return { code, stdout, stderr };
 }

@@ -4,7 +4,8 @@ import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@sh
 import { Packr } from 'msgpackr';
 import { FieldType, type ModelDefinition } from '@shameless/proto';
 import { openStore } from '../../src/engine/openStore.js';
-import { silentLogger } from '../../src/engine/logger.js';
+import { type Logger, silentLogger } from '../../src/engine/logger.js';
+import type { CreatedAtKind } from '../../src/engine/sql/contentRows.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type StoreApi, connectStore } from './grpcCalls.js';
@@ -24,6 +25,10 @@ export interface FixtureOptions {
   /** Existing databases to use instead of fresh ones (the caller drops them). */
   partitionUrls?: string[];
   partitionCount?: number;
+  /** The store setting legacyCreatedAtIsBigint: 'bigint'. */
+  createdAt?: CreatedAtKind;
+  /** The engine's logger; silent by default. */
+  logger?: Logger;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -36,12 +41,13 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       namespace: options.namespace ?? 'test',
       shardsCount: options.shardsCount ?? 4,
       partitionUrls,
+      createdAt: options.createdAt ?? 'datetime',
       poolSize: 8,
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,
     },
-    silentLogger,
+    options.logger ?? silentLogger,
   );
   const server = await startServer(
     engine,

@@ -1,35 +1,30 @@
 // The DDL of content tables: the gem's columns and keys plus ours, and the change that brings
 // a table the gem created up to them.
-import type { Row, SqlSession } from '../mysqlPool.js';
+import type { CreatedAtKind } from './contentRows.js';
+
+/** The created_at column of each kind, as the tables we create declare it. */
+export const CREATED_AT_COLUMN_TYPES: Record<CreatedAtKind, string> = {
+  datetime: 'DATETIME(6)',
+  // The gem's legacy_created_at_is_bigint: Sequel's :bigint, milliseconds since the epoch.
+  bigint: 'BIGINT',
+};
 
 // The gem's columns and keys, plus `request_id` for idempotent writes. The gem's inserts name
-// only its own columns, so they keep working; its tables get the column added by
-// ensureRequestIdColumn.
-export function createContentTableSql(table: string): string {
+// only its own columns, so they keep working; its tables get the column from
+// addRequestIdColumnSql.
+export function createContentTableSql(table: string, createdAt: CreatedAtKind): string {
   return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`id\` BIGINT NOT NULL AUTO_INCREMENT,
   \`uuid\` VARCHAR(36),
   \`column_name\` VARCHAR(255) NOT NULL,
   \`ref_key\` INT NOT NULL,
   \`body\` MEDIUMBLOB,
-  \`created_at\` DATETIME(6) NOT NULL,
+  \`created_at\` ${CREATED_AT_COLUMN_TYPES[createdAt]} NOT NULL,
   \`request_id\` VARCHAR(64) NULL,
   PRIMARY KEY (\`id\`),
   UNIQUE KEY \`uuid_column_ref_key\` (\`uuid\`, \`column_name\`, \`ref_key\`),
   UNIQUE KEY \`uuid_column_request_id\` (\`uuid\`, \`column_name\`, \`request_id\`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
-}
-
-/** Of the given tables, those lacking the request_id column (created by the gem). */
-export async function tablesWithoutRequestId(session: SqlSession, tables: readonly string[]) {
-  if (tables.length === 0) return [];
-  const rows = await session.query<Row[]>(
-    `SELECT TABLE_NAME AS name FROM information_schema.COLUMNS
-      WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME = 'request_id' AND TABLE_NAME IN (?)`,
-    [tables],
-  );
-  const have = new Set(rows.map((row) => String(row.name)));
-  return tables.filter((table) => !have.has(table));
 }
 
 export function addRequestIdColumnSql(table: string): string {

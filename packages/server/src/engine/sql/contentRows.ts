@@ -61,9 +61,25 @@ export function toStoredCell(row: Row, shard: number): StoredCell {
   };
 }
 
+/**
+ * What a store's content tables hold in `created_at`: a DATETIME (ours, and the gem's default)
+ * or, in a store the gem made with `legacy_created_at_is_bigint`, a BIGINT of milliseconds
+ * since the epoch. One kind per store: it is a store setting, not a per-table guess.
+ */
+export type CreatedAtKind = 'datetime' | 'bigint';
+
+/**
+ * The value a write stores in `created_at`: the one place where a time becomes the column's
+ * value. For BIGINT it is what the gem's Cell#save stores, `(Time.now.to_f * 1000).to_i`.
+ */
+export function createdAtColumnValue(at: Date, kind: CreatedAtKind): Date | number {
+  return kind === 'bigint' ? at.getTime() : at;
+}
+
+/** A `created_at` as read: a DATETIME arrives as a Date, a BIGINT as milliseconds. */
 export function toDate(value: unknown): Date {
   if (value instanceof Date) return value;
-  // The gem's legacy_created_at_is_bigint stores milliseconds.
+  // mysql2 (supportBigNumbers) answers a BIGINT as a number while it is exact, else a string.
   if (typeof value === 'number' || typeof value === 'string') return new Date(Number(value));
   return new Date(0);
 }

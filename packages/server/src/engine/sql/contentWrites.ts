@@ -8,9 +8,11 @@ import {
   CELL_COLUMNS,
   INSERT_COLUMNS,
   type CellGrid,
+  type CreatedAtKind,
   type InsertedCell,
   type NewCell,
   type RequestKey,
+  createdAtColumnValue,
   latestVersionsSql,
   toDate,
 } from './contentRows.js';
@@ -63,15 +65,22 @@ export function writesByRequestId(table: string, keys: readonly RequestKey[]): S
   );
 }
 
-/** One multi-row INSERT of new versions; follow it with {@link readInserted}. */
-export function insertCells(table: string, cells: readonly NewCell[]): Statement {
+/**
+ * One multi-row INSERT of new versions, created_at written as the store's tables hold it; follow
+ * it with {@link readInserted}.
+ */
+export function insertCells(
+  table: string,
+  cells: readonly NewCell[],
+  createdAt: CreatedAtKind,
+): Statement {
   return statement(`INSERT INTO \`${table}\` (${INSERT_COLUMNS}) VALUES ?`, [
     cells.map((cell) => [
       cell.uuid,
       cell.name,
       cell.refKey,
       cell.body,
-      cell.createdAt,
+      createdAtColumnValue(cell.createdAt, createdAt),
       cell.requestId,
     ]),
   ]);

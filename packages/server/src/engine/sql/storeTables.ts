@@ -12,26 +12,41 @@ export interface StoreRecord {
   partitionIndex: number;
 }
 
-export async function createStoreTables(
-  session: SqlSession,
-  tables: { store: string; models: string; logLocks: string },
-): Promise<void> {
-  await session.query(`CREATE TABLE IF NOT EXISTS \`${tables.store}\` (
+export function createStoreTableSql(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`id\` TINYINT NOT NULL PRIMARY KEY,
   \`namespace\` VARCHAR(64) NOT NULL,
   \`shards_count\` INT NOT NULL,
   \`partition_count\` INT NOT NULL,
   \`partition_index\` INT NOT NULL,
   \`created_at\` DATETIME(6) NOT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
-CREATE TABLE IF NOT EXISTS \`${tables.models}\` (
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+}
+
+export function createModelsTableSql(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`name\` VARCHAR(64) NOT NULL PRIMARY KEY,
   \`definition\` TEXT NOT NULL,
   \`updated_at\` DATETIME(6) NOT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
-CREATE TABLE IF NOT EXISTS \`${tables.logLocks}\` (
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+}
+
+export function createLogLocksTableSql(table: string): string {
+  return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`table_name\` VARCHAR(64) NOT NULL PRIMARY KEY
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+}
+
+const selectStoreRecordSql = (table: string) =>
+  `SELECT \`namespace\`, \`shards_count\`, \`partition_count\`, \`partition_index\` FROM \`${table}\` WHERE \`id\` = 1`;
+
+function toStoreRecord(row: Row): StoreRecord {
+  return {
+    namespace: String(row.namespace),
+    shardsCount: Number(row.shards_count),
+    partitionCount: Number(row.partition_count),
+    partitionIndex: Number(row.partition_index),
+  };
 }
 
 /** Records the layout unless one is there already; returns the layout stored. */
@@ -43,17 +58,21 @@ export async function claimStoreRecord(
   const [, rows] = await session.query<[unknown, Row[]]>(
     `INSERT IGNORE INTO \`${table}\` (\`id\`, \`namespace\`, \`shards_count\`, \`partition_count\`, \`partition_index\`, \`created_at\`)
 VALUES (1, ?, ?, ?, ?, NOW(6));
-SELECT \`namespace\`, \`shards_count\`, \`partition_count\`, \`partition_index\` FROM \`${table}\` WHERE \`id\` = 1`,
+${selectStoreRecordSql(table)}`,
     [record.namespace, record.shardsCount, record.partitionCount, record.partitionIndex],
   );
   const row = rows[0];
   if (!row) throw new Error(`store record missing from ${table} right after it was written`);
-  return {
-    namespace: String(row.namespace),
-    shardsCount: Number(row.shards_count),
-    partitionCount: Number(row.partition_count),
-    partitionIndex: Number(row.partition_index),
-  };
+  return toStoreRecord(row);
+}
+
+/** The layout recorded in the table, if one was (a dry run reads it without claiming). */
+export async function readStoreRecord(
+  session: SqlSession,
+  table: string,
+): Promise<StoreRecord | undefined> {
+  const rows = await session.query<Row[]>(selectStoreRecordSql(table));
+  return rows[0] ? toStoreRecord(rows[0]) : undefined;
 }
 
 export async function readModelDefinitions(

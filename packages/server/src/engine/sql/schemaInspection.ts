@@ -1,0 +1,46 @@
+// What already exists in a partition's database, read from information_schema: which of the
+// store's tables are there, and the two columns whose presence or type decide what serving
+// the store changes (`request_id`) and whether it can write there at all (`created_at`).
+import type { Row, SqlSession } from '../mysqlPool.js';
+import { runTogether, statement } from './statement.js';
+
+/** An existing table, as far as the store's schema changes are concerned. */
+export interface ExistingTable {
+  /** The DATA_TYPE of its created_at column (`datetime`, `bigint`, …); undefined without one. */
+  createdAtType: string | undefined;
+  /** False for a content table the gem created, which lacks our request_id column. */
+  hasRequestId: boolean;
+}
+
+/** Of the given tables, those that exist in the session's database, by name. */
+export async function inspectTables(
+  session: SqlSession,
+  tables: readonly string[],
+): Promise<Map<string, ExistingTable>> {
+  const existing = new Map<string, ExistingTable>();
+  if (tables.length === 0) return existing;
+  const [found, columns] = (await runTogether(session, [
+    statement(
+      `SELECT TABLE_NAME AS name FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)`,
+      [tables],
+    ),
+    statement(
+      `SELECT TABLE_NAME AS name, COLUMN_NAME AS \`column\`, DATA_TYPE AS type
+         FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)
+          AND COLUMN_NAME IN ('created_at', 'request_id')`,
+      [tables],
+    ),
+  ])) as Row[][];
+  for (const row of found ?? []) {
+    existing.set(String(row.name), { createdAtType: undefined, hasRequestId: false });
+  }
+  for (const row of columns ?? ([] as Row[])) {
+    const table = existing.get(String(row.name));
+    if (!table) continue;
+    if (String(row.column) === 'request_id') table.hasRequestId = true;
+    else table.createdAtType = String(row.type).toLowerCase();
+  }
+  return existing;
+}

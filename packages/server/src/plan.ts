@@ -1,0 +1,78 @@
+// `shameless plan`: print what serving the store (and defining the given models) would change
+// in its databases, as SQL with the reason for each statement, and what was checked; change
+// nothing. The output reads as SQL, partition by partition, with checks and reasons as
+// comments, so that an operator can review and plan the changes before a first start.
+import type { ModelSpec } from './engine/index.js';
+import type { SchemaChange } from './engine/schemaPlan.js';
+import { type StorePlan, planStore } from './engine/storePlan.js';
+import type { Settings } from './settings.js';
+
+/** Exit codes of `shameless plan`, documented in its --help. */
+export const PLAN_EXIT = {
+  nothingToChange: 0,
+  /** A check failed: serve or DefineModel would refuse, or a partition is unreachable. */
+  checkFailed: 1,
+  /** Bad settings or model file (usage). */
+  usage: 2,
+  changes: 3,
+} as const;
+
+export async function plan(
+  settings: Settings,
+  models: readonly { source: string; spec: ModelSpec }[],
+  print: (line: string) => void,
+): Promise<number> {
+  const result = await planStore(
+    {
+      namespace: settings.namespace,
+      shardsCount: settings.shardsCount,
+      partitionUrls: settings.partitions,
+      createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
+      connectTimeoutMs: settings.connectTimeoutMs,
+    },
+    models,
+  );
+  for (const line of formatPlan(result)) print(line);
+  if (result.checks.some((check) => !check.ok)) return PLAN_EXIT.checkFailed;
+  return result.changes.length > 0 ? PLAN_EXIT.changes : PLAN_EXIT.nothingToChange;
+}
+
+export function formatPlan(plan: StorePlan): string[] {
+  const { layout } = plan;
+  const lines = [
+    `-- shameless plan: namespace ${JSON.stringify(layout.namespace)}, ${layout.shardsCount} shards ` +
+      `on ${layout.partitionCount} partition(s), created_at ${layout.createdAt === 'bigint' ? 'BIGINT milliseconds (legacyCreatedAtIsBigint)' : 'DATETIME'}`,
+    '--',
+    '-- checked:',
+    ...plan.checks.map((check) => `--   ${check.ok ? 'ok    ' : 'FAILED'} ${check.text}`),
+  ];
+  const failed = plan.checks.some((check) => !check.ok);
+  if (plan.changes.length === 0) {
+    lines.push(
+      '--',
+      failed
+        ? '-- no schema change listed; fix what FAILED above first'
+        : '-- nothing to change: serving this store as configured changes no schema',
+    );
+  } else {
+    lines.push(
+      '--',
+      `-- ${plan.changes.length} schema change(s)${failed ? ', as far as the FAILED checks above let the plan see' : ''}:`,
+    );
+    plan.partitions.forEach((location, partition) => {
+      const changes = plan.changes.filter((change) => change.partition === partition);
+      if (changes.length === 0) return;
+      lines.push('', `-- partition ${partition}: ${location}`);
+      for (const change of changes) lines.push(...formatChange(change));
+    });
+  }
+  if (plan.rows.length > 0) {
+    lines.push('', '-- rows written besides (data, not schema):');
+    lines.push(...plan.rows.map((row) => `--   ${row}`));
+  }
+  return lines;
+}
+
+function formatChange(change: SchemaChange): string[] {
+  return [`-- ${change.reason}`, `${change.sql};`];
+}
