@@ -31,6 +31,7 @@ export {
   UnauthenticatedError,
   UnavailableError,
   errorForStatus,
+  isMessageTooLarge,
   isTransientStatus,
   toShamelessError,
   type ShamelessErrorOptions,
