@@ -6,9 +6,7 @@
 //     is spent they are not retried at all.
 
 import { expect } from 'chai';
-import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import {
   openStore,
   silentLogger,
@@ -16,13 +14,7 @@ import {
   type Engine,
   type RunningServer,
 } from '@shameless/server';
-import {
-  createTestDatabases,
-  freePort,
-  startListeningProcess,
-  type ListeningProcess,
-  type TestDatabases,
-} from '@shameless/testkit';
+import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
 import {
   UnavailableError,
   connect,
@@ -31,6 +23,7 @@ import {
   type TransportStats,
 } from '../src/index.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
+import { startServeProcess, type ServeProcess } from './support/serveProcess.js';
 import { rejection } from './support/storeFixture.js';
 
 type Rate = typeof RATE_SCHEMA;
@@ -498,19 +491,6 @@ describe('faults', function () {
     });
   });
 });
-
-/** A `shameless serve` child process. */
-type ServeProcess = ListeningProcess;
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../server/bin/shameless.js');
-
-/** Runs `shameless serve` (the built CLI) on a free port and waits until it listens. */
-function startServeProcess(args: string[]): Promise<ServeProcess> {
-  return startListeningProcess(
-    [CLI, 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args],
-    { name: 'shameless serve' },
-  );
-}
 
 /** An engine over the given databases, as `shameless serve` opens it. */
 function openTestEngine(urls: string[]): Promise<Engine> {
