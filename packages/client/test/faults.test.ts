@@ -59,8 +59,10 @@ describe('faults', function () {
 
     it('no call fails, and every acknowledged write is stored exactly once', async () => {
       const [victim, survivor] = servers as [ServeProcess, ServeProcess];
-      // The SDK's defaults: 5 s deadline, 4 attempts, hedges after the p95, a 100-token budget.
-      store = await connect({ endpoints: [victim.address, survivor.address] });
+      // The SDK's defaults: 5 s deadline, 4 attempts, hedges after the p95, a 100-token budget;
+      // single calls, many in flight at once (the 8 workers would otherwise move in step, one
+      // batch call at a time; a batch cut off by a kill: coalescing.test.ts).
+      store = await connect({ endpoints: [victim.address, survivor.address], coalesce: false });
       const Rate = await store.defineModel(RATE_SCHEMA);
 
       // Each worker owns a record: it alone writes that record's meta cell (a save checked
@@ -287,7 +289,9 @@ describe('faults', function () {
     });
 
     const measure = async (hedge: false | { delayMs: number }) => {
-      const store = await connect({ endpoints, hedge });
+      // Single GetCells, as slowReads delays them: two reads in the same tick would otherwise
+      // go as one GetCells (a hedged batch: coalescing.test.ts).
+      const store = await connect({ endpoints, hedge, coalesce: false });
       try {
         const Rate = await store.defineModel(RATE_SCHEMA);
         const record = Rate.record(uuid);
@@ -378,6 +382,9 @@ describe('faults', function () {
       const store = await connect({
         endpoints: [leavingServer, steadyServer].map((server) => `127.0.0.1:${server.port}`),
         hedge: false,
+        // Six single GetCells, spread over both servers (not one GetCells of six reads; a batch
+        // cut off by a server that goes away: coalescing.test.ts).
+        coalesce: false,
       });
       try {
         const Rate = await store.defineModel(RATE_SCHEMA);
