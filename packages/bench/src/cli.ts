@@ -66,6 +66,11 @@ const program = new Command('bench')
     16,
   )
   .option('--pool-size <n>', "the server's MySQL connections (per partition)", positiveInteger, 32)
+  .option(
+    '--no-coalesce',
+    'send every SDK call on its own, as connect({ coalesce: false }) does (by default the SDK ' +
+      'sends calls made in the same tick as one batch call)',
+  )
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
     '--profile [dir]',
@@ -97,6 +102,7 @@ const options = program.opts<{
   database: string;
   shardsCount: number;
   poolSize: number;
+  coalesce: boolean;
   out: string;
   scale?: number[] | true;
   soak?: number | true;
@@ -120,6 +126,7 @@ const bench = await openBenchStore({
   database: options.database,
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
+  coalesce: options.coalesce,
   ...(options.profile
     ? { profileDir: options.profile === true ? join(options.out, 'profiles') : options.profile }
     : {}),
