@@ -34,6 +34,8 @@ export interface StoreSettings {
   readonly database: string;
   readonly shardsCount: number;
   readonly poolSize: number;
+  /** Whether the SDK sends calls made in the same tick as one batch call (its default). */
+  readonly coalesce: boolean;
   /** Write a V8 CPU profile of the server here (`--cpu-prof`), for a flame graph. */
   readonly profileDir?: string;
 }
@@ -71,7 +73,11 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
     ],
     { name: 'shameless serve', nodeOptions: profile },
   );
-  const store = await connect({ endpoints: [server.address], deadlineMs: 30_000 });
+  const store = await connect({
+    endpoints: [server.address],
+    deadlineMs: 30_000,
+    coalesce: settings.coalesce,
+  });
   const rate = await store.defineModel(RATE_SCHEMA);
   return {
     settings,

@@ -116,6 +116,11 @@ const program = new Command('bench')
     16,
   )
   .option('--pool-size <n>', "the server's MySQL connections (per partition)", positiveInteger, 32)
+  .option(
+    '--no-coalesce',
+    'send every SDK call on its own, as connect({ coalesce: false }) does (by default the SDK ' +
+      'sends calls made in the same tick as one batch call)',
+  )
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
     '--profile [dir]',
@@ -157,6 +162,7 @@ const options = program.opts<{
   database: string;
   shardsCount: number;
   poolSize: number;
+  coalesce: boolean;
   out: string;
   scale?: number[] | true;
   soak?: number | true;
@@ -187,6 +193,7 @@ const bench = await openBenchStore({
   database: options.database,
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
+  coalesce: options.coalesce,
   ...(options.profile ? { profileDir } : {}),
 });
 const serverPid = bench.server.process.pid;

@@ -47,6 +47,7 @@ describe('gem-shaped client', () => {
       database: `shameless_test_bench_${process.pid}_${randomBytes(3).toString('hex')}`,
       shardsCount: 4,
       poolSize: 4,
+      coalesce: true,
     });
     client = openGemShapedClient(bench.partitionUrl, 2);
     tables = new BaselineTables('rate', bench.settings.shardsCount);

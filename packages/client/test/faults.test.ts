@@ -6,9 +6,7 @@
 //     is spent they are not retried at all.
 
 import { expect } from 'chai';
-import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import {
   openStore,
   silentLogger,
@@ -16,13 +14,7 @@ import {
   type Engine,
   type RunningServer,
 } from '@shameless/server';
-import {
-  createTestDatabases,
-  freePort,
-  startListeningProcess,
-  type ListeningProcess,
-  type TestDatabases,
-} from '@shameless/testkit';
+import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
 import {
   UnavailableError,
   connect,
@@ -32,6 +24,7 @@ import {
   type TransportStats,
 } from '../src/index.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
+import { startServeProcess, type ServeProcess } from './support/serveProcess.js';
 import { rejection } from './support/storeFixture.js';
 
 type Rate = typeof RATE_SCHEMA;
@@ -67,8 +60,10 @@ describe('faults', function () {
 
     it('no call fails, and every acknowledged write is stored exactly once', async () => {
       const [victim, survivor] = servers as [ServeProcess, ServeProcess];
-      // The SDK's defaults: 5 s deadline, 4 attempts, hedges after the p95, a 100-token budget.
-      store = await connect({ endpoints: [victim.address, survivor.address] });
+      // The SDK's defaults: 5 s deadline, 4 attempts, hedges after the p95, a 100-token budget;
+      // single calls, many in flight at once (the 8 workers would otherwise move in step, one
+      // batch call at a time; a batch cut off by a kill: coalescing.test.ts).
+      store = await connect({ endpoints: [victim.address, survivor.address], coalesce: false });
       const Rate = await store.defineModel(RATE_SCHEMA);
 
       // Each worker owns a record: it alone writes that record's meta cell (a save checked
@@ -295,7 +290,9 @@ describe('faults', function () {
     });
 
     const measure = async (hedge: false | { delayMs: number }) => {
-      const store = await connect({ endpoints, hedge });
+      // Single GetCells, as slowReads delays them: two reads in the same tick would otherwise
+      // go as one GetCells (a hedged batch: coalescing.test.ts).
+      const store = await connect({ endpoints, hedge, coalesce: false });
       try {
         const Rate = await store.defineModel(RATE_SCHEMA);
         const record = Rate.record(uuid);
@@ -386,6 +383,9 @@ describe('faults', function () {
       const store = await connect({
         endpoints: [leavingServer, steadyServer].map((server) => `127.0.0.1:${server.port}`),
         hedge: false,
+        // Six single GetCells, spread over both servers (not one GetCells of six reads; a batch
+        // cut off by a server that goes away: coalescing.test.ts).
+        coalesce: false,
       });
       try {
         const Rate = await store.defineModel(RATE_SCHEMA);
@@ -499,19 +499,6 @@ describe('faults', function () {
     });
   });
 });
-
-/** A `shameless serve` child process. */
-type ServeProcess = ListeningProcess;
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../server/bin/shameless.js');
-
-/** Runs `shameless serve` (the built CLI) on a free port and waits until it listens. */
-function startServeProcess(args: string[]): Promise<ServeProcess> {
-  return startListeningProcess(
-    [CLI, 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args],
-    { name: 'shameless serve' },
-  );
-}
 
 /** An engine over the given databases, as `shameless serve` opens it. */
 function openTestEngine(urls: string[]): Promise<Engine> {

@@ -1,7 +1,12 @@
 // The entry point: connect to a set of Shameless servers, define models, locate shards.
 
 import type { ModelDefinition, Partition } from '@shameless/proto';
-import { createTransport, type Transport, type TransportOptions } from '../transport/index.js';
+import {
+  createCoalescingTransport,
+  type CoalescingOptions,
+  type Transport,
+  type TransportOptions,
+} from '../transport/index.js';
 import { readCall, writeCall, type CallOptions } from './callOptions.js';
 import { compileSchema } from './definition.js';
 import { toWireInt64 } from './integers.js';
@@ -10,7 +15,8 @@ import type { ModelSchema, ValidSchema } from './schema.js';
 
 /**
  * Options of {@link connect}: the transport's settings (endpoints, deadline, retries, hedging,
- * budget, credentials, metadata, ...), or an existing transport to use.
+ * budget, credentials, metadata, ...) and whether calls made in the same tick are coalesced
+ * into batch calls (`coalesce`, default true), or an existing transport to use as it is.
  *
  * @example
  * const store = await connect({
@@ -19,7 +25,7 @@ import type { ModelSchema, ValidSchema } from './schema.js';
  *   metadata: { authorization: `Bearer ${token}` },
  * });
  */
-export type ConnectOptions = TransportOptions | ExistingTransport;
+export type ConnectOptions = (TransportOptions & CoalescingOptions) | ExistingTransport;
 
 /** Connects over a transport made elsewhere (shared, wrapped, instrumented, ...). */
 export interface ExistingTransport {
@@ -59,7 +65,7 @@ export interface StoreDescription {
  */
 export async function connect(options: ConnectOptions): Promise<Store> {
   const existing = 'transport' in options;
-  const transport = existing ? options.transport : createTransport(options);
+  const transport = existing ? options.transport : createCoalescingTransport(options);
   try {
     const description = await transport.unary('describeStore', {}, readCall());
     return new Store(transport, description, !existing || options.closeTransport === true);

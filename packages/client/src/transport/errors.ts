@@ -144,7 +144,8 @@ export class InternalError extends ShamelessError {
 /**
  * Whether a status is transient: the same request may succeed when sent again.
  *
- * - UNAVAILABLE, RESOURCE_EXHAUSTED: yes.
+ * - UNAVAILABLE, RESOURCE_EXHAUSTED: yes (but see {@link isMessageTooLarge}: a message over a
+ *   size limit is RESOURCE_EXHAUSTED too, and {@link errorForStatus} marks it not retryable).
  * - ABORTED: no. gRPC calls ABORTED retryable in general, but this server only answers ABORTED
  *   for a failed optimistic-concurrency check, which fails again unless the caller re-reads.
  * - DEADLINE_EXCEEDED: no. There are no per-attempt timeouts: an attempt's deadline is the
@@ -153,6 +154,16 @@ export class InternalError extends ShamelessError {
  */
 export function isTransientStatus(code: number): boolean {
   return code === Status.UNAVAILABLE || code === Status.RESOURCE_EXHAUSTED;
+}
+
+/**
+ * Whether an error says a message was over a size limit (grpc-js answers RESOURCE_EXHAUSTED,
+ * "Received message larger than max ...", on whichever side the limit is). Sending the same
+ * request again gets the same answer, so it is not transient; a batch that gets it can still be
+ * sent in smaller parts.
+ */
+export function isMessageTooLarge(code: number, details: string): boolean {
+  return code === Status.RESOURCE_EXHAUSTED && /message .*larger than/i.test(details);
 }
 
 /** The name of a gRPC status code (`14` -> `"UNAVAILABLE"`). */
@@ -182,9 +193,14 @@ export function errorForStatus(
   options: Omit<ShamelessErrorOptions, 'details'> = {},
 ): ShamelessError {
   const message = details === '' ? statusName(code) : details;
+  const settings = {
+    retryable: isMessageTooLarge(code, details) ? false : undefined,
+    ...options,
+    details,
+  };
   const ErrorCtor = CLASS_BY_STATUS.get(code);
-  if (ErrorCtor !== undefined) return new ErrorCtor(message, { ...options, details });
-  return new InternalError(message, { ...options, details }, code);
+  if (ErrorCtor !== undefined) return new ErrorCtor(message, settings);
+  return new InternalError(message, settings, code);
 }
 
 interface ServiceErrorLike {

@@ -11,6 +11,12 @@ export {
 export { DEFAULT_BUDGET, TokenBudget, type BudgetOptions } from './budget.js';
 export { ManualClock, sleep, systemClock, type Clock, type TimerHandle } from './clock.js';
 export {
+  coalesceCalls,
+  createCoalescingTransport,
+  type CoalescingOptions,
+  type CoalescingSettings,
+} from './coalescing.js';
+export {
   EndpointPool,
   EndpointSelector,
   type Endpoint,
@@ -31,6 +37,7 @@ export {
   UnauthenticatedError,
   UnavailableError,
   errorForStatus,
+  isMessageTooLarge,
   isTransientStatus,
   toShamelessError,
   type ShamelessErrorOptions,

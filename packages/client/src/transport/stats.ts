@@ -2,7 +2,7 @@
 
 /** A snapshot of a transport's counters (since it was created). */
 export interface TransportStats {
-  /** Logical calls started (unary and streaming). */
+  /** Logical calls started (unary and streaming); a batch sent by the coalescing layer is one. */
   calls: number;
   /** Attempts sent: first attempts, retries and hedges. */
   attempts: number;
@@ -16,6 +16,20 @@ export interface TransportStats {
   budgetRefusals: number;
   /** Calls that ended in an error (after any retries). */
   failures: number;
+  /**
+   * Calls sent inside a batch by the coalescing layer (`connect`'s default; always 0 without
+   * it): each `getCell`, `writeCell`, `put` or `where` page that shared a GetCells, WriteCells,
+   * PutMany or WhereMany call with others made in the same tick, counted once per batch call
+   * it was in.
+   */
+  coalescedCalls: number;
+  /** Batch calls the coalescing layer sent for them (each counted once, however retried). */
+  coalescedBatches: number;
+  /**
+   * Batches that failed as a whole (an item the server refused, an answer over the message
+   * size limit) and whose calls were sent again on their own or in smaller batches.
+   */
+  batchFallbacks: number;
   /** Tokens left in the retry/hedge budget. */
   budgetTokens: number;
 }
@@ -33,5 +47,8 @@ export function newCounters(): TransportCounters {
     hedgesWon: 0,
     budgetRefusals: 0,
     failures: 0,
+    coalescedCalls: 0,
+    coalescedBatches: 0,
+    batchFallbacks: 0,
   };
 }

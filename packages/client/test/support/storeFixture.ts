@@ -5,6 +5,7 @@ import { openStore, silentLogger, startServer } from '@shameless/server';
 import { createTestDatabases } from '@shameless/testkit';
 import {
   connect,
+  type CoalescingOptions,
   type Store,
   type StreamCallOptions,
   type Transport,
@@ -20,14 +21,17 @@ export interface StoreFixture {
   /** An SDK store connected to the server. */
   readonly store: Store;
   /** Another SDK store on its own connection: "another process". */
-  connectAnother(options?: Partial<TransportOptions>): Promise<Store>;
+  connectAnother(options?: ConnectSettings): Promise<Store>;
   close(): Promise<void>;
 }
+
+/** What `connect` takes besides the fixture's endpoint. */
+export type ConnectSettings = Partial<TransportOptions> & CoalescingOptions;
 
 export interface FixtureOptions {
   shardsCount?: number;
   /** Transport settings of `store`. */
-  transport?: Partial<TransportOptions>;
+  transport?: ConnectSettings;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -51,7 +55,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   );
   const address = `127.0.0.1:${server.port}`;
   const others: Store[] = [];
-  const connectAnother = async (transport: Partial<TransportOptions> = {}) => {
+  const connectAnother = async (transport: ConnectSettings = {}) => {
     const store = await connect({ endpoints: [address], ...transport });
     others.push(store);
     return store;

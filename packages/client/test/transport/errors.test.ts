@@ -13,6 +13,7 @@ import {
   ShamelessError,
   UnauthenticatedError,
   UnavailableError,
+  isMessageTooLarge,
   isTransientStatus,
   toShamelessError,
 } from '../../src/transport/errors.js';
@@ -66,6 +67,24 @@ describe('transport errors', () => {
     const err = toShamelessError(serviceError(status.ABORTED, 'expected ref_key 3, latest is 4'));
     expect(err).to.be.instanceOf(ConflictError);
     expect(err.retryable).to.equal(false);
+  });
+
+  it('RESOURCE_EXHAUSTED for a message over a size limit is not retried: it would be the same', () => {
+    // What grpc-js answers when an answer is over the client's limit, when a message is over
+    // the server's, and when a request is over the client's own send limit.
+    for (const details of [
+      'Received message larger than max (70000 vs 65536)',
+      'Sent message larger than max (70000 vs. 65536)',
+      'Attempted to send message with a size larger than 65536',
+    ]) {
+      const err = toShamelessError(serviceError(status.RESOURCE_EXHAUSTED, details));
+      expect(err, details).to.be.instanceOf(ResourceExhaustedError);
+      expect(err.retryable, details).to.equal(false);
+      expect(isMessageTooLarge(err.code, err.details), details).to.equal(true);
+    }
+    const overloaded = toShamelessError(serviceError(status.RESOURCE_EXHAUSTED, 'server busy'));
+    expect(overloaded.retryable).to.equal(true);
+    expect(isMessageTooLarge(overloaded.code, overloaded.details)).to.equal(false);
   });
 
   it('returns a ShamelessError unchanged', () => {

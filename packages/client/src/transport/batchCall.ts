@@ -1,0 +1,183 @@
+// One batch call in flight for several callers: it answers each caller from its own item of
+// the answer, keeps each caller's deadline and AbortSignal its own (the batch goes on for the
+// others, and is cancelled once nobody waits for it), and decides what a failure of the whole
+// call means for each caller.
+
+import type { BatchForm, ItemOutcome } from './batchForms.js';
+import type { Clock, TimerHandle } from './clock.js';
+import {
+  DeadlineExceededError,
+  isMessageTooLarge,
+  toShamelessError,
+  type ShamelessError,
+} from './errors.js';
+import type { PendingCall } from './pendingCall.js';
+import type { TransportCounters } from './stats.js';
+import type { Transport } from './transport.js';
+
+/**
+ * Whole-call failures after which each call is sent again on its own. The server checks every
+ * item of a batch before it writes anything, so INVALID_ARGUMENT and NOT_FOUND (`writes[3].uuid`,
+ * `keys[0].cell`, `queries[2]: ...`) mean nothing was written, and that one item (or the model
+ * they share) is wrong: sent alone, each call gets exactly the answer it would have had without
+ * coalescing. UNIMPLEMENTED: a server that predates the batch method still serves the single
+ * ones.
+ */
+const RESENT_ONE_BY_ONE: ReadonlySet<string> = new Set([
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'UNIMPLEMENTED',
+]);
+
+/** What a batch call needs from the coalescing layer. */
+export interface BatchCallDeps {
+  readonly inner: Transport;
+  readonly clock: Clock;
+  readonly counters: Pick<
+    TransportCounters,
+    'coalescedCalls' | 'coalescedBatches' | 'batchFallbacks'
+  >;
+  /** Sends calls again after their batch failed as a whole: as one batch, or alone if one. */
+  send<Req, Res>(form: BatchForm<Req, Res>, calls: readonly PendingCall<Req, Res>[]): void;
+}
+
+/** Sends `calls` (two or more, none settled) as one batch call of `form`. */
+export function sendBatch<Req, Res>(
+  deps: BatchCallDeps,
+  form: BatchForm<Req, Res>,
+  calls: readonly PendingCall<Req, Res>[],
+): void {
+  new BatchCall(deps, form, calls).start();
+}
+
+class BatchCall<Req, Res> {
+  readonly #deps: BatchCallDeps;
+  readonly #form: BatchForm<Req, Res>;
+  readonly #calls: readonly PendingCall<Req, Res>[];
+  /** The calls with a deadline, earliest first; `#nextDue` is the first one not yet due. */
+  readonly #byDeadline: PendingCall<Req, Res>[];
+  #nextDue = 0;
+  #waiting: number;
+  #deadlineTimer: TimerHandle | undefined;
+  #ended = false;
+  readonly #controller = new AbortController();
+
+  constructor(
+    deps: BatchCallDeps,
+    form: BatchForm<Req, Res>,
+    calls: readonly PendingCall<Req, Res>[],
+  ) {
+    this.#deps = deps;
+    this.#form = form;
+    this.#calls = calls;
+    this.#waiting = calls.length;
+    this.#byDeadline = calls
+      .filter((call) => Number.isFinite(call.deadlineAt))
+      .sort((a, b) => a.deadlineAt - b.deadlineAt);
+  }
+
+  start(): void {
+    const { inner, clock, counters } = this.#deps;
+    counters.coalescedBatches++;
+    counters.coalescedCalls += this.#calls.length;
+    for (const call of this.#calls) call.holdAbort(() => this.#left());
+    this.#watchDeadlines();
+    // The batch lives as long as its last caller waits. Its calls share their marks: the queue
+    // they came from was keyed by them.
+    const deadlineAt = this.#calls.reduce((latest, call) => Math.max(latest, call.deadlineAt), 0);
+    const { idempotent, hedgeable } = this.#calls[0]!.options;
+    this.#form
+      .sendBatch(
+        inner,
+        this.#calls.map((call) => call.request),
+        {
+          idempotent,
+          hedgeable,
+          deadlineMs: deadlineAt - clock.now(),
+          signal: this.#controller.signal,
+        },
+      )
+      .then(
+        (outcomes) => {
+          this.#end();
+          this.#answer(outcomes);
+        },
+        (error: unknown) => {
+          this.#end();
+          this.#fail(toShamelessError(error));
+        },
+      );
+  }
+
+  #answer(outcomes: readonly ItemOutcome<Res>[]): void {
+    for (const [i, call] of this.#calls.entries()) {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) call.resolve(outcome.value);
+      else call.reject(outcome.error);
+    }
+  }
+
+  #fail(error: ShamelessError): void {
+    const { clock, counters } = this.#deps;
+    const now = clock.now();
+    const left: PendingCall<Req, Res>[] = [];
+    for (const call of this.#calls) {
+      if (call.settled) continue;
+      if (call.deadlineAt <= now) call.expire(this.#calls.length, error);
+      else left.push(call);
+    }
+    if (left.length === 0) return;
+    if (isMessageTooLarge(error.code, error.details)) {
+      // The answer (or the request) was over a message size limit: halves are sent, and halved
+      // again if need be, down to single calls, which the server streams or sends alone.
+      counters.batchFallbacks++;
+      const half = Math.ceil(left.length / 2);
+      this.#deps.send(this.#form, left.slice(0, half));
+      this.#deps.send(this.#form, left.slice(half));
+      return;
+    }
+    if (RESENT_ONE_BY_ONE.has(error.codeName)) {
+      counters.batchFallbacks++;
+      for (const call of left) this.#deps.send(this.#form, [call]);
+      return;
+    }
+    for (const call of left) {
+      if (error instanceof DeadlineExceededError) call.expire(this.#calls.length, error);
+      else call.reject(error);
+    }
+  }
+
+  /** A caller stopped waiting (aborted, or its deadline passed). */
+  #left(): void {
+    this.#waiting--;
+    // Nobody is left to answer: the call is cancelled, as a single call would have been.
+    if (this.#waiting === 0 && !this.#ended) this.#controller.abort();
+  }
+
+  /** Fails each caller when its own deadline passes, with one timer at a time. */
+  #watchDeadlines(): void {
+    while (this.#byDeadline[this.#nextDue]?.settled) this.#nextDue++;
+    const next = this.#byDeadline[this.#nextDue];
+    if (next === undefined || this.#ended) return;
+    const { clock } = this.#deps;
+    this.#deadlineTimer = clock.setTimeout(() => {
+      this.#deadlineTimer = undefined;
+      // A timer may fire a little before the clock reads its due time: it is due anyway.
+      const now = Math.max(clock.now(), next.deadlineAt);
+      let call: PendingCall<Req, Res> | undefined;
+      while ((call = this.#byDeadline[this.#nextDue]) !== undefined && call.deadlineAt <= now) {
+        this.#nextDue++;
+        if (call.expire(this.#calls.length)) this.#left();
+      }
+      this.#watchDeadlines();
+    }, next.deadlineAt - clock.now());
+  }
+
+  /** The batch call is over: no more deadline timers, and callers' signals are let go. */
+  #end(): void {
+    this.#ended = true;
+    if (this.#deadlineTimer !== undefined) this.#deps.clock.clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    for (const call of this.#calls) call.releaseAbort();
+  }
+}
