@@ -16,6 +16,8 @@ import {
 export interface StoreFixture {
   /** The server's address, `127.0.0.1:<port>`. */
   readonly address: string;
+  /** The store's database (its only partition), for tests that look at or make tables. */
+  readonly databaseUrl: string;
   /** An SDK store connected to the server. */
   readonly store: Store;
   /** Another SDK store on its own connection: "another process". */
@@ -61,6 +63,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   const store = await connectAnother(options.transport);
   return {
     address,
+    databaseUrl: databases.urls[0]!,
     store,
     connectAnother,
     async close() {
