@@ -5,6 +5,7 @@ export * from './model/index.js';
 
 // Transport: connections, deadlines, retries, hedging, typed errors.
 export {
+  AlreadyExistsError,
   CancelledError,
   ConflictError,
   DEFAULT_DEADLINE_MS,

@@ -5,6 +5,7 @@
 // RecordingTransport over a real transport); the counters are the transport's own.
 
 import { expect } from 'chai';
+import mysql from 'mysql2/promise';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pack } from 'msgpackr';
 import {
@@ -28,6 +29,7 @@ import {
   CancelledError,
   ConflictError,
   DeadlineExceededError,
+  AlreadyExistsError,
   InvalidArgumentError,
   NotFoundError,
   coalesceCalls,
@@ -555,10 +557,43 @@ describe('coalescing', function () {
       expect(await meta.previous()).to.equal(undefined);
     });
 
-    // The server answers ALREADY_EXISTS only for creates that collide in a unique secondary
-    // index made by the Ruby gem, which it does not refuse yet (see the README's known
-    // limitations): the PutMany item error is mapped, but cannot be reached from here.
-    it('a put refused with ALREADY_EXISTS fails only its caller');
+    it('a put refused with ALREADY_EXISTS fails only its caller', async () => {
+      // A secondary index the Ruby gem made is unique on its fields: made so before the model
+      // is defined (DefineModel keeps tables that exist).
+      const sql = await mysql.createConnection(fixture.databaseUrl);
+      try {
+        for (let shard = 0; shard < 4; shard++) {
+          await sql.query(
+            `CREATE TABLE \`sdk_stay_by_code_index_${String(shard).padStart(6, '0')}\` (
+               hotel_id BIGINT NOT NULL, code VARCHAR(255) NOT NULL, uuid VARCHAR(36),
+               UNIQUE KEY gem_unique (hotel_id, code))`,
+          );
+        }
+      } finally {
+        await sql.end();
+      }
+      const Stay = await ws.store.defineModel({
+        name: 'stay',
+        primary: { fields: { hotel_id: 'integer', day: 'string' }, shardOn: 'hotel_id' },
+        indices: {
+          by_code: { fields: { hotel_id: 'integer', code: 'string' }, shardOn: 'hotel_id' },
+        },
+      });
+      await Stay.put({ hotel_id: 1, day: 'mon', code: 'x' });
+      ws.wire.reset();
+      const [refused, created] = await Promise.allSettled([
+        Stay.put({ hotel_id: 1, day: 'tue', code: 'x' }),
+        Stay.put({ hotel_id: 1, day: 'wed', code: 'y' }),
+      ]);
+      expect(ws.sent()).to.deep.equal(['putMany']);
+      expect(refused.status === 'rejected' && refused.reason).to.be.instanceOf(AlreadyExistsError);
+      expect((refused as PromiseRejectedResult).reason.message).to.equal(
+        'index by_code of stay already holds hotel_id=1, code="x" for another record (a unique index created by the Ruby gem)',
+      );
+      expect((refused as PromiseRejectedResult).reason.retryable).to.equal(false);
+      expect(created.status === 'fulfilled' && created.value.present).to.equal(true);
+      expect(await Stay.where({ hotel_id: 1, day: 'tue' }).first()).to.equal(undefined);
+    });
   });
 
   describe('an answer over the message size limit', () => {

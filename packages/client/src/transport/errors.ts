@@ -74,6 +74,18 @@ export class InvalidArgumentError extends ShamelessError {
   }
 }
 
+/**
+ * ALREADY_EXISTS: a create whose values of a unique index (a secondary index the Ruby gem
+ * created) belong to another record; the message names the index and the values. Nothing was
+ * written, and sending the same put again fails the same way.
+ */
+export class AlreadyExistsError extends ShamelessError {
+  override name = 'AlreadyExistsError';
+  constructor(message: string, options?: ShamelessErrorOptions) {
+    super(Status.ALREADY_EXISTS, message, options);
+  }
+}
+
 /** FAILED_PRECONDITION: e.g. a model redefinition that conflicts with the stored one. */
 export class FailedPreconditionError extends ShamelessError {
   override name = 'FailedPreconditionError';
@@ -182,6 +194,7 @@ const CLASS_BY_STATUS: ReadonlyMap<number, ErrorClass> = new Map<number, ErrorCl
   [Status.DEADLINE_EXCEEDED, DeadlineExceededError],
   [Status.CANCELLED, CancelledError],
   [Status.RESOURCE_EXHAUSTED, ResourceExhaustedError],
+  [Status.ALREADY_EXISTS, AlreadyExistsError],
   [Status.PERMISSION_DENIED, PermissionDeniedError],
   [Status.UNAUTHENTICATED, UnauthenticatedError],
 ]);

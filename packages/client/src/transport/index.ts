@@ -24,6 +24,7 @@ export {
   type EndpointPoolOptions,
 } from './endpoints.js';
 export {
+  AlreadyExistsError,
   CancelledError,
   ConflictError,
   DeadlineExceededError,

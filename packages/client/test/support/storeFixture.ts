@@ -16,7 +16,7 @@ import {
 export interface StoreFixture {
   /** The server's address, `127.0.0.1:<port>`. */
   readonly address: string;
-  /** The store's database, for tests that look at or arrange rows with SQL. */
+  /** The store's database (its only partition), for tests that look at or make tables. */
   readonly databaseUrl: string;
   /** An SDK store connected to the server. */
   readonly store: Store;
