@@ -194,9 +194,11 @@ show(
 );
 const maxId = await Rate.maxIdOnShard(shard);
 show(`await Rate.maxIdOnShard(${shard})`, maxId);
-const page = await Rate.fetchLatestCells({ shard, cursor: Math.max(0, maxId - 3), limit: 3 });
+// Ids are numbers, or bigints past 2^53: BigInt() makes the arithmetic exact either way.
+const cursor = maxId > 3 ? BigInt(maxId) - 3n : 0;
+const page = await Rate.fetchLatestCells({ shard, cursor, limit: 3 });
 show(
-  `(await Rate.fetchLatestCells({ shard: ${shard}, cursor: ${Math.max(0, maxId - 3)}, limit: 3 })).cells`,
+  `(await Rate.fetchLatestCells({ shard: ${shard}, cursor: ${cursor}, limit: 3 })).cells`,
   page.cells.map((cell) => `#${cell.id} ${cell.uuid.slice(0, 8)} ${cell.name}@${cell.refKey}`),
 );
 const shardCounts: string[] = [];

@@ -62,7 +62,7 @@ const where = client.where({
     {
       field: 'hotel_id',
       op: Operator.OPERATOR_EQ,
-      values: [{ kind: { $case: 'integer', integer: 1 } }],
+      values: [{ kind: { $case: 'integer', integer: 1n } }],
     },
     {
       field: 'check_in_date',
@@ -93,7 +93,7 @@ console.log(
 );
 
 const shard = second.base!.shard;
-const log = await rpc(client.fetchLatestCells)({ model: 'rate', shard, cursor: 0, limit: 5 });
+const log = await rpc(client.fetchLatestCells)({ model: 'rate', shard, cursor: 0n, limit: 5 });
 console.log(
   `shard ${shard} log (max id ${log.maxId}):`,
   log.cells.map((c) => `#${c.id} ${c.uuid.slice(0, 8)} ${c.name}@${c.refKey}`),

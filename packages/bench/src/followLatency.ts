@@ -2,6 +2,7 @@
 // shard; the latency of a cell is from its writer seeing the acknowledgement to the consumer
 // receiving it. A cell delivered before its acknowledgement arrives counts as 0 ms.
 import { performance } from 'node:perf_hooks';
+import type { ExactInteger } from '@shameless/client';
 import type { RateModel } from './benchStore.js';
 import { runClosedLoop } from './closedLoop.js';
 import { LatencyRecorder, type LatencySummary } from './latency.js';
@@ -74,7 +75,7 @@ export async function measureFollowLatency(
 }
 
 /** Every shard's max id now: the follower starts there, skipping the seeded history. */
-async function latestIds(rate: RateModel): Promise<Map<number, number>> {
+async function latestIds(rate: RateModel): Promise<Map<number, ExactInteger>> {
   const maxIds = await Promise.all(rate.shards.map((shard) => rate.maxIdOnShard(shard)));
   return new Map(rate.shards.map((shard, i) => [shard, maxIds[i]!]));
 }

@@ -294,7 +294,7 @@ export const fetchLatestCells: Workload = {
       const maxIds = await Promise.all(
         Array.from({ length: LOG_SHARDS }, (_, shard) => rate.maxIdOnShard(shard)),
       );
-      if (Math.min(...maxIds) >= LOG_PAGE) return;
+      if (maxIds.every((maxId) => maxId >= LOG_PAGE)) return;
       await rate.writeCells(
         Array.from({ length: 1000 }, () => ({ uuid: pick(uuids), cell: 'meta', body })),
       );

@@ -5,6 +5,8 @@ import { expect } from 'chai';
 import type { WriteCellRequest } from '@shameless/proto';
 import { WriteMode } from '@shameless/proto';
 import { Cell, ConflictError, DeadlineExceededError, connect, type Model } from '../src/index.js';
+import { randomUUID } from 'node:crypto';
+import { decodeBody, encodeBody } from '../src/model/body.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
 import {
   RecordingTransport,
@@ -56,7 +58,7 @@ describe('cells: save, update, versions', function () {
       );
     });
 
-    it('on another cell: replaces it, starting from version 0 (expectedRefKey -1)', async () => {
+    it('on another cell: writes it the same way, starting from version 0 (expectedRefKey -1)', async () => {
       const rate = await newRate();
       await rate.meta.load();
       rate.meta.set('hotel_enabled', true).set('note', 'first');
@@ -65,7 +67,7 @@ describe('cells: save, update, versions', function () {
       expect(writesSent()[0]).to.include({
         cell: 'meta',
         expectedRefKey: -1,
-        mode: WriteMode.WRITE_MODE_REPLACE,
+        mode: WriteMode.WRITE_MODE_MERGE,
       });
 
       rate.meta.set('note', 'second');
@@ -94,6 +96,136 @@ describe('cells: save, update, versions', function () {
       rate.set('net_price', 130);
       await rate.save();
       expect(rate.refKey).to.equal(2);
+    });
+
+    it('sends only the keys set since the version was read, merged into that version', async () => {
+      const rate = await newRate({ net_price: 120, currency: 'EUR', extras: { breakfast: true } });
+      rate.set('net_price', 130);
+      await rate.save();
+      rate.set('currency', 'USD').set('tax', 0.5);
+      await rate.save();
+
+      const patches = writesSent().map((sent) => decodeBody(sent.body, 'sent'));
+      expect(patches).to.deep.equal([{ net_price: 130 }, { currency: 'USD', tax: 0.5 }]);
+      expect(writesSent().map((sent) => [sent.mode, sent.expectedRefKey])).to.deep.equal([
+        [WriteMode.WRITE_MODE_MERGE, 0],
+        [WriteMode.WRITE_MODE_MERGE, 1],
+      ]);
+      const expected = rateValues(hotel, '1 bed', '2026-12-01', {
+        net_price: 130,
+        currency: 'USD',
+        extras: { breakfast: true },
+        tax: 0.5,
+      });
+      expect(rate.body).to.deep.equal(expected);
+      expect((await OtherRate.find(rate.uuid))?.body).to.deep.equal(expected);
+    });
+
+    it('with nothing set still writes a new version, with an empty patch (as the gem does)', async () => {
+      const rate = await newRate({ net_price: 120 });
+      await rate.save();
+      expect(writesSent().map((sent) => Buffer.from(sent.body).toString('hex'))).to.deep.equal([
+        '80',
+      ]);
+      expect(rate.refKey).to.equal(1);
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.refKey).to.equal(1);
+      expect(stored.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', { net_price: 120 }),
+      );
+
+      // And so does a cell with no version yet: version 0, an empty body.
+      await rate.meta.load();
+      await rate.meta.save();
+      expect(rate.meta.refKey).to.equal(0);
+      expect(rate.meta.body).to.deep.equal({});
+    });
+
+    it('forgets the keys set when the cell is read again', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 999).set('draft', true);
+      await rate.reload();
+      await rate.save();
+      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([{}]);
+      expect(rate.body).to.deep.equal(rateValues(hotel, '1 bed', '2026-12-01', { net_price: 120 }));
+    });
+
+    it('writes a value changed in place only once it is set again', async () => {
+      const rate = await newRate({ extras: { breakfast: true } });
+      const extras = rate.get('extras') as { breakfast: boolean };
+      extras.breakfast = false;
+      await rate.save();
+      expect((await OtherRate.find(rate.uuid))?.get('extras')).to.deep.equal({ breakfast: true });
+
+      rate.set('extras', extras);
+      await rate.save();
+      expect((await OtherRate.find(rate.uuid))?.get('extras')).to.deep.equal({ breakfast: false });
+    });
+
+    it('keeps the bytes of every key not set: a Ruby float 120.0 and an integer 2^40 survive', async () => {
+      // Bodies as the gem's Ruby writes them: net_price is the float 120.0 (which the SDK
+      // reads as the number 120) and big is 2^40 as a uint64.
+      const rubyEntries = Buffer.concat([
+        Buffer.from('a96e65745f7072696365' + 'cb405e000000000000', 'hex'), // "net_price": 120.0
+        Buffer.from('a3626967' + 'cf0000010000000000', 'hex'), // "big": 2^40
+      ]);
+      const indexFields = encodeBody(rateValues(++hotel, '1 bed', '2026-12-01'));
+      expect(indexFields[0], 'five index fields in a fixmap').to.equal(0x85);
+      const created = await fixture.store.transport.unary(
+        'put',
+        {
+          model: 'rate',
+          values: Buffer.concat([Buffer.from([0x87]), indexFields.subarray(1), rubyEntries]),
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      await fixture.store.transport.unary(
+        'writeCell',
+        {
+          model: 'rate',
+          uuid: created.uuid,
+          cell: 'meta',
+          body: Buffer.concat([Buffer.from([0x82]), rubyEntries]),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          expectedRefKey: undefined,
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      const stored = async (cell: string) => {
+        const response = await fixture.store.transport.unary(
+          'getCell',
+          { model: 'rate', uuid: created.uuid, cell, refKey: undefined },
+          { idempotent: true, hedgeable: false },
+        );
+        return Buffer.from(response.cell!.body).toString('hex');
+      };
+
+      const rate = (await Rate.find(created.uuid, { cells: ['meta'] }))!;
+      expect(rate.get('net_price')).to.equal(120);
+      rate.set('note', 'seen');
+      await rate.save();
+      await rate.meta.update({ note: 'seen' });
+      rate.meta.set('checked', true);
+      await rate.meta.save();
+
+      for (const cell of ['base', 'meta']) {
+        const bytes = await stored(cell);
+        expect(bytes, `${cell} keeps net_price a float64`).to.include(
+          'a96e65745f7072696365cb405e000000000000',
+        );
+        expect(bytes, `${cell} keeps big a uint64`).to.include('a3626967cf0000010000000000');
+        expect(bytes).to.include('a46e6f7465a47365656e'); // "note": "seen"
+      }
+      expect(rate.refKey).to.equal(1);
+      expect(rate.meta.refKey).to.equal(2);
+      expect(rate.meta.body).to.deep.equal({
+        net_price: 120,
+        big: 2 ** 40,
+        note: 'seen',
+        checked: true,
+      });
     });
 
     it('resends the same requestId after a failure with an unknown outcome, so it applies once', async () => {
@@ -150,6 +282,23 @@ describe('cells: save, update, versions', function () {
       expect(await rejection(rate.update({ tax_rate: 11 }))).to.be.instanceOf(ConflictError);
     });
 
+    it('sends its values and the keys set before it, nothing else', async () => {
+      const rate = await newRate({ net_price: 120, currency: 'EUR' });
+      rate.set('note', 'checked');
+      await rate.update({ tax_rate: 11 });
+      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([
+        { note: 'checked', tax_rate: 11 },
+      ]);
+      expect((await OtherRate.find(rate.uuid))?.body).to.deep.equal(
+        rateValues(hotel, '1 bed', '2026-12-01', {
+          net_price: 120,
+          currency: 'EUR',
+          note: 'checked',
+          tax_rate: 11,
+        }),
+      );
+    });
+
     it('with retryOnConflict re-reads, merges again and writes over the newer version', async () => {
       const rate = await newRate({ net_price: 120 });
       await (await OtherRate.find(rate.uuid))!.update({ net_price: 125, by: 'other' });
@@ -166,6 +315,8 @@ describe('cells: save, update, versions', function () {
       const [first, second] = writesSent();
       expect([first?.expectedRefKey, second?.expectedRefKey]).to.deep.equal([0, 1]);
       expect(second?.requestId).to.not.equal(first?.requestId);
+      // The retry sends the update's values again, merged into the version re-read.
+      expect(decodeBody(second!.body, 'retry')).to.deep.equal({ tax_rate: 11 });
       expect((await OtherRate.find(rate.uuid))?.body).to.include({
         net_price: 125,
         tax_rate: 11,

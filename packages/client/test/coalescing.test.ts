@@ -35,6 +35,7 @@ import {
   coalesceCalls,
   connect,
   createTransport,
+  type ExactInteger,
   type Model,
   type RecordOf,
   type Store,
@@ -842,7 +843,7 @@ describe('coalescing', function () {
         const Check = await single.defineModel(RATE_SCHEMA);
         const versions = new Map<string, [number | undefined, unknown][]>();
         for (const shard of Check.shards) {
-          for (let cursor = 0; ;) {
+          for (let cursor: ExactInteger = 0; ;) {
             const page = await Check.fetchLatestCells({ shard, cursor, limit: 1000 });
             for (const cell of page.cells) {
               const key = `${cell.uuid} ${cell.name}`;

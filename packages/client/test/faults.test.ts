@@ -18,6 +18,7 @@ import { createTestDatabases, freePort, type TestDatabases } from '@shameless/te
 import {
   UnavailableError,
   connect,
+  type ExactInteger,
   type RecordOf,
   type Store,
   type TransportStats,
@@ -180,7 +181,7 @@ describe('faults', function () {
       const metaVersions = new Map<string, { refKey: number; value: unknown }[]>();
       const baseVersions = new Map<string, { refKey: number; value: unknown }[]>();
       for (const shard of Rate.shards) {
-        for (let cursor = 0; ;) {
+        for (let cursor: ExactInteger = 0; ;) {
           const page = await Rate.fetchLatestCells({ shard, cursor, limit: 1000 });
           for (const cell of page.cells) {
             const [versions, key] =

@@ -2,7 +2,7 @@
 // update. Each `@ts-expect-error` line must fail to compile; if the types regress and accept
 // it, the directive itself becomes an error and `tsc -b` fails. Nothing here runs.
 
-import type { Model, RecordOf, Store } from '../src/index.js';
+import type { ExactInteger, LogPage, Model, RecordOf, Store } from '../src/index.js';
 import { RATE_SCHEMA } from './support/rateModel.js';
 
 type Rate = Model<typeof RATE_SCHEMA>;
@@ -19,6 +19,8 @@ export async function putChecks(Rate: Rate): Promise<void> {
   });
   const rest = { room_type: 'a', check_in_date: 'b', gateway: 'c', discount_type: 'd' };
   await Rate.put({ hotel_id: 1, ...rest });
+  // An integer field takes a bigint too (any signed 64-bit integer).
+  await Rate.put({ hotel_id: 2n ** 63n - 1n, ...rest });
   // @ts-expect-error hotel_id is an integer field
   await Rate.put({ hotel_id: '1', ...rest });
   // @ts-expect-error a misspelt index field: hotel_id is missing
@@ -36,6 +38,7 @@ export function whereChecks(Rate: Rate): void {
   Rate.where({ hotel_id: 1 }, { cells: ['base', 'meta'] });
   Rate.index('secondary').where({ hotel_id: 1, gateway: 'pegasus', discount_type: { ne: 'x' } });
   Rate.indices.secondary.where({ hotel_id: 1, discount_type: 'geo' });
+  Rate.where({ hotel_id: -(2n ** 63n), room_type: '1 bed' });
 
   // @ts-expect-error not a field of the primary index
   Rate.where({ hotel_id: 1, gateway: 'pegasus' });
@@ -43,6 +46,8 @@ export function whereChecks(Rate: Rate): void {
   Rate.where({ hotel_id: 1, roomtype: '1 bed' });
   // @ts-expect-error room_type is a string field
   Rate.where({ hotel_id: 1, room_type: 2 });
+  // @ts-expect-error ... a bigint is no string either
+  Rate.where({ hotel_id: 1, room_type: 2n });
   // @ts-expect-error operands are typed too
   Rate.where({ hotel_id: 1, check_in_date: { gte: 20261201 } });
   // @ts-expect-error unknown operator
@@ -79,6 +84,29 @@ export async function recordChecks(rate: RecordOf<typeof RATE_SCHEMA>): Promise<
   rate.cell('ota_rate');
   // @ts-expect-error no named accessor for an undeclared cell
   void rate.ota_rate;
+}
+
+export async function integerChecks(Rate: Rate, store: Store): Promise<void> {
+  // Ids and cursors come as numbers while safe, as bigints beyond; inputs take either.
+  const rate = (await Rate.where({ hotel_id: 1 }).first())!;
+  const id: ExactInteger | undefined = rate.base.id;
+  // @ts-expect-error an id may be a bigint
+  const asNumber: number | undefined = rate.base.id;
+  const page: LogPage<typeof RATE_SCHEMA> = await Rate.fetchLatestCells({
+    shard: 0,
+    cursor: 2n ** 60n,
+  });
+  // @ts-expect-error a cursor may be a bigint
+  const next: number = page.nextCursor;
+  await Rate.fetchLatestCells({ shard: 0, cursor: page.nextCursor });
+  await Rate.fetchLatestCells({ shard: 0, cursor: id ?? 0 });
+  Rate.each({ cursors: { 0: 2n ** 60n, 1: 5 } });
+  Rate.each({ cursors: new Map([[0, page.maxId]]) });
+  await store.findShard(2n ** 63n - 1n);
+  await Rate.findShard(-1n);
+  // @ts-expect-error a shard value is an integer
+  await store.findShard('1');
+  void [asNumber, next];
 }
 
 export async function schemaChecks(store: Store): Promise<void> {

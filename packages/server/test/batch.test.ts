@@ -105,7 +105,7 @@ describe('batch RPCs: WriteCells and GetCells', function () {
   const contentRows = async () => {
     const rows: {
       shard: number;
-      id: number;
+      id: bigint;
       uuid: string;
       cell: string;
       refKey: number;
@@ -118,7 +118,7 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       for (const row of found) {
         rows.push({
           shard,
-          id: Number(row.id),
+          id: BigInt(row.id as number),
           uuid: String(row.uuid),
           cell: String(row.column_name),
           refKey: Number(row.ref_key),
@@ -189,7 +189,7 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       expect(unpack(base[1]!.body)).to.include({ hotel_id: hotel, price: 8 });
       // One shard, one transaction: the ids follow request order.
       const ids = cells.map((cell) => cell.id);
-      expect(ids).to.deep.equal([...ids].sort((x, y) => x - y));
+      expect(ids).to.deep.equal([...ids].sort((x, y) => Number(x - y)));
 
       const followUp = await store.api.writeCell(
         write(uuid, 'meta', { e: 6 }, { mode: WriteMode.WRITE_MODE_MERGE, expectedRefKey: 4 }),
@@ -515,11 +515,11 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       let writing = true;
 
       // A pager per shard reads the log as it grows, in small pages, as a consumer would.
-      const paged = new Map<number, number[]>();
+      const paged = new Map<number, bigint[]>();
       const pagers = Array.from({ length: SHARDS }, async (_, shard) => {
-        const seen: number[] = [];
+        const seen: bigint[] = [];
         paged.set(shard, seen);
-        let cursor = 0;
+        let cursor = 0n;
         for (;;) {
           const stopping = !writing;
           const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor, limit: 7 });

@@ -39,7 +39,7 @@ describe('Errors', function () {
       const page = await store.api.fetchLatestCells({
         model: 'rate',
         shard,
-        cursor: 0,
+        cursor: 0n,
         limit: 10_000,
       });
       total += page.cells.length;
@@ -224,12 +224,12 @@ describe('Errors', function () {
         /no version 8/,
       ],
       [
-        store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 1 }),
+        store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0n, limit: 1 }),
         status.INVALID_ARGUMENT,
         /^shard: shard 2 does not exist; shards are 0 to 1/,
       ],
       [
-        store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0, limit: 10_001 }),
+        store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0n, limit: 10_001 }),
         status.INVALID_ARGUMENT,
         /^limit: must be at most 10000/,
       ],

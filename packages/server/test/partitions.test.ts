@@ -6,6 +6,7 @@ import mysql from 'mysql2/promise';
 import type { MariaDbServer } from '@shameless/testkit';
 import { FieldType, type ModelDefinition, Operator, SortOrder } from '@shameless/proto';
 import { collect, rejection } from './support/grpcCalls.js';
+import { int } from './support/indexValues.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -66,7 +67,9 @@ describe('Partitions: two databases on one server', function () {
         values: pack(rate(hotelId)),
         requestId: requestId(),
       });
-      const indexPlace = await store.api.findShard({ key: { $case: 'value', value: hotelId } });
+      const indexPlace = await store.api.findShard({
+        key: { $case: 'value', value: BigInt(hotelId) },
+      });
       const contentPlace = await store.api.findShard({ key: { $case: 'uuid', uuid: put.uuid } });
       expect(put.base!.shard).to.equal(contentPlace.shard);
       // A create draws its uuid so that its content commits with its primary-index row.
@@ -224,7 +227,7 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
             {
               field: 'hotel_id',
               op: Operator.OPERATOR_EQ,
-              values: [{ kind: { $case: 'integer', integer: hotelId } }],
+              values: [int(hotelId)],
             },
           ],
         }),
@@ -246,12 +249,17 @@ describe('Partitions: two MariaDB servers, one of them down', function () {
     } else {
       expect((await rejection(cell)).code).to.equal(status.UNAVAILABLE);
     }
-    const log = await store.api.fetchLatestCells({ model: 'rate', shard: 0, cursor: 0, limit: 10 });
+    const log = await store.api.fetchLatestCells({
+      model: 'rate',
+      shard: 0,
+      cursor: 0n,
+      limit: 10,
+    });
     expect(log.maxId).to.be.greaterThanOrEqual(0);
     expect(
       (
         await rejection(
-          store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0, limit: 10 }),
+          store.api.fetchLatestCells({ model: 'rate', shard: 2, cursor: 0n, limit: 10 }),
         )
       ).code,
     ).to.equal(status.UNAVAILABLE);

@@ -27,6 +27,29 @@ describe('sharding (pure)', () => {
     expect(findShard(-(2n ** 63n), 7)).to.equal(Number(((-(2n ** 63n) % 7n) + 7n) % 7n));
   });
 
+  it("equals Ruby's floored value % shards_count at the edges of int64", () => {
+    // Worked out by hand from Ruby's Integer#% (Python's % floors the same way):
+    // [-2^63, 2^63 - 1, -1, 2^53 + 1] % n.
+    const values = [-(2n ** 63n), 2n ** 63n - 1n, -1n, 2n ** 53n + 1n];
+    const ruby: [number, number[]][] = [
+      [4, [0, 3, 3, 1]],
+      [7, [6, 0, 6, 5]],
+      [512, [0, 511, 511, 1]],
+      [1000, [192, 807, 999, 993]],
+      [999_999, [963955, 36043, 999998, 949254]],
+    ];
+    for (const [shardsCount, shards] of ruby) {
+      expect(
+        values.map((value) => findShard(value, shardsCount)),
+        `mod ${shardsCount}`,
+      ).to.deep.equal(shards);
+    }
+    // A safe integer gives the same shard as a number and as a bigint.
+    for (const value of [-1, -(2 ** 53 - 1), 2 ** 53 - 1, 123_456_789]) {
+      expect(findShard(value, 999_999)).to.equal(findShard(BigInt(value), 999_999));
+    }
+  });
+
   it('shards content by the first four hex characters of the uuid', () => {
     expect(contentShard('0000aaaa-0000-4000-8000-000000000000', 512)).to.equal(0);
     expect(contentShard('01ff0000-0000-4000-8000-000000000000', 512)).to.equal(0x01ff % 512);

@@ -1,5 +1,6 @@
 // One cell of a record as this process sees it: the version it last read or wrote, and a
-// working copy of the body that `set` edits and `save` writes as the next version.
+// working copy of the body that `set` edits and `save` writes as the next version (the keys
+// set, merged into the version read: the stored bytes of every other key stay as they are).
 
 import { WriteMode, type Cell as WireCell, type WriteCellRequest } from '@shameless/proto';
 import {
@@ -21,15 +22,9 @@ import {
 import type { ModelContext } from './context.js';
 import { refuseIndexFields } from './definition.js';
 import { CellNotLoadedError } from './errors.js';
+import { type ExactInteger, fromWire, jsonSafe } from './integers.js';
 import type { RecordOf } from './record.js';
-import {
-  BASE_CELL,
-  type Body,
-  type CellName,
-  type CellValues,
-  type ModelSchema,
-  type WritableKey,
-} from './schema.js';
+import type { Body, CellName, CellValues, ModelSchema, WritableKey } from './schema.js';
 
 /** Options of {@link Cell.update}. */
 export interface UpdateOptions extends WriteOptions {
@@ -41,24 +36,31 @@ export interface UpdateOptions extends WriteOptions {
   readonly retryOnConflict?: number;
 }
 
-/** A cell as {@link Cell.asJSON} shows it: the gem's `as_json`. */
+/**
+ * A cell as {@link Cell.asJSON} shows it: the gem's `as_json`, ready for `JSON.stringify`. A
+ * 64-bit integer past 2^53 (an id, a body value) is a bigint in the SDK, which JSON cannot
+ * hold: here it is its decimal string, as proto3's JSON mapping writes 64-bit integers.
+ */
 export interface CellJSON {
-  /** The row id in its content shard (the log cursor); null when the cell has no version. */
-  readonly id: number | null;
+  /**
+   * The row id in its content shard (the log cursor): a number, or its decimal string past
+   * 2^53; null when the cell has no version.
+   */
+  readonly id: number | string | null;
   /** The record's UUID. */
   readonly uuid: string;
   /** The cell's name. */
   readonly column_name: string;
   /** The version; null when the cell has no version. */
   readonly ref_key: number | null;
-  /** The body as this object sees it (including unsaved edits). */
+  /** The body as this object sees it (including unsaved edits), bigints as strings. */
   readonly body: Body;
   /** When the version was written, ISO 8601; null when the cell has no version. */
   readonly created_at: string | null;
 }
 
 interface StoredVersion {
-  readonly id: number;
+  readonly id: ExactInteger;
   readonly shard: number;
   readonly refKey: number;
   readonly createdAt: Date;
@@ -104,6 +106,8 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    */
   #decoded: Body | undefined = {};
   #encoded: Uint8Array | undefined;
+  /** The keys set since the version held was adopted: what the next save writes. */
+  readonly #changed = new Set<string>();
   /** A write whose outcome is unknown; resent as is by the next save() if nothing changed. */
   #unsettledWrite: WriteCellRequest | undefined;
 
@@ -155,8 +159,11 @@ export class Cell<S extends ModelSchema = ModelSchema> {
     return this.#version?.refKey;
   }
 
-  /** The version's row id in its content shard: its cursor in the shard log. */
-  get id(): number | undefined {
+  /**
+   * The version's row id in its content shard: its cursor in the shard log. A number, or a
+   * bigint past 2^53.
+   */
+  get id(): ExactInteger | undefined {
     this.#requireLoaded();
     return this.#version?.id;
   }
@@ -201,7 +208,9 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   }
 
   /**
-   * Sets `key` in the body; written by the next {@link Cell.save}. Sends nothing.
+   * Sets `key` in the body; written by the next {@link Cell.save}. Sends nothing. Only keys
+   * set this way (or by `update`) are written: a value returned by `get` and changed in place
+   * is not, unless it is set again.
    *
    * @throws ReadonlyFieldError (synchronously) when `key` is a field of any index, naming the
    *   field and the index: index values never change.
@@ -210,8 +219,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
     refuseIndexFields(this.#context.schema, [key]);
     this.#requireLoaded();
-    setKey(this.#body, key, value);
-    this.#unsettledWrite = undefined;
+    this.#setKey(key, value);
     return this;
   }
 
@@ -220,9 +228,12 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * the version last read as `expectedRefKey`, -1 when there was none). Reads the cell first
    * if it has not been read.
    *
-   * `base` is written as a shallow merge of its non-index fields (WRITE_MODE_MERGE): index
-   * fields may not appear in a write and stay as stored; since the expected version is checked,
-   * the result is exactly this body. Other cells are replaced (WRITE_MODE_REPLACE).
+   * Only the keys set since the version was read are sent, as a shallow merge into that
+   * version (WRITE_MODE_MERGE): since the version is checked, the result is exactly this body,
+   * and every key not set keeps its stored bytes. So a value this SDK cannot represent as it
+   * was written (a float with an integral value, `120.0`, reads as the number 120) stays as
+   * it was unless it is set. A save with nothing set still writes a new version (as the gem's
+   * `save` does), with the same body.
    *
    * A save that failed without a definite answer (deadline, unavailable, cancelled) and is
    * called again with no edit in between resends the same requestId, so it is applied at most
@@ -269,8 +280,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
     }
     const retries = options.retryOnConflict ?? 0;
     for (let attempt = 0; ; attempt++) {
-      for (const [key, value] of Object.entries(values)) setKey(this.#body, key, value);
-      this.#unsettledWrite = undefined;
+      for (const [key, value] of Object.entries(values)) this.#setKey(key, value);
       try {
         await this.#write(
           this.#saveRequest(attempt === 0 ? options.requestId : undefined),
@@ -331,16 +341,19 @@ export class Cell<S extends ModelSchema = ModelSchema> {
 
   /**
    * The cell's full state, as the gem's `as_json`:
-   * `{ id, uuid, column_name, ref_key, body, created_at }`. Sends nothing.
+   * `{ id, uuid, column_name, ref_key, body, created_at }`, with every bigint (an id or body
+   * integer past 2^53) as its decimal string so that `JSON.stringify` never throws. Sends
+   * nothing.
    */
   asJSON(): CellJSON {
     this.#requireLoaded();
+    const id = this.#version?.id;
     return {
-      id: this.#version?.id ?? null,
+      id: id === undefined ? null : typeof id === 'bigint' ? id.toString() : id,
       uuid: this.uuid,
       column_name: this.#name,
       ref_key: this.#version?.refKey ?? null,
-      body: { ...this.#body },
+      body: jsonSafe({ ...this.#body }) as Body,
       created_at: this.#version?.createdAt.toISOString() ?? null,
     };
   }
@@ -355,17 +368,22 @@ export class Cell<S extends ModelSchema = ModelSchema> {
       throw new CellNotLoadedError(this.#context.schema.name, this.uuid, this.#name);
   }
 
-  /** The request that writes the working body as the next version of the version held. */
+  /**
+   * The request that writes the working body as the next version of the version held: the
+   * keys set since, merged into it (index fields are never among them: `set` refuses them).
+   */
   #saveRequest(requestId: string | undefined): WriteCellRequest {
     const expected = this.#version?.refKey ?? -1;
-    if (this.#name !== BASE_CELL) {
-      return this.#request(this.#body, WriteMode.WRITE_MODE_REPLACE, expected, requestId);
-    }
-    const { indexOfField } = this.#context.schema;
-    const content = Object.fromEntries(
-      Object.entries(this.#body).filter(([key]) => !indexOfField.has(key)),
-    );
-    return this.#request(content, WriteMode.WRITE_MODE_MERGE, expected, requestId);
+    const patch: Body = {};
+    for (const key of this.#changed) setKey(patch, key, this.#body[key]);
+    return this.#request(patch, WriteMode.WRITE_MODE_MERGE, expected, requestId);
+  }
+
+  /** A local edit: the working body changes and the key joins the next save's patch. */
+  #setKey(key: string, value: unknown): void {
+    setKey(this.#body, key, value);
+    this.#changed.add(key);
+    this.#unsettledWrite = undefined;
   }
 
   #request(
@@ -405,6 +423,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   #adopt(version: WireCell | null): void {
     this.#loaded = true;
     this.#unsettledWrite = undefined;
+    this.#changed.clear();
     if (version === null) {
       this.#version = undefined;
       this.#decoded = {};
@@ -412,7 +431,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
       return;
     }
     this.#version = {
-      id: version.id,
+      id: fromWire(version.id),
       shard: version.shard,
       refKey: version.refKey,
       createdAt: version.createdAt ?? new Date(0),

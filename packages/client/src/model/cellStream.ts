@@ -7,6 +7,7 @@ import { ShamelessError } from '../transport/index.js';
 import type { Cell } from './cell.js';
 import type { CallOptions } from './callOptions.js';
 import type { ModelContext } from './context.js';
+import { type ExactInteger, fromWire, toWireUint64 } from './integers.js';
 import type { CellName, ModelSchema } from './schema.js';
 
 /** Sent by a following stream when no cell came for a while. */
@@ -14,15 +15,19 @@ export interface Heartbeat {
   /** When the server sent it. */
   readonly at: Date;
   /** The position of every shard read: all its cells up to this id have been sent. */
-  readonly cursors: ReadonlyMap<number, number>;
+  readonly cursors: ReadonlyMap<number, ExactInteger>;
 }
 
 /** Options of `Model.each`. */
 export interface EachOptions extends CallOptions {
   /** Content shards to read. Default: every shard. */
   readonly shards?: readonly number[];
-  /** Start after this id, per shard (0 for shards not listed): resume from saved cursors. */
-  readonly cursors?: ReadonlyMap<number, number> | { readonly [shard: number]: number };
+  /**
+   * Start after this id, per shard (0 for shards not listed): resume from saved cursors.
+   * Numbers or bigints (as ids come).
+   */
+  readonly cursors?:
+    ReadonlyMap<number, number | bigint> | { readonly [shard: number]: number | bigint };
   /**
    * Keep streaming new cells as they commit, until the loop is left or `signal` aborts.
    * Default false: the stream ends once every shard is read up to where it was when read.
@@ -56,22 +61,28 @@ export interface EachOptions extends CallOptions {
 export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>> {
   readonly #context: ModelContext<S>;
   readonly #options: EachOptions;
-  readonly #cursors: Map<number, number>;
+  readonly #cursors: Map<number, ExactInteger>;
 
   /** @internal Made by `Model.each`. */
   constructor(context: ModelContext<S>, options: EachOptions) {
     this.#context = context;
     this.#options = options;
-    const cursors = options.cursors ?? new Map<number, number>();
-    this.#cursors = new Map(
+    const cursors = options.cursors ?? new Map<number, number | bigint>();
+    const entries: [number, unknown][] =
       cursors instanceof Map
-        ? cursors
-        : Object.entries(cursors).map(([shard, id]) => [Number(shard), id as number]),
+        ? [...(cursors as ReadonlyMap<number, unknown>)]
+        : Object.entries(cursors).map(([shard, id]) => [Number(shard), id]);
+    // Checked (and normalised) here, so that a bad cursor fails when the stream is made.
+    this.#cursors = new Map(
+      entries.map(([shard, id]) => [
+        shard,
+        fromWire(toWireUint64(id, `each: the cursor of shard ${shard}`)),
+      ]),
     );
   }
 
   /** Per shard, the id of the last cell handed out (or the heartbeat's position). */
-  get cursors(): ReadonlyMap<number, number> {
+  get cursors(): ReadonlyMap<number, ExactInteger> {
     return new Map(this.#cursors);
   }
 
@@ -88,13 +99,13 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
           if (event?.$case === 'batch') {
             const { shard, cells } = event.batch;
             for (const wire of cells) {
-              this.#advance(shard, wire.id);
+              this.#advance(shard, fromWire(wire.id));
               yield this.#cellOf(wire);
             }
           } else if (event?.$case === 'heartbeat') {
             const { heartbeat } = event;
             for (const [shard, id] of Object.entries(heartbeat.cursors)) {
-              this.#advance(Number(shard), id);
+              this.#advance(Number(shard), fromWire(id));
             }
             this.#options.onHeartbeat?.({
               at: heartbeat.at ?? new Date(),
@@ -119,7 +130,9 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
     const request: EachRequest = {
       model: schema.name,
       shards: [...(options.shards ?? [])],
-      cursors: Object.fromEntries(this.#cursors),
+      cursors: Object.fromEntries(
+        [...this.#cursors].map(([shard, cursor]) => [shard, BigInt(cursor)]),
+      ),
       follow: options.follow ?? false,
       batchSize: options.batchSize ?? 0,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 0,
@@ -130,7 +143,7 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
     });
   }
 
-  #advance(shard: number, id: number): void {
+  #advance(shard: number, id: ExactInteger): void {
     if (id > (this.#cursors.get(shard) ?? 0)) this.#cursors.set(shard, id);
   }
 

@@ -4,6 +4,7 @@
 
 import { Operator, type Condition as WireCondition, type IndexValue } from '@shameless/proto';
 import { InvalidArgumentError } from '../transport/index.js';
+import { toWireInt64 } from './integers.js';
 import type { FieldType, IndexSchema, Operators } from './schema.js';
 
 const OPERATORS: Readonly<Record<keyof Operators<unknown>, Operator>> = {
@@ -29,7 +30,7 @@ export function toWireConditions(
 ): WireCondition[] {
   const where = `where on index ${indexName} of ${model}`;
   const shardValue = conditions[index.shardOn];
-  if (typeof shardValue !== 'number' || !Number.isInteger(shardValue)) {
+  if (typeof shardValue !== 'number' && typeof shardValue !== 'bigint') {
     throw new InvalidArgumentError(
       `${where}: ${index.shardOn} = <integer> is required (it picks the index shard)`,
     );
@@ -89,8 +90,8 @@ function operandValues(where: string, field: string, op: string, operand: unknow
 
 function toIndexValue(where: string, field: string, type: FieldType, value: unknown): IndexValue {
   if (type === 'integer') {
-    if (typeof value === 'number' && Number.isInteger(value)) {
-      return { kind: { $case: 'integer', integer: value } };
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      return { kind: { $case: 'integer', integer: toWireInt64(value, `${where}: ${field}`) } };
     }
   } else if (typeof value === 'string') {
     return { kind: { $case: 'string', string: value } };

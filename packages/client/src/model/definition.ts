@@ -22,6 +22,8 @@ export interface CompiledSchema {
   readonly cells: readonly string[];
   /** Each index field -> the first index that holds it (primary first). */
   readonly indexOfField: ReadonlyMap<string, string>;
+  /** The fields of type `'integer'` of every index. */
+  readonly integerFields: ReadonlySet<string>;
   /** The definition sent with DefineModel. */
   readonly definition: ModelDefinition;
 }
@@ -47,10 +49,12 @@ export function compileSchema(schema: ModelSchema): CompiledSchema {
     indices.set(name, index);
   }
   const indexOfField = new Map<string, string>();
+  const integerFields = new Set<string>();
   for (const [name, index] of indices) {
     checkIndex(model, name, index);
-    for (const field of Object.keys(index.fields)) {
+    for (const [field, type] of Object.entries(index.fields)) {
       if (!indexOfField.has(field)) indexOfField.set(field, name);
+      if (type === 'integer') integerFields.add(field);
     }
   }
   const cells = [BASE_CELL];
@@ -77,7 +81,7 @@ export function compileSchema(schema: ModelSchema): CompiledSchema {
       .map(([name, index]) => wireIndex(name, index)),
     cells: cells.filter((cell) => cell !== BASE_CELL),
   };
-  return { name: model, indices, cells, indexOfField, definition };
+  return { name: model, indices, cells, indexOfField, integerFields, definition };
 }
 
 function checkIndex(model: string, name: string, index: IndexSchema | undefined): void {

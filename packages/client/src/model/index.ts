@@ -4,6 +4,7 @@ export { type CallOptions, type WriteOptions } from './callOptions.js';
 export { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
+export { type ExactInteger } from './integers.js';
 export {
   Model,
   type CellKey,

@@ -27,6 +27,7 @@ import {
 import { CellStream, type EachOptions } from './cellStream.js';
 import type { KnownVersions, ModelContext } from './context.js';
 import { refuseIndexFields, type CompiledSchema } from './definition.js';
+import { type ExactInteger, fromWire, toWireInt64, toWireUint64 } from './integers.js';
 import { ModelIndex, type IndexConditions } from './modelIndex.js';
 import type { Query, WhereOptions } from './query.js';
 import { recordClassFor, type RecordOf } from './record.js';
@@ -45,8 +46,8 @@ import type { ShardLocation, Store } from './store.js';
 export interface LogPageRequest {
   /** A content shard, 0 .. shardsCount - 1. */
   readonly shard: number;
-  /** Cells with an id above it; 0 (the default) for the beginning. */
-  readonly cursor?: number;
+  /** Cells with an id above it; 0 (the default) for the beginning. A number or a bigint. */
+  readonly cursor?: number | bigint;
   /** At most this many cells: 1 to 10000, default 1000. */
   readonly limit?: number;
 }
@@ -56,9 +57,9 @@ export interface LogPage<S extends ModelSchema> {
   /** Cells with `id > cursor`, in ascending id, each as a cell of its record. */
   readonly cells: Cell<S>[];
   /** The id of the last cell returned, or the cursor asked for when none was: the next cursor. */
-  readonly nextCursor: number;
+  readonly nextCursor: ExactInteger;
   /** The highest id in the shard when the page was read (0 for an empty shard). */
-  readonly maxId: number;
+  readonly maxId: ExactInteger;
 }
 
 /** Options of {@link Model.find}. */
@@ -85,9 +86,9 @@ export interface CellWrite<S extends ModelSchema> {
   readonly body: CellValues<S>;
   /**
    * `'replace'`: the body becomes the new version. `'merge'`: the body's keys are written over
-   * the latest version (shallow). Default `'merge'` on `base` and `'replace'` on other cells,
-   * as {@link Cell.save} writes them: a body never holds index fields, so replacing `base`
-   * would drop them from the record's body.
+   * the latest version (shallow). Default `'merge'` on `base` (a body never holds index
+   * fields, so replacing `base` would drop them from the record's body) and `'replace'` on
+   * other cells.
    */
   readonly mode?: 'replace' | 'merge';
   /**
@@ -112,6 +113,9 @@ export interface CellWrite<S extends ModelSchema> {
 export type WriteCellsResult<S extends ModelSchema> =
   | { readonly ok: true; readonly cell: Cell<S>; readonly replayed: boolean }
   | { readonly ok: false; readonly error: ShamelessError };
+
+/** The largest log cursor (uint64): no id lies past it. */
+const PAST_EVERY_ID = 2n ** 64n - 1n;
 
 /** The record type of a model value: `InferRecord<typeof Rate>`. */
 export type InferRecord<M> = M extends Model<infer S> ? RecordOf<S> : never;
@@ -204,8 +208,17 @@ export class Model<S extends ModelSchema = ModelSchema> {
    *
    * Concurrent puts of the same primary values converge on one record. Resolves with the
    * record, its base cell read from the answer.
+   *
+   * @throws InvalidArgumentError (the promise rejects, before any call) when an integer index
+   *   field holds a number past 2^53 (pass a bigint) or a value out of the signed 64-bit range.
    */
   async put(values: PutValues<S>, options: WriteOptions = {}): Promise<RecordOf<S>> {
+    for (const field of this.#context.schema.integerFields) {
+      const value: unknown = values[field];
+      if (typeof value === 'number' || typeof value === 'bigint') {
+        toWireInt64(value, `put on ${this.name}: ${field}`);
+      }
+    }
     const response = await this.#context.transport.unary(
       'put',
       {
@@ -327,29 +340,33 @@ export class Model<S extends ModelSchema = ModelSchema> {
    * `id > cursor`, in ascending id. Keep `nextCursor` and ask again for the next page; the
    * log is gap-free, so no cell that commits later ever has an id at or below a cursor
    * already returned.
+   *
+   * @throws InvalidArgumentError (the promise rejects, before any call) for a cursor that is
+   *   not an unsigned 64-bit integer, or a number past 2^53 (pass a bigint).
    */
   async fetchLatestCells(page: LogPageRequest, options: CallOptions = {}): Promise<LogPage<S>> {
+    const cursor = toWireUint64(page.cursor ?? 0, 'fetchLatestCells: cursor');
     const response = await this.#context.transport.unary(
       'fetchLatestCells',
-      { model: this.name, shard: page.shard, cursor: page.cursor ?? 0, limit: page.limit ?? 0 },
+      { model: this.name, shard: page.shard, cursor, limit: page.limit ?? 0 },
       readCall(options),
     );
     return {
       cells: response.cells.map((wire) => this.#cellOf(wire)),
-      nextCursor: response.nextCursor,
-      maxId: response.maxId,
+      nextCursor: fromWire(response.nextCursor),
+      maxId: fromWire(response.maxId),
     };
   }
 
   /** The highest cell id in a content shard, 0 when it is empty (sends FetchLatestCells). */
-  async maxIdOnShard(shard: number, options: CallOptions = {}): Promise<number> {
+  async maxIdOnShard(shard: number, options: CallOptions = {}): Promise<ExactInteger> {
     const response = await this.#context.transport.unary(
       'fetchLatestCells',
       // A cursor past every id: no cells come back, only the shard's max id.
-      { model: this.name, shard, cursor: Number.MAX_SAFE_INTEGER, limit: 1 },
+      { model: this.name, shard, cursor: PAST_EVERY_ID, limit: 1 },
       readCall(options),
     );
-    return response.maxId;
+    return fromWire(response.maxId);
   }
 
   /**
@@ -362,6 +379,9 @@ export class Model<S extends ModelSchema = ModelSchema> {
    * for await (const cell of Rate.each({ shards: [3], follow: true, signal: controller.signal })) {
    *   console.log(cell.shard, cell.id, cell.name, cell.body);
    * }
+   *
+   * @throws InvalidArgumentError (synchronously) for a cursor that is not an unsigned 64-bit
+   *   integer, or a number past 2^53 (pass a bigint).
    */
   each(options: EachOptions = {}): CellStream<S> {
     return new CellStream(this.#context, options);
@@ -369,7 +389,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
 
   /** The shard of a shard field value or of a record's uuid (see {@link Store.findShard}). */
   findShard(
-    key: number | { readonly uuid: string },
+    key: number | bigint | { readonly uuid: string },
     options?: CallOptions,
   ): Promise<ShardLocation> {
     return this.#store.findShard(key, options);

@@ -5,8 +5,12 @@
 /** The type of an index field: `'integer'` (signed 64-bit) or `'string'` (up to 255 chars). */
 export type FieldType = 'integer' | 'string';
 
-/** The TypeScript type of a value of an index field of type `T`. */
-export type FieldValue<T extends FieldType> = T extends 'integer' ? number : string;
+/**
+ * The TypeScript type of a value of an index field of type `T`. An integer field holds any
+ * signed 64-bit integer: a number while it is a safe integer, a bigint for any value (a
+ * number past 2^53 is refused, since it may have lost digits already).
+ */
+export type FieldValue<T extends FieldType> = T extends 'integer' ? number | bigint : string;
 
 /** An index's fields, in order (the order in which `where` sorts): name -> type. */
 export type IndexFields = { readonly [field: string]: FieldType };

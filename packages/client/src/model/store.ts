@@ -9,6 +9,7 @@ import {
 } from '../transport/index.js';
 import { readCall, writeCall, type CallOptions } from './callOptions.js';
 import { compileSchema } from './definition.js';
+import { toWireInt64 } from './integers.js';
 import { Model } from './model.js';
 import type { ModelSchema, ValidSchema } from './schema.js';
 
@@ -159,20 +160,23 @@ export class Store {
 
   /**
    * The shard of a value of a shard field (`store.findShard(hotelId)`: the index shard,
-   * `value mod shardsCount`) or of a record (`store.findShard({ uuid })`: its content shard),
-   * and the partition that holds it (sends FindShard).
+   * `value mod shardsCount`, floored as Ruby's `%`) or of a record (`store.findShard({ uuid })`:
+   * its content shard), and the partition that holds it (sends FindShard).
+   *
+   * @throws InvalidArgumentError (the promise rejects, before any call) for a value that is not
+   *   a signed 64-bit integer, or a number past 2^53 (pass a bigint).
    */
   async findShard(
-    key: number | { readonly uuid: string },
+    key: number | bigint | { readonly uuid: string },
     options: CallOptions = {},
   ): Promise<ShardLocation> {
     const response = await this.#transport.unary(
       'findShard',
       {
         key:
-          typeof key === 'number'
-            ? { $case: 'value', value: key }
-            : { $case: 'uuid', uuid: key.uuid },
+          typeof key === 'object'
+            ? { $case: 'uuid', uuid: key.uuid }
+            : { $case: 'value', value: toWireInt64(key, 'findShard: value') },
       },
       readCall(options),
     );

@@ -47,8 +47,9 @@ function page(...uuids: string[]): WhereResponse {
 }
 
 function batch(cursor: number, bytes = 1): EachResponse {
-  const c = { ...cell(`u-${cursor}`), id: cursor, body: Buffer.alloc(bytes, 0x80) };
-  return { event: { $case: 'batch', batch: { shard: 0, cells: [c], cursor } } };
+  const id = BigInt(cursor);
+  const c = { ...cell(`u-${cursor}`), id, body: Buffer.alloc(bytes, 0x80) };
+  return { event: { $case: 'batch', batch: { shard: 0, cells: [c], cursor: id } } };
 }
 
 /** Writes `count` messages (or forever), waiting for 'drain' whenever write() says the buffer is full. */
@@ -139,12 +140,12 @@ describe('server streams over real gRPC', function () {
       },
     });
     const transport = connect([server.address]);
-    const cursors: number[] = [];
+    const cursors: bigint[] = [];
     for await (const response of transport.serverStream('each', each, { deadlineMs: Infinity })) {
       if (response.event?.$case === 'batch') cursors.push(response.event.batch.cursor);
       if (cursors.length === 3) break;
     }
-    expect(cursors).to.deep.equal([1, 2, 3]);
+    expect(cursors).to.deep.equal([1n, 2n, 3n]);
     await within(cancelled.promise, 3000, 'the server to see the stream cancelled');
     expect(transport.stats().failures).to.equal(0);
   });

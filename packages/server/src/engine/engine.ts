@@ -4,6 +4,7 @@ import { type AppendOutcome, CellWriter } from './cellWriter.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
+import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
@@ -295,7 +296,7 @@ export class Engine {
   async fetchLatestCells(
     modelName: string,
     shard: number,
-    cursor: number,
+    cursor: RowId,
     limit: number,
   ): Promise<LogPage> {
     return this.log.fetchPage(await this.models.get(modelName), shard, cursor, limit);

@@ -1,5 +1,6 @@
 // Reading typed index-field values out of request bodies and conditions.
 import { InvalidArgumentError } from './errors.js';
+import { exactInteger } from './exactInteger.js';
 import type { CompiledModel, FieldSpec, IndexSpec } from './model.js';
 import type { Body } from './body.js';
 import { EncodedMap } from './encodedMap.js';
@@ -9,17 +10,30 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const STRING_MAX = 255;
 
-/** Checks a value against its field's type; `path` names the request field for errors. */
+/**
+ * Checks a value against its field's type; `path` names the request field for errors. An
+ * integer comes back as an ExactInteger (a number when safe, else a bigint), so SQL parameters
+ * carry it exactly; a float with an integral value (another writer's 5.0) counts as that
+ * integer, as MySQL would store it.
+ */
 export function toIndexScalar(field: FieldSpec, value: unknown, path: string): IndexScalar {
   if (field.type === 'integer') {
-    if (typeof value === 'number' && Number.isInteger(value)) return value;
-    if (typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX) {
-      return Number.isSafeInteger(Number(value)) ? Number(value) : value;
+    const integral =
+      typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value));
+    if (!integral) {
+      throw new InvalidArgumentError(
+        path,
+        `${field.name} must be an integer, got ${describe(value)}`,
+      );
     }
-    throw new InvalidArgumentError(
-      path,
-      `${field.name} must be an integer, got ${describe(value)}`,
-    );
+    const integer = exactInteger(value);
+    if (integer < INT64_MIN || integer > INT64_MAX) {
+      throw new InvalidArgumentError(
+        path,
+        `${field.name} must be a signed 64-bit integer (-2^63 to 2^63-1), got ${String(value)}`,
+      );
+    }
+    return integer;
   }
   if (typeof value === 'string' && [...value].length <= STRING_MAX) return value;
   throw new InvalidArgumentError(

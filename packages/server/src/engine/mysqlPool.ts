@@ -13,7 +13,8 @@ export type SqlValue =
 
 /** Rows of a SELECT, or the header of a write, as mysql2 returns them. */
 export interface WriteResult {
-  insertId: number;
+  /** A string for an id past 2^53 (`supportBigNumbers`). */
+  insertId: number | string;
   affectedRows: number;
 }
 export type Row = Record<string, unknown>;

@@ -3,6 +3,7 @@
 // cellWriter.ts); readers simply read `id > cursor`.
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
+import type { RowId } from './exactInteger.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
@@ -11,21 +12,21 @@ import { type StoredCell, toStoredCell } from './sql/contentRows.js';
 
 export interface LogPage {
   cells: StoredCell[];
-  nextCursor: number;
-  maxId: number;
+  nextCursor: RowId;
+  maxId: RowId;
 }
 
 export interface EachInput {
   shards: readonly number[];
-  cursors: ReadonlyMap<number, number>;
+  cursors: ReadonlyMap<number, RowId>;
   follow: boolean;
   batchSize: number;
   heartbeatIntervalMs: number;
 }
 
 export type EachEvent =
-  | { kind: 'batch'; shard: number; cells: StoredCell[]; cursor: number }
-  | { kind: 'heartbeat'; at: Date; cursors: Map<number, number> };
+  | { kind: 'batch'; shard: number; cells: StoredCell[]; cursor: RowId }
+  | { kind: 'heartbeat'; at: Date; cursors: Map<number, RowId> };
 
 const DEFAULT_PAGE = 1000;
 const DEFAULT_BATCH = 500;
@@ -48,7 +49,7 @@ export class ShardLog {
   async fetchPage(
     model: CompiledModel,
     shard: number,
-    cursor: number,
+    cursor: RowId,
     limit: number,
   ): Promise<LogPage> {
     requireShard(shard, this.layout.shardsCount, 'shard');
@@ -56,7 +57,12 @@ export class ShardLog {
     return this.readPage(model, shard, cursor, pageSize);
   }
 
-  private async readPage(model: CompiledModel, shard: number, cursor: number, limit: number) {
+  private async readPage(
+    model: CompiledModel,
+    shard: number,
+    cursor: RowId,
+    limit: number,
+  ): Promise<LogPage> {
     const { rows, maxId } = await this.partitions
       .forShard(shard)
       .read((reader) => readLogPage(reader, this.layout.contentTable(model, shard), cursor, limit));
@@ -82,7 +88,9 @@ export class ShardLog {
         : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
     const batchSize = requireLimit(input.batchSize, 'batch_size', DEFAULT_BATCH, MAX_PAGE);
     const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;
-    const cursors = new Map(shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]));
+    const cursors = new Map<number, RowId>(
+      shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]),
+    );
     const tables = shards.map((shard) => this.layout.contentTable(model, shard));
     // Shards that may have rows past their cursor; all of them to begin with.
     let pending = new Set(shards);
@@ -129,7 +137,7 @@ export class ShardLog {
   private async readPages(
     model: CompiledModel,
     shards: readonly number[],
-    cursors: ReadonlyMap<number, number>,
+    cursors: ReadonlyMap<number, RowId>,
     limit: number,
   ): Promise<StoredCell[][]> {
     const byPartition = this.layout.byPartition(shards.keys(), (i) => shards[i]!);
@@ -158,7 +166,7 @@ export class ShardLog {
   private async shardsWithNewRows(
     model: CompiledModel,
     shards: readonly number[],
-    cursors: ReadonlyMap<number, number>,
+    cursors: ReadonlyMap<number, RowId>,
   ): Promise<Set<number>> {
     const byPartition = this.layout.byPartition(
       shards.map((shard) => ({ shard, table: this.layout.contentTable(model, shard) })),

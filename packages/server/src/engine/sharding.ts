@@ -1,7 +1,11 @@
 // Shard and partition routing, exactly as the Ruby gem does it (SPEC §2). Pure functions: the
 // layout of every stored row depends on them, so they must never change behaviour.
 
-/** Floored modulo: the shard of a shardable integer value. `findShard(-1, 4) === 3`. */
+/**
+ * The shard of a shardable integer value: the gem's Ruby `value % shards_count`, a floored
+ * modulo (`findShard(-1, 4) === 3`), for the whole int64 range. Values past 2^53 come as
+ * bigints (a number there may already be another integer).
+ */
 export function findShard(value: number | bigint, shardsCount: number): number {
   if (typeof value === 'bigint') {
     const count = BigInt(shardsCount);

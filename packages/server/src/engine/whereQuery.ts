@@ -2,10 +2,12 @@
 // one query per content shard.
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError, NotFoundError } from './errors.js';
+import { exactInteger } from './exactInteger.js';
 import { toIndexScalar } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
+import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
 import { cellKeyOf, readLatestOf } from './latestCells.js';
 import type { StoredCell } from './sql/contentRows.js';
@@ -96,9 +98,7 @@ export class WhereQuery {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const nextPageToken =
-      rows.length > limit && last
-        ? encodePageToken(fingerprint, [...index.fields.map((f) => last[f.name]), last.uuid])
-        : '';
+      rows.length > limit && last ? encodePageToken(fingerprint, keyOf(index, last)) : '';
     const uuids = page.map((row) => String(row.uuid));
     const cellsByUuid = await this.readCells(model, uuids, cells);
     return {
@@ -176,10 +176,29 @@ function queryFingerprint(input: WhereInput, index: string): string {
     .slice(0, 12);
 }
 
-function encodePageToken(fingerprint: string, key: unknown[]): string {
+/**
+ * An index row's sort key: its field values, then its uuid. mysql2 reads a BIGINT past 2^53
+ * as a decimal string; it must go back to MySQL as an integer, since MySQL compares a BIGINT
+ * with a string as two doubles.
+ */
+function keyOf(index: IndexSpec, row: Row): IndexScalar[] {
+  return [
+    ...index.fields.map((field) =>
+      field.type === 'integer'
+        ? exactInteger(row[field.name] as number | string)
+        : String(row[field.name]),
+    ),
+    String(row.uuid),
+  ];
+}
+
+/** JSON cannot hold a bigint: one is written as its decimal digits followed by `n`. */
+function encodePageToken(fingerprint: string, key: readonly IndexScalar[]): string {
   const values = key.map((value) => (typeof value === 'bigint' ? `${value}n` : value));
   return Buffer.from(JSON.stringify([fingerprint, values])).toString('base64url');
 }
+
+const BIGINT_IN_TOKEN = /^-?[0-9]+n$/;
 
 function decodePageToken(token: string, fingerprint: string, index: IndexSpec): IndexScalar[] {
   let parsed: unknown;
@@ -201,9 +220,11 @@ function decodePageToken(token: string, fingerprint: string, index: IndexSpec): 
     );
   }
   return (parsed[1] as unknown[]).map((value, i) => {
-    if (fields[i] === 'integer' && typeof value === 'string' && value.endsWith('n')) {
-      return BigInt(value.slice(0, -1));
+    if (fields[i] !== 'integer' && typeof value === 'string') return value;
+    if (fields[i] === 'integer' && Number.isSafeInteger(value)) return value as number;
+    if (fields[i] === 'integer' && typeof value === 'string' && BIGINT_IN_TOKEN.test(value)) {
+      return exactInteger(value.slice(0, -1));
     }
-    return value as IndexScalar;
+    throw new InvalidArgumentError('page_token', 'is not a token returned by Where');
   });
 }

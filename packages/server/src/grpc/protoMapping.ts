@@ -15,6 +15,7 @@ import {
   WriteMode,
 } from '@shameless/proto';
 import { InvalidArgumentError } from '../engine/errors.js';
+import { type ExactInteger, exactInteger } from '../engine/exactInteger.js';
 import type { FoundRecord, WhereInput } from '../engine/whereQuery.js';
 import type {
   AppendOutcome,
@@ -29,9 +30,30 @@ import type {
 } from '../engine/index.js';
 import { statusOf } from './statusMapping.js';
 
+/** An id or cursor for the wire, where every 64-bit integer is a bigint. */
+export function toWireInteger(value: ExactInteger): bigint {
+  return BigInt(value);
+}
+
+/** A per-shard cursor map (Each, Heartbeat) for the wire. */
+export function toWireCursors(cursors: ReadonlyMap<number, ExactInteger>): {
+  [shard: number]: bigint;
+} {
+  const wire: { [shard: number]: bigint } = {};
+  for (const [shard, cursor] of cursors) wire[shard] = BigInt(cursor);
+  return wire;
+}
+
+/** A per-shard cursor map from the wire. */
+export function fromWireCursors(cursors: { [shard: number]: bigint }): Map<number, ExactInteger> {
+  return new Map(
+    Object.entries(cursors).map(([shard, cursor]) => [Number(shard), exactInteger(cursor)]),
+  );
+}
+
 export function toCell(cell: StoredCell): Cell {
   return {
-    id: cell.id,
+    id: toWireInteger(cell.id),
     shard: cell.shard,
     uuid: cell.uuid,
     name: cell.name,
@@ -187,7 +209,7 @@ export function toPutResult(outcome: PutOutcome): PutResult {
 export function toScalar(value: IndexValue, path: string): IndexScalar {
   switch (value.kind?.$case) {
     case 'integer':
-      return value.kind.integer;
+      return exactInteger(value.kind.integer);
     case 'string':
       return value.kind.string;
     default:

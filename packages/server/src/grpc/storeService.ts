@@ -3,15 +3,19 @@
 import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
 import { InvalidArgumentError } from '../engine/errors.js';
+import { exactInteger } from '../engine/exactInteger.js';
 import type { Logger } from '../engine/logger.js';
 import { type OpenStreams, serverStreamHandler, unaryHandler } from './handlers.js';
 import {
+  fromWireCursors,
   toCell,
   toModelDefinition,
   toModelSpec,
   toPutResult,
   toRecord,
   toWhereInput,
+  toWireCursors,
+  toWireInteger,
   toWriteCellInput,
   toWriteCellResult,
 } from './protoMapping.js';
@@ -130,10 +134,14 @@ export function createStoreService(
       const page = await engine.fetchLatestCells(
         request.model,
         request.shard,
-        request.cursor,
+        exactInteger(request.cursor),
         request.limit,
       );
-      return { cells: page.cells.map(toCell), nextCursor: page.nextCursor, maxId: page.maxId };
+      return {
+        cells: page.cells.map(toCell),
+        nextCursor: toWireInteger(page.nextCursor),
+        maxId: toWireInteger(page.maxId),
+      };
     }),
 
     each: serverStreamHandler(
@@ -145,9 +153,7 @@ export function createStoreService(
           request.model,
           {
             shards: request.shards,
-            cursors: new Map(
-              Object.entries(request.cursors).map(([shard, cursor]) => [Number(shard), cursor]),
-            ),
+            cursors: fromWireCursors(request.cursors),
             follow: request.follow,
             batchSize: request.batchSize,
             heartbeatIntervalMs: request.heartbeatIntervalMs,
@@ -159,14 +165,18 @@ export function createStoreService(
             yield {
               event: {
                 $case: 'batch',
-                batch: { shard: event.shard, cells: event.cells.map(toCell), cursor: event.cursor },
+                batch: {
+                  shard: event.shard,
+                  cells: event.cells.map(toCell),
+                  cursor: toWireInteger(event.cursor),
+                },
               },
             };
           } else {
             yield {
               event: {
                 $case: 'heartbeat',
-                heartbeat: { at: event.at, cursors: Object.fromEntries(event.cursors) },
+                heartbeat: { at: event.at, cursors: toWireCursors(event.cursors) },
               },
             };
           }

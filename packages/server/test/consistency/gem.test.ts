@@ -274,7 +274,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
 
   const expectGemCell = (cell: Cell | undefined, row: GemRow) => {
     expect(cell, `cell ${row.id}`).to.not.equal(undefined);
-    expect(cell!.id).to.equal(row.id);
+    expect(cell!.id).to.equal(BigInt(row.id));
     expect(cell!.uuid).to.equal(row.uuid);
     expect(cell!.name).to.equal(row.column_name);
     expect(cell!.refKey).to.equal(row.ref_key);
@@ -336,7 +336,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
               op: Operator.OPERATOR_EQ,
               values: [
                 typeof value === 'number'
-                  ? { kind: { $case: 'integer' as const, integer: value } }
+                  ? { kind: { $case: 'integer' as const, integer: BigInt(value) } }
                   : { kind: { $case: 'string' as const, string: value } },
               ],
             })),
@@ -395,19 +395,21 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(unpack(meta.cell!.body)).to.deep.equal(A.meta);
 
     for (const shard of range(SHARDS)) {
-      const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0, limit: 0 });
+      const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0n, limit: 0 });
       const rows = gemRows[shard]!;
       expect(page.cells).to.have.length(rows.length);
       rows.forEach((row, i) => expectGemCell(page.cells[i], row));
-      expect(page.maxId).to.equal(rows.length ? rows[rows.length - 1]!.id : 0);
+      expect(page.maxId).to.equal(BigInt(rows.length ? rows[rows.length - 1]!.id : 0));
       if (rows.length > 1) {
         const rest = await store.api.fetchLatestCells({
           model: 'rate',
           shard,
-          cursor: rows[0]!.id,
+          cursor: BigInt(rows[0]!.id),
           limit: 0,
         });
-        expect(rest.cells.map((cell) => cell.id)).to.deep.equal(rows.slice(1).map((row) => row.id));
+        expect(rest.cells.map((cell) => cell.id)).to.deep.equal(
+          rows.slice(1).map((row) => BigInt(row.id)),
+        );
       }
     }
   });
@@ -430,7 +432,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(update.base!.refKey).to.equal(2);
     const aBase = (await gemFetchCell(A.uuid, 'base'))!;
     expect(aBase.ref_key).to.equal(2);
-    expect(aBase.id).to.equal(update.base!.id);
+    expect(BigInt(aBase.id)).to.equal(update.base!.id);
     expect(gemDecode(aBase.body)).to.deep.equal({ ...A.v1, net_rate: 99, currency: 'EUR' });
 
     // Put, create path into the gem's tables: index rows and base version 0 where the gem looks.
@@ -455,7 +457,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(secondary.map((row) => row.uuid)).to.deep.equal([created.uuid]);
     const newBase = (await gemFetchCell(created.uuid, 'base'))!;
     expect(newBase.ref_key).to.equal(0);
-    expect(newBase.id).to.equal(created.base!.id);
+    expect(BigInt(newBase.id)).to.equal(created.base!.id);
     expect(gemDecode(newBase.body)).to.deep.equal(values);
 
     // WriteCell appends the gem's next version of a cell.
@@ -469,7 +471,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     });
     const aMeta = (await gemFetchCell(A.uuid, 'meta'))!;
     expect(aMeta.ref_key).to.equal(1);
-    expect(aMeta.id).to.equal(written.cell!.id);
+    expect(BigInt(aMeta.id)).to.equal(written.cell!.id);
     expect(gemDecode(aMeta.body)).to.deep.equal({ flag: true, note: 'server' });
   });
 
@@ -646,7 +648,7 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(latest.cell!.refKey).to.equal(1);
     expect(unpack(latest.cell!.body).net_rate).to.equal(210);
     const shard = contentShardOf(B.uuid, SHARDS);
-    const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0, limit: 0 });
+    const page = await store.api.fetchLatestCells({ model: 'rate', shard, cursor: 0n, limit: 0 });
     expect(page.cells[page.cells.length - 1]!.id).to.equal(latest.cell!.id);
     expect(page.maxId).to.equal(latest.cell!.id);
     // And the server appends after it.
@@ -748,7 +750,12 @@ describe('consistency: a gem store made with legacy_created_at_is_bigint, served
     const base = await store.api.getCell({ model: 'rate', uuid: A.uuid, cell: 'base', refKey: 0 });
     expect(base.cell!.createdAt!.getTime()).to.equal(GEM_MILLIS);
     expect(unpack(base.cell!.body)).to.deep.equal(A.v0);
-    const page = await store.api.fetchLatestCells({ model: 'rate', shard: 1, cursor: 0, limit: 0 });
+    const page = await store.api.fetchLatestCells({
+      model: 'rate',
+      shard: 1,
+      cursor: 0n,
+      limit: 0,
+    });
     expect(page.cells.map((cell) => [cell.name, cell.createdAt!.getTime()])).to.deep.equal([
       ['base', GEM_MILLIS],
       ['meta', GEM_MILLIS + 1],
@@ -821,7 +828,7 @@ describe('consistency: a gem store made with legacy_created_at_is_bigint, served
       expect(row.created_at, `${what}: created_at as stored`).to.be.a('number');
       expect(Number.isInteger(row.created_at), what).to.equal(true);
       expect(row.created_at as number, what).to.be.within(before, after);
-      expect(row.id, what).to.equal(answered.id);
+      expect(BigInt(row.id), what).to.equal(answered.id);
       expect(gemDecode(row.body), what).to.deep.equal(body);
       // The server answers the same instant, and reads it back unchanged.
       expect(answered.createdAt!.getTime(), what).to.equal(row.created_at);

@@ -167,7 +167,7 @@ describe('consistency: group commit', function () {
       uuid: string;
       requestId: string;
       body: Record<string, unknown>;
-      acked?: { id: number; refKey: number };
+      acked?: { id: bigint; refKey: number };
       error?: string;
     }
 

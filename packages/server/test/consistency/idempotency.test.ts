@@ -204,7 +204,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
     ]);
     for (const retry of [retryProxy, retryOther]) {
       expect(retry.replayed).to.equal(true);
-      expect(retry.cell!.id).to.equal(Number(committed.id));
+      expect(retry.cell!.id).to.equal(BigInt(committed.id));
       expect(retry.cell!.refKey).to.equal(3);
       expect(unpack(retry.cell!.body)).to.deep.include({ lost: 'write' });
     }
@@ -235,7 +235,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
     for (const retry of [retryProxy, retryOther]) {
       expect(retry.uuid).to.equal(uuid);
       expect(retry.created).to.equal(false);
-      expect(retry.base!.id).to.equal(Number(committed.id));
+      expect(retry.base!.id).to.equal(BigInt(committed.id));
       expect(retry.base!.refKey).to.equal(1);
       expect(unpack(retry.base!.body).price).to.equal(42);
     }
@@ -272,7 +272,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
     for (const retry of [retryProxy, retryOther]) {
       expect(retry.uuid).to.equal(committed.uuid);
       expect(retry.created).to.equal(true);
-      expect(retry.base!.id).to.equal(Number(committed.id));
+      expect(retry.base!.id).to.equal(BigInt(committed.id));
       expect(retry.base!.refKey).to.equal(0);
       expect(unpack(retry.base!.body)).to.deep.include(values(12, { price: 7 }));
     }

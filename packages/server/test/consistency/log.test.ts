@@ -93,7 +93,7 @@ describe('consistency: gap-free log (§4.4)', function () {
     const paged: Cell[] = [];
     let pages = 0;
     const pager = (async () => {
-      let cursor = 0;
+      let cursor = 0n;
       for (;;) {
         const page = await cluster.api(1).fetchLatestCells({
           model: 'rate',

@@ -136,7 +136,7 @@ export async function whereHotel(
           {
             field: 'hotel_id',
             op: Operator.OPERATOR_EQ,
-            values: [{ kind: { $case: 'integer', integer: hotelId } }],
+            values: [{ kind: { $case: 'integer', integer: BigInt(hotelId) } }],
           },
         ],
         cells,
@@ -244,7 +244,7 @@ export class ProcessCluster {
       for (const row of found) {
         rows.push({
           shard,
-          id: Number(row.id),
+          id: BigInt(row.id as number | string),
           uuid: String(row.uuid),
           cell: String(row.column_name),
           refKey: Number(row.ref_key),
@@ -278,7 +278,8 @@ export class ProcessCluster {
 
 export interface ContentRow {
   shard: number;
-  id: number;
+  /** As the wire carries ids. */
+  id: bigint;
   uuid: string;
   cell: string;
   refKey: number;

@@ -112,7 +112,7 @@ describe('consistency: no lost or duplicate versions (§4.2)', function () {
       const row = byRequest.get(ack.requestId)!;
       expect(ack.response.replayed).to.equal(false);
       expect(ack.response.cell!.refKey).to.equal(Number(row.ref_key));
-      expect(ack.response.cell!.id).to.equal(Number(row.id));
+      expect(ack.response.cell!.id).to.equal(BigInt(row.id));
       expect(unpack(row.body).last).to.equal(ack.writer);
     }
     // Each version was computed from the one right before it: a merge is exactly the previous

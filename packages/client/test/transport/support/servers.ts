@@ -56,7 +56,7 @@ export function statusError(code: status, details: string): ServerErrorResponse 
 /** A cell whose uuid names where it came from. */
 export function cell(uuid: string, refKey = 0): Cell {
   return {
-    id: refKey + 1,
+    id: BigInt(refKey + 1),
     shard: 0,
     uuid,
     name: 'base',

@@ -1,5 +1,6 @@
 // Every read of content tables: single cells, the latest versions of many cells, and pages of
 // a shard's log.
+import { type RowId, exactInteger } from '../exactInteger.js';
 import type { Row } from '../mysqlPool.js';
 import { CELL_COLUMNS, type CellGrid, latestVersionsSql } from './contentRows.js';
 import { type StatementReader, statement } from './statement.js';
@@ -51,9 +52,9 @@ export async function readLatestCells(
 export async function readLogPage(
   reader: StatementReader,
   table: string,
-  cursor: number,
+  cursor: RowId,
   limit: number,
-): Promise<{ rows: Row[]; maxId: number }> {
+): Promise<{ rows: Row[]; maxId: RowId }> {
   const [rows, max] = (await reader.read([
     statement(`SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`, [
       cursor,
@@ -61,13 +62,13 @@ export async function readLogPage(
     ]),
     statement(`SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``),
   ])) as Row[][];
-  return { rows: rows ?? [], maxId: Number(max?.[0]?.max_id ?? 0) };
+  return { rows: rows ?? [], maxId: maxIdOf(max?.[0]) };
 }
 
 /** Where to read a page of one table's log. */
 export interface LogPageRead {
   table: string;
-  cursor: number;
+  cursor: RowId;
   limit: number;
 }
 
@@ -93,7 +94,7 @@ export async function readLogPages(
 export async function readMaxIds(
   reader: StatementReader,
   tables: readonly { shard: number; table: string }[],
-): Promise<Map<number, number>> {
+): Promise<Map<number, RowId>> {
   if (tables.length === 0) return new Map();
   const sql = tables
     .map(({ table }) => `SELECT ? AS shard, COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``)
@@ -104,5 +105,10 @@ export async function readMaxIds(
       tables.map(({ shard }) => shard),
     ),
   ])) as Row[][];
-  return new Map(rows.map((row) => [Number(row.shard), Number(row.max_id)]));
+  return new Map(rows.map((row) => [Number(row.shard), maxIdOf(row)]));
+}
+
+/** A `COALESCE(MAX(id), 0) AS max_id` column. */
+function maxIdOf(row: Row | undefined): RowId {
+  return exactInteger((row?.max_id ?? 0) as number | string);
 }

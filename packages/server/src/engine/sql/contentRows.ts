@@ -1,11 +1,12 @@
 // Content-table rows (`<ns>_<model>_<NNNNNN>`) as the engine sees them, and the pieces of SQL
 // that reads and writes share. Table names reaching the SQL modules were built by
 // tableNames.ts from validated identifiers; values are always placeholders.
+import { type RowId, exactInteger } from '../exactInteger.js';
 import type { Row } from '../mysqlPool.js';
 
 /** One row of a content table, with the shard it was read from. */
 export interface StoredCell {
-  id: number;
+  id: RowId;
   shard: number;
   uuid: string;
   name: string;
@@ -50,7 +51,7 @@ export const INSERT_COLUMNS =
 
 export function toStoredCell(row: Row, shard: number): StoredCell {
   return {
-    id: Number(row.id),
+    id: exactInteger(row.id as number | string),
     shard,
     uuid: String(row.uuid),
     name: String(row.column_name),

@@ -2,6 +2,7 @@
 // lock of each table written, what an append must read under it, the multi-row INSERT and the
 // read-back of what it stored. Table names reaching here were built by tableNames.ts from
 // validated identifiers; values are always placeholders.
+import { exactInteger } from '../exactInteger.js';
 import type { Row } from '../mysqlPool.js';
 import {
   CELL_COLUMNS,
@@ -101,7 +102,7 @@ export function readInserted(table: string, count: number): Statement {
 
 export function toInsertedCells(rows: readonly Row[]): InsertedCell[] {
   return rows.map((row) => ({
-    id: Number(row.id),
+    id: exactInteger(row.id as number | string),
     uuid: String(row.uuid),
     name: String(row.column_name),
     refKey: Number(row.ref_key),

@@ -1,0 +1,246 @@
+// The SDK's MessagePack encoder for cell bodies. It exists for integers: msgpackr (which the
+// SDK reads bodies with) writes every number outside 32 bits as a float64, so 2^40 would
+// reach the store, and the Ruby gem, as 1099511627776.0. This writer puts every integer in the
+// smallest format that holds it, exactly as Ruby's msgpack does, so that a body written here
+// and one written by the gem are the same bytes:
+//
+// - a safe-integer number or a bigint: positive fixint, uint8/16/32/64 when >= 0; negative
+//   fixint, int8/16/32/64 when < 0 (a bigint outside int64/uint64 is refused);
+// - any other number (a fraction, NaN, ±Infinity, -0, and integral numbers past 2^53, which
+//   stay numbers when read back only as floats): float64.
+//
+// Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
+// smallest format. Anything else (a Date, a Set, a class instance, ...) is written by msgpackr
+// as before (a Date as the standard timestamp extension).
+
+import { Packr } from 'msgpackr';
+import { InvalidArgumentError } from '../transport/index.js';
+
+const fallback = new Packr({
+  useRecords: false,
+  mapsAsObjects: true,
+  moreTypes: false,
+  encodeUndefinedAsNil: true,
+});
+
+const UINT64_MAX = 2n ** 64n - 1n;
+/** Strings shorter than this are encoded to UTF-8 here rather than by Buffer.write. */
+const SHORT_STRING = 64;
+const INT64_MIN = -(2n ** 63n);
+
+/** `value` as MessagePack; see the file comment for the formats chosen. */
+export function encodeMessagePack(value: unknown): Buffer {
+  const writer = new MessagePackWriter();
+  writer.write(value);
+  return writer.finish();
+}
+
+class MessagePackWriter {
+  #buffer = Buffer.allocUnsafe(256);
+  #position = 0;
+
+  finish(): Buffer {
+    return this.#buffer.subarray(0, this.#position);
+  }
+
+  write(value: unknown): void {
+    switch (typeof value) {
+      case 'undefined':
+        return this.#byte(0xc0);
+      case 'boolean':
+        return this.#byte(value ? 0xc3 : 0xc2);
+      case 'number':
+        return Number.isSafeInteger(value) && !Object.is(value, -0)
+          ? this.#integer(value)
+          : this.#float64(value);
+      case 'bigint':
+        return this.#bigint(value);
+      case 'string':
+        return this.#string(value);
+      case 'object':
+        if (value === null) return this.#byte(0xc0);
+        if (Array.isArray(value)) return this.#array(value);
+        if (value instanceof Uint8Array) return this.#binary(value);
+        if (value instanceof Map) return this.#map(value);
+        if (isPlainObject(value)) return this.#object(value);
+        return this.#raw(fallback.pack(value));
+      default:
+        return this.#raw(fallback.pack(value));
+    }
+  }
+
+  #integer(value: number): void {
+    if (value >= 0) {
+      if (value < 0x80) return this.#byte(value);
+      if (value < 0x100) return this.#header(0xcc, 1, value);
+      if (value < 0x10000) return this.#header(0xcd, 2, value);
+      if (value < 0x100000000) return this.#header(0xce, 4, value);
+      return this.#uint64(BigInt(value));
+    }
+    if (value >= -0x20) return this.#byte(value & 0xff);
+    if (value >= -0x80) return this.#header(0xd0, 1, value & 0xff);
+    if (value >= -0x8000) return this.#header(0xd1, 2, value & 0xffff);
+    if (value >= -0x80000000) return this.#header(0xd2, 4, value >>> 0);
+    return this.#int64(BigInt(value));
+  }
+
+  #bigint(value: bigint): void {
+    if (value >= -0x80000000n && value < 0x100000000n) return this.#integer(Number(value));
+    if (value > 0n && value <= UINT64_MAX) return this.#uint64(value);
+    if (value < 0n && value >= INT64_MIN) return this.#int64(value);
+    throw new InvalidArgumentError(
+      `${value} does not fit a MessagePack integer (-2^63 to 2^64-1); store it as a string`,
+    );
+  }
+
+  #uint64(value: bigint): void {
+    this.#reserve(9);
+    this.#buffer[this.#position] = 0xcf;
+    this.#buffer.writeBigUInt64BE(value, this.#position + 1);
+    this.#position += 9;
+  }
+
+  #int64(value: bigint): void {
+    this.#reserve(9);
+    this.#buffer[this.#position] = 0xd3;
+    this.#buffer.writeBigInt64BE(value, this.#position + 1);
+    this.#position += 9;
+  }
+
+  #float64(value: number): void {
+    this.#reserve(9);
+    this.#buffer[this.#position] = 0xcb;
+    this.#buffer.writeDoubleBE(value, this.#position + 1);
+    this.#position += 9;
+  }
+
+  #string(value: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: write after the largest header that length
+    // could need, then move the bytes back if the actual length needs a smaller one.
+    const most = value.length * 3;
+    const reserved = most < 0x20 ? 1 : most < 0x100 ? 2 : most < 0x10000 ? 3 : 5;
+    this.#reserve(reserved + most);
+    const start = this.#position;
+    const length =
+      value.length < SHORT_STRING
+        ? this.#utf8Short(value, start + reserved)
+        : this.#buffer.write(value, start + reserved, 'utf8');
+    const needed = length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+    if (needed < reserved) {
+      this.#buffer.copyWithin(start + needed, start + reserved, start + reserved + length);
+    }
+    if (needed === 1) this.#buffer[start] = 0xa0 | length;
+    else if (needed === 2) this.#writeHeaderAt(start, 0xd9, 1, length);
+    else if (needed === 3) this.#writeHeaderAt(start, 0xda, 2, length);
+    else this.#writeHeaderAt(start, 0xdb, 4, length);
+    this.#position = start + needed + length;
+  }
+
+  /**
+   * Writes a short string's UTF-8 at `at` and answers its length: a loop here is cheaper than
+   * a call into Buffer.write for the few characters of most keys and values.
+   */
+  #utf8Short(value: string, at: number): number {
+    const buffer = this.#buffer;
+    let position = at;
+    for (let i = 0; i < value.length; i++) {
+      let code = value.charCodeAt(i);
+      if (code < 0x80) {
+        buffer[position++] = code;
+      } else if (code < 0x800) {
+        buffer[position++] = 0xc0 | (code >> 6);
+        buffer[position++] = 0x80 | (code & 0x3f);
+      } else {
+        const next = value.charCodeAt(i + 1);
+        if (code >= 0xd800 && code < 0xdc00 && next >= 0xdc00 && next < 0xe000) {
+          // A surrogate pair: one code point past U+FFFF, four bytes.
+          code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
+          i++;
+          buffer[position++] = 0xf0 | (code >> 18);
+          buffer[position++] = 0x80 | ((code >> 12) & 0x3f);
+        } else {
+          // A lone surrogate is written as U+FFFD, as Buffer.write does.
+          if (code >= 0xd800 && code < 0xe000) code = 0xfffd;
+          buffer[position++] = 0xe0 | (code >> 12);
+        }
+        buffer[position++] = 0x80 | ((code >> 6) & 0x3f);
+        buffer[position++] = 0x80 | (code & 0x3f);
+      }
+    }
+    return position - at;
+  }
+
+  #binary(value: Uint8Array): void {
+    const length = value.length;
+    if (length < 0x100) this.#header(0xc4, 1, length);
+    else if (length < 0x10000) this.#header(0xc5, 2, length);
+    else this.#header(0xc6, 4, length);
+    this.#raw(value);
+  }
+
+  #array(value: readonly unknown[]): void {
+    this.#collectionHeader(value.length, 0x90, 0xdc, 0xdd);
+    for (const item of value) this.write(item);
+  }
+
+  #map(value: ReadonlyMap<unknown, unknown>): void {
+    this.#collectionHeader(value.size, 0x80, 0xde, 0xdf);
+    for (const [key, item] of value) {
+      this.write(key);
+      this.write(item);
+    }
+  }
+
+  #object(value: { readonly [key: string]: unknown }): void {
+    const keys = Object.keys(value);
+    this.#collectionHeader(keys.length, 0x80, 0xde, 0xdf);
+    for (const key of keys) {
+      this.#string(key);
+      this.write(value[key]);
+    }
+  }
+
+  #collectionHeader(size: number, fix: number, of16: number, of32: number): void {
+    if (size < 0x10) this.#byte(fix | size);
+    else if (size < 0x10000) this.#header(of16, 2, size);
+    else this.#header(of32, 4, size);
+  }
+
+  /** A type byte followed by `value` as a big-endian unsigned integer of `width` bytes. */
+  #header(type: number, width: number, value: number): void {
+    this.#reserve(1 + width);
+    this.#writeHeaderAt(this.#position, type, width, value);
+    this.#position += 1 + width;
+  }
+
+  #writeHeaderAt(at: number, type: number, width: number, value: number): void {
+    this.#buffer[at] = type;
+    if (width === 1) this.#buffer[at + 1] = value;
+    else if (width === 2) this.#buffer.writeUInt16BE(value, at + 1);
+    else this.#buffer.writeUInt32BE(value, at + 1);
+  }
+
+  #byte(value: number): void {
+    this.#reserve(1);
+    this.#buffer[this.#position++] = value;
+  }
+
+  #raw(bytes: Uint8Array): void {
+    this.#reserve(bytes.length);
+    this.#buffer.set(bytes, this.#position);
+    this.#position += bytes.length;
+  }
+
+  #reserve(bytes: number): void {
+    const needed = this.#position + bytes;
+    if (needed <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(needed, this.#buffer.length * 2));
+    this.#buffer.copy(grown, 0, 0, this.#position);
+    this.#buffer = grown;
+  }
+}
+
+function isPlainObject(value: object): value is { readonly [key: string]: unknown } {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}

@@ -1,0 +1,183 @@
+// Body encoding (pure): every integer in the smallest MessagePack format that holds it, as
+// Ruby's msgpack writes it, floats as float64, and everything else as msgpackr wrote it before.
+
+import { expect } from 'chai';
+import { Packr } from 'msgpackr';
+import { InvalidArgumentError } from '../src/index.js';
+import { decodeBody, encodeBody } from '../src/model/body.js';
+
+/** The bytes of `value` as the one value of a one-key map `{ v: value }`. */
+function valueBytes(value: unknown): string {
+  const bytes = encodeBody({ v: value });
+  // 0x81 (a map of one entry), 0xa1 0x76 (the key "v"), then the value.
+  expect(bytes.subarray(0, 3).toString('hex')).to.equal('81a176');
+  return hex(bytes.subarray(3));
+}
+
+/** Hex with a space between bytes, as MessagePack specs are read. */
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes)
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
+}
+
+describe('body encoding (pure)', () => {
+  it('writes integers as Ruby does: the smallest format, unsigned when >= 0', () => {
+    const cases: [number | bigint, string][] = [
+      [0, '00'],
+      [127, '7f'],
+      [128, 'cc 80'],
+      [255, 'cc ff'],
+      [256, 'cd 01 00'],
+      [65_535, 'cd ff ff'],
+      [65_536, 'ce 00 01 00 00'],
+      [2 ** 32 - 1, 'ce ff ff ff ff'],
+      [2 ** 32, 'cf 00 00 00 01 00 00 00 00'],
+      [2 ** 40, 'cf 00 00 01 00 00 00 00 00'],
+      [Number.MAX_SAFE_INTEGER, 'cf 00 1f ff ff ff ff ff ff'],
+      [2n ** 53n + 1n, 'cf 00 20 00 00 00 00 00 01'],
+      [2n ** 63n - 1n, 'cf 7f ff ff ff ff ff ff ff'],
+      [2n ** 64n - 1n, 'cf ff ff ff ff ff ff ff ff'],
+      [-1, 'ff'],
+      [-32, 'e0'],
+      [-33, 'd0 df'],
+      [-128, 'd0 80'],
+      [-129, 'd1 ff 7f'],
+      [-32_768, 'd1 80 00'],
+      [-32_769, 'd2 ff ff 7f ff'],
+      [-(2 ** 31), 'd2 80 00 00 00'],
+      [-(2 ** 31) - 1, 'd3 ff ff ff ff 7f ff ff ff'],
+      [Number.MIN_SAFE_INTEGER, 'd3 ff e0 00 00 00 00 00 01'],
+      [-(2n ** 63n), 'd3 80 00 00 00 00 00 00 00'],
+    ];
+    for (const [value, expected] of cases) {
+      expect(valueBytes(value), `${value}`).to.equal(expected);
+    }
+  });
+
+  it('writes a small bigint exactly as the same number', () => {
+    for (const value of [0, 1, -1, 200, -200, 70_000, 2 ** 40, -(2 ** 40)]) {
+      expect(valueBytes(BigInt(value)), `${value}n`).to.equal(valueBytes(value));
+    }
+  });
+
+  it('writes every other number as float64: fractions, -0, NaN, infinities, integers past 2^53', () => {
+    expect(valueBytes(1.5)).to.equal('cb 3f f8 00 00 00 00 00 00');
+    expect(valueBytes(120.25)).to.equal('cb 40 5e 10 00 00 00 00 00');
+    expect(valueBytes(-0)).to.equal('cb 80 00 00 00 00 00 00 00');
+    expect(valueBytes(Number.NaN)).to.equal('cb 7f f8 00 00 00 00 00 00');
+    expect(valueBytes(Number.POSITIVE_INFINITY)).to.equal('cb 7f f0 00 00 00 00 00 00');
+    // 2^53 is exactly representable but not a safe integer: it may stand for 2^53 + 1.
+    expect(valueBytes(2 ** 53)).to.equal('cb 43 40 00 00 00 00 00 00');
+    expect(valueBytes(1e300)).to.match(/^cb /);
+  });
+
+  it('refuses a bigint that no MessagePack integer holds', () => {
+    for (const value of [2n ** 64n, -(2n ** 63n) - 1n]) {
+      expect(() => encodeBody({ v: value }), `${value}`)
+        .to.throw(InvalidArgumentError)
+        .with.property('message')
+        .that.matches(/does not fit a MessagePack integer/);
+    }
+  });
+
+  it('writes integers inside arrays and nested maps the same way', () => {
+    const bytes = encodeBody({ a: [2 ** 40, -(2 ** 40)], m: { n: 2n ** 63n - 1n } });
+    expect(hex(bytes)).to.equal(
+      [
+        '82', // a map of two entries
+        'a1 61 92', // "a": an array of two
+        'cf 00 00 01 00 00 00 00 00',
+        'd3 ff ff ff 00 00 00 00 00',
+        'a1 6d 81 a1 6e', // "m": a map of one, "n"
+        'cf 7f ff ff ff ff ff ff ff',
+      ].join(' '),
+    );
+  });
+
+  it('writes strings, binaries, arrays, floats, booleans, nil and dates as msgpackr did', () => {
+    const msgpackr = new Packr({
+      useRecords: false,
+      mapsAsObjects: true,
+      moreTypes: false,
+      encodeUndefinedAsNil: true,
+    });
+    const lengths = [0, 1, 31, 32, 255, 256, 65_535, 65_536, 70_000];
+    const values: unknown[] = [
+      ...lengths.map((n) => 'x'.repeat(n)),
+      ...lengths.map((n) => 'é'.repeat(n)),
+      'hé ✓ 😀',
+      ...[0, 1, 255, 256, 65_535, 65_536].map((n) => Buffer.alloc(n, 7)),
+      [],
+      [1, 'two', [3.5], null],
+      Array.from({ length: 16 }, (_, i) => i),
+      Array.from({ length: 70_000 }, (_, i) => i % 100),
+      true,
+      false,
+      null,
+      undefined,
+      1.25,
+      new Date(Date.UTC(2026, 11, 1, 12, 30, 15, 250)),
+      new Date(1_700_000_000_000),
+      new Map<unknown, unknown>([
+        ['k', 1],
+        [2, 'two'],
+      ]),
+    ];
+    for (const value of values) {
+      const expected = msgpackr.pack(value);
+      expect(valueBytes(value), `${typeof value} ${String(value).slice(0, 20)}`).to.equal(
+        hex(expected),
+      );
+    }
+  });
+
+  it('writes any string as its UTF-8 (Buffer.from), short ones and lone surrogates included', () => {
+    const strings = [
+      'a😀b',
+      '😀'.repeat(40),
+      '\ud800x',
+      'x\udc00',
+      '\ud83d',
+      'é'.repeat(63),
+      'é'.repeat(64),
+      '€ߦ\u0800\uffff',
+      'x'.repeat(63),
+      'x'.repeat(64),
+    ];
+    for (const value of strings) {
+      const utf8 = Buffer.from(value, 'utf8');
+      const header = utf8.length < 32 ? [0xa0 | utf8.length] : [0xd9, utf8.length];
+      expect(valueBytes(value), JSON.stringify(value)).to.equal(
+        hex(Buffer.concat([Buffer.from(header), utf8])),
+      );
+    }
+  });
+
+  it('writes a map header in its smallest format, as Ruby does (msgpackr always used map16)', () => {
+    const withKeys = (n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 0]));
+    expect(hex(encodeBody({}))).to.equal('80');
+    expect(hex(encodeBody(withKeys(15)).subarray(0, 1))).to.equal('8f');
+    expect(hex(encodeBody(withKeys(16)).subarray(0, 3))).to.equal('de 00 10');
+    expect(hex(encodeBody(withKeys(65_536)).subarray(0, 5))).to.equal('df 00 01 00 00');
+    expect(valueBytes({ a: 1 })).to.equal('81 a1 61 01');
+  });
+
+  it('reads back what it wrote: integers as numbers when safe, as bigints beyond', () => {
+    const body = {
+      small: 7,
+      big: 2 ** 40,
+      safeBigint: 12n,
+      huge: 2n ** 53n + 1n,
+      max: 2n ** 64n - 1n,
+      min: -(2n ** 63n),
+      float: 0.5,
+      text: 'x',
+    };
+    expect(decodeBody(encodeBody(body), 'test')).to.deep.equal({
+      ...body,
+      safeBigint: 12,
+    });
+  });
+});
