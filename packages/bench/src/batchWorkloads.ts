@@ -1,6 +1,6 @@
-// The batch path: WriteCells and GetCells move hundreds of cells per call, grouped by content
-// shard on the server (one transaction / one query per shard). Their baselines run the same
-// per-shard statements through mysql2, the shards of one call in parallel as the server does.
+// The batch path: WriteCells and GetCells move hundreds of cells per call: one transaction /
+// one SELECT per partition on the server. Their baselines run the same transaction and the same
+// SELECT through mysql2.
 import { randomUUID } from 'node:crypto';
 import { readLatestCells } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
@@ -68,8 +68,7 @@ export const getCells: Workload = {
         reader,
         [...context.tables.byShard(keys)].map(([shard, group]) => ({
           table: context.tables.content(shard),
-          uuids: group.map((key) => key.uuid),
-          cells: ['base'],
+          keys: group.map(({ uuid }) => ({ uuid, cell: 'base', withBody: true })),
         })),
       );
       return found.reduce((sum, rows) => sum + rows.length, 0);

@@ -102,7 +102,11 @@ export const putCreate: Workload = {
     return async () => {
       const values = freshRate('sql');
       const primaryTable = tables.index('primary', values.hotel_id);
-      await lookupPrimary(pools.reader, primaryTable, PRIMARY, indexValues(values));
+      await lookupPrimary(pools.reader, {
+        table: primaryTable,
+        index: PRIMARY,
+        values: indexValues(values),
+      });
       // On one partition every uuid's content shard is the index row's partition.
       const uuid = randomUUID();
       await writeAlone(pools, {
@@ -146,7 +150,11 @@ export const putUpdate: Workload = {
     return async () => {
       const { values } = randomSeeded(context);
       const table = context.tables.index('primary', values.hotel_id);
-      const uuid = await lookupPrimary(pools.reader, table, PRIMARY, indexValues(values));
+      const uuid = await lookupPrimary(pools.reader, {
+        table,
+        index: PRIMARY,
+        values: indexValues(values),
+      });
       await writeAlone(pools, mergeInto(pools, uuid!, 'base', body));
     };
   },
@@ -264,15 +272,14 @@ export const whereHundred: Workload = {
     },
 };
 
-/** The records' base cells: one query per content shard, in one round trip, as Where reads them. */
+/** The records' base cells: one SELECT for the partition, as Where reads them. */
 async function readRecords(reader: StatementReader, tables: BaselineTables, rows: Row[]) {
   const byShard = tables.byShard(rows.map((row) => ({ uuid: String(row.uuid) })));
   const found = await readLatestCells(
     reader,
     [...byShard].map(([shard, records]) => ({
       table: tables.content(shard),
-      uuids: records.map(({ uuid }) => uuid),
-      cells: ['base'],
+      keys: records.map(({ uuid }) => ({ uuid, cell: 'base', withBody: true })),
     })),
   );
   return found.flat();

@@ -31,6 +31,7 @@ describe('exact values through every write path', function () {
     net_price: float64(120),
     big: uint64(2n ** 40n),
     huge: uint64(2n ** 53n + 1n),
+    top: int64(2n ** 63n - 1n),
     low: int64(-(2n ** 63n)),
     nested: map([fixint(1), float64(2)], [str('deep'), object({ x: float64(3) })]),
   });

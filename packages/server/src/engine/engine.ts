@@ -11,10 +11,11 @@ import { LogNotifier } from './logNotifier.js';
 import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
+import { PrimaryLookups } from './primaryLookups.js';
 import { PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { cellKeyOf, readLatestOf } from './latestCells.js';
+import { LatestCells, cellKeyOf } from './latestCells.js';
 import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { DEFAULT_WHERE_LIMIT, type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
@@ -67,6 +68,7 @@ export interface StoreDescription {
 export class Engine {
   readonly models: ModelRegistry;
   private readonly cells: CellWriter;
+  private readonly latest: LatestCells;
   private readonly puts: PutOperation;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
@@ -80,8 +82,9 @@ export class Engine {
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
-    this.puts = new PutOperation(layout, partitions, this.cells);
-    this.wheres = new WhereQuery(layout, partitions, this.models);
+    this.puts = new PutOperation(layout, partitions, this.cells, new PrimaryLookups(partitions));
+    this.latest = new LatestCells(layout, partitions);
+    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest);
     this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
   }
 
@@ -218,25 +221,24 @@ export class Engine {
     if (refKey !== undefined && refKey < 0) {
       throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
     }
+    if (refKey === undefined) {
+      const found = (await this.latest.read(model, [{ uuid, cell }])).get(cellKeyOf(uuid, cell));
+      if (!found) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version`);
+      return found;
+    }
     const shard = this.layout.contentShard(uuid);
     const row = await this.partitions
       .forShard(shard)
       .read((reader) =>
         readCell(reader, this.layout.contentTable(model, shard), uuid, cell, refKey),
       );
-    if (!row) {
-      throw new NotFoundError(
-        refKey === undefined
-          ? `cell ${cell} of record ${uuid} has no version`
-          : `cell ${cell} of record ${uuid} has no version ${refKey}`,
-      );
-    }
+    if (!row) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version ${refKey}`);
     return toStoredCell(row, shard);
   }
 
   /**
    * The latest version of each cell (undefined for a cell with no version), in request order,
-   * read with one query per content shard, one round trip per partition.
+   * read with one SELECT per partition (shared with other reads of the same turn).
    */
   async getCells(
     modelName: string,
@@ -253,7 +255,7 @@ export class Engine {
       }
       cells.push({ uuid: key.uuid, cell });
     }
-    const found = await readLatestOf(this.layout, this.partitions, model, cells);
+    const found = await this.latest.read(model, cells);
     return cells.map(({ uuid, cell }) => found.get(cellKeyOf(uuid, cell)));
   }
 

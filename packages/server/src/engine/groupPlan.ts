@@ -21,6 +21,8 @@ export interface TableReads {
   readonly latest: ReadonlyMap<string, LatestVersion>;
   /** Versions written earlier with the items' request ids, by {@link requestKey}. */
   readonly applied: ReadonlyMap<string, StoredCell>;
+  /** Records found to exist (their base cell has a version), of those whose existence was read. */
+  readonly existing: ReadonlySet<string>;
 }
 
 /** What a create's index rows came to in the transaction. */
@@ -144,7 +146,10 @@ export function planGroup(
     const current = (uuid: string, cell: string) =>
       latest.get(cellKey(uuid, cell)) ?? read?.latest.get(cellKey(uuid, cell));
     const version = current(item.uuid, item.cell);
-    const recordExists = version !== undefined || current(item.uuid, BASE_CELL) !== undefined;
+    const recordExists =
+      version !== undefined ||
+      current(item.uuid, BASE_CELL) !== undefined ||
+      read?.existing.has(item.uuid) === true;
     const plan = planAppend(item, version, recordExists);
     if ('refused' in plan) return { kind: 'refused', error: plan.refused };
     const at = insert(table, {

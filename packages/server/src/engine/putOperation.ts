@@ -19,13 +19,9 @@ import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
+import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
-import {
-  deleteIndexRows,
-  indexRowsPresent,
-  insertIndexRows,
-  lookupPrimary,
-} from './sql/indexTable.js';
+import { deleteIndexRows, indexRowHolders, insertIndexRows } from './sql/indexTable.js';
 import { COMMIT, START_TRANSACTION, runTogether } from './sql/statement.js';
 import { PRIMARY_INDEX } from './tableNames.js';
 import { type IndexRowWrite, uniqueIndexCollision } from './writeItems.js';
@@ -47,6 +43,7 @@ export class PutOperation {
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly cells: CellWriter,
+    private readonly lookups: PrimaryLookups,
   ) {}
 
   /** Checks a put's values as put() does, without writing anything. */
@@ -67,9 +64,7 @@ export class PutOperation {
     const partition = this.partitions.forShard(primary.shard);
 
     for (let attempt = 1; ; attempt++) {
-      let owner = await partition.read((reader) =>
-        lookupPrimary(reader, primary.table, primary.index, primary.values),
-      );
+      let owner = await this.lookups.find(partition.index, primary);
       if (owner === undefined) {
         // Every index value is checked before anything is written.
         const rows = this.indexRowsOf(model, values, field);
@@ -194,7 +189,7 @@ export class PutOperation {
         const found = await this.partitions.at(row.partition).run(async (pool) => {
           const [, present] = (await runTogether(pool, [
             insertIndexRows(row.table, row.index, [{ values: row.values, uuid }]),
-            indexRowsPresent(row.table, row.index, [{ values: row.values, uuid }]),
+            indexRowHolders([{ ...row, uuid, primary: false }]),
           ])) as unknown[][];
           return (present ?? []).length > 0;
         });

@@ -8,21 +8,24 @@
 // - each shard's log is gap-free: ids are allocated and committed in the same order, so a
 //   reader of `id > cursor` never skips a row that commits later.
 //
-// Two round trips, one commit, for the whole group:
+// Two round trips, one commit, for the whole group, in as few statements as possible (each one
+// costs MySQL a parse and a result, whatever it does):
 // 1. START TRANSACTION; the log locks (in table-name order, so groups sharing tables cannot
-//    deadlock on them); per content table, the latest ref_key of every cell appended to (and of
-//    the records' base cells, which tells whether the records exist) and the latest body of
-//    each cell a merge writes; per index table that creates write, INSERT IGNORE of their rows
-//    (in key order) and the read of who holds each key.
-// 2. Versions decided in memory (groupPlan.ts), one multi-row INSERT per content table with the
-//    read-back of the rows stored, the index rows of refused creates deleted, COMMIT. Inserts
-//    are split over round trips of at most MAX_INSERT_BYTES, to stay under max_allowed_packet.
+//    deadlock on them); one SELECT of the latest version of every cell appended to (with its
+//    body for a merge) and of each record's base cell (whether the record exists), across all
+//    tables; per index table that creates write, INSERT IGNORE of their rows (in key order)
+//    and the read of who holds each key.
+// 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT and the
+//    read-back of what it stored (a primary-key range), the index rows of refused creates
+//    deleted, COMMIT.
+//    Inserts are split over round trips of at most MAX_INSERT_BYTES, to stay under
+//    max_allowed_packet.
 //
-// Request ids are not looked up on the first attempt of a large group (almost every write is
-// new, and the lookups cost the database as much as the other reads): a write sent before
-// makes an INSERT fail on the request-id key, and a refused write may be the retry of one that
-// succeeded (its expected version is now stale); either way the transaction is rolled back and
-// run again with the lookups, which answer such writes as replays.
+// Request ids are not looked up on the first attempt (almost every write is new, and the
+// lookups cost as much as the other reads): a write sent before makes an INSERT fail on the
+// request-id key, and a refused write may be the retry of one that succeeded (its expected
+// version is now stale); either way the transaction is rolled back and run again with the
+// lookups, which answer such writes as replays.
 import { UnavailableError } from './errors.js';
 import {
   type CreateFate,
@@ -39,29 +42,24 @@ import type { LogNotifier } from './logNotifier.js';
 import { BASE_CELL } from './model.js';
 import type { Row, SqlConnection } from './mysqlPool.js';
 import type { Partition } from './partitions.js';
+import { type LatestKey, latestVersionsOf } from './sql/contentReads.js';
 import {
   type InsertedCell,
   type NewCell,
+  type RequestKey,
   type StoredCell,
   toStoredCell,
 } from './sql/contentRows.js';
 import {
   insertCells,
   insertedBytes,
-  latestBodies,
-  latestVersions,
+  readInserted,
   lockLogRows,
   lockedTables,
-  readInserted,
-  toInsertedCells,
+  toInsertedCell,
   writesByRequestId,
 } from './sql/contentWrites.js';
-import {
-  deleteIndexRows,
-  indexRowsPresent,
-  insertIndexRows,
-  primaryOwners,
-} from './sql/indexTable.js';
+import { deleteIndexRows, indexRowHolders, insertIndexRows } from './sql/indexTable.js';
 import {
   COMMIT,
   ROLLBACK,
@@ -81,8 +79,6 @@ import {
 // mysql2 sends a body as hex, so this is about 2 MiB of bodies per round trip: well under
 // max_allowed_packet's defaults (16 MiB on MariaDB, 64 MiB on MySQL 8).
 const MAX_INSERT_BYTES = 4 * 1024 * 1024;
-/** Groups of at most this many items look request ids up on the first attempt. */
-const EAGER_LOOKUP_ITEMS = 32;
 /** Deadlocks (between creates inserting the same index keys) are retried this often. */
 const DEADLOCK_ATTEMPTS = 3;
 /** The content tables' unique key on (uuid, column_name, request_id). */
@@ -117,7 +113,7 @@ export class ShardTransaction {
    * item, in order. Fails as a whole only when the partition fails (UnavailableError).
    */
   async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
-    let lookUpRequestIds = items.length <= EAGER_LOOKUP_ITEMS;
+    let lookUpRequestIds = false;
     let deadlocks = 0;
     for (;;) {
       const result = await this.partition.withConnection((connection) =>
@@ -227,40 +223,43 @@ export class ShardTransaction {
       START_TRANSACTION,
       lockLogRows(this.layout.logLocksTable, [...tables.keys()]),
     ];
-    const tableReads: { table: string; versions: number; bodies?: number; requests?: number }[] =
-      [];
-    for (const { table, appends } of tables.values()) {
-      if (appends.length === 0) continue;
-      const reads = readsOf(
+    const appended = [...tables.values()].filter(({ appends }) => appends.length > 0);
+    const reads = appended.map(({ appends }) =>
+      readsOf(
         appends.map((i) => items[i]!),
         lookUpRequestIds,
-      );
-      const read: (typeof tableReads)[number] = { table, versions: statements.length };
-      statements.push(latestVersions(table, reads.versions));
-      if (reads.bodies) {
-        read.bodies = statements.length;
-        statements.push(latestBodies(table, reads.bodies));
-      }
-      if (reads.requests.length > 0) {
-        read.requests = statements.length;
-        statements.push(writesByRequestId(table, reads.requests));
-      }
-      tableReads.push(read);
-    }
-    const indexChecks: { table: string; rows: PlacedIndexRow[]; check: number }[] = [];
-    for (const [table, rows] of indexRows) {
-      const { index, primary } = rows[0]!;
-      statements.push(insertIndexRows(table, index, rows));
-      indexChecks.push({ table, rows, check: statements.length });
+      ),
+    );
+    let latestAt: number | undefined;
+    if (appended.length > 0) {
+      latestAt = statements.length;
       statements.push(
-        primary
-          ? primaryOwners(
-              table,
-              index,
-              rows.map((row) => row.values),
-            )
-          : indexRowsPresent(table, index, rows),
+        latestVersionsOf(
+          appended.map(({ table }, t) => ({
+            table,
+            keys: reads[t]!.latest,
+            records: reads[t]!.records,
+          })),
+        ),
       );
+    }
+    let requestsAt: number | undefined;
+    if (lookUpRequestIds && appended.length > 0) {
+      requestsAt = statements.length;
+      statements.push(
+        writesByRequestId(appended.map(({ table }, t) => ({ table, keys: reads[t]!.requests }))),
+      );
+    }
+    // The creates' index rows (INSERT IGNORE, per table in key order), then one read of who
+    // holds each row's values.
+    const placed = [...indexRows.values()].flat();
+    let holdersAt: number | undefined;
+    if (placed.length > 0) {
+      for (const [table, rows] of indexRows) {
+        statements.push(insertIndexRows(table, rows[0]!.index, rows));
+      }
+      holdersAt = statements.length;
+      statements.push(indexRowHolders(placed));
     }
 
     const results = (await runTogether(connection, statements)) as Row[][];
@@ -268,32 +267,31 @@ export class ShardTransaction {
     const missing = [...tables.keys()].find((table) => !locked.has(table));
     if (missing !== undefined) throw new Error(`log lock row for ${missing} is missing`);
 
-    const reads = new Map<string, TableReads>();
-    for (const read of tableReads) {
-      const shard = tables.get(read.table)!.shard;
-      reads.set(
-        read.table,
-        tableReadsOf(
-          results[read.versions] ?? [],
-          read.bodies === undefined ? [] : (results[read.bodies] ?? []),
-          read.requests === undefined ? [] : (results[read.requests] ?? []),
-          shard,
-        ),
-      );
+    const byPart = (at: number | undefined) => {
+      const parts = appended.map((): Row[] => []);
+      if (at !== undefined) for (const row of results[at] ?? []) parts[Number(row.part)]!.push(row);
+      return parts;
+    };
+    const latestRows = byPart(latestAt);
+    const replayRows = byPart(requestsAt);
+    const tableReads = new Map<string, TableReads>();
+    appended.forEach(({ table, shard }, t) => {
+      tableReads.set(table, tableReadsOf(latestRows[t]!, replayRows[t]!, shard));
+    });
+    const holders = new Map<number, string>();
+    if (holdersAt !== undefined) {
+      for (const row of results[holdersAt] ?? []) holders.set(Number(row.part), String(row.uuid));
     }
     const fates = new Map<number, CreateFate>();
     items.forEach((item, i) => item.kind === 'create' && fates.set(i, { kind: 'won' }));
-    for (const { rows, check } of indexChecks) {
-      const found = results[check] ?? [];
-      for (const row of rows) {
-        const fate = fateOf(row, found, items[row.item] as CreateRequest);
-        // Losing the primary values wins over a secondary collision: the put becomes an update.
-        if (fate && (fates.get(row.item)!.kind === 'won' || fate.kind === 'taken')) {
-          fates.set(row.item, fate);
-        }
+    placed.forEach((row, part) => {
+      const fate = fateOf(row, holders.get(part), items[row.item] as CreateRequest);
+      // Losing the primary values wins over a secondary collision: the put becomes an update.
+      if (fate && (fates.get(row.item)!.kind === 'won' || fate.kind === 'taken')) {
+        fates.set(row.item, fate);
       }
-    }
-    return { tables: reads, fates };
+    });
+    return { tables: tableReads, fates };
   }
 
   /** Round trip 2 (or more, for large groups): the inserts, the clean-up, and the commit. */
@@ -310,19 +308,20 @@ export class ShardTransaction {
     )) {
       cleanUp.push(deleteIndexRows(table, rows[0]!.index, rows));
     }
+    // The inserts go in round trips of at most MAX_INSERT_BYTES, each INSERT followed by the
+    // read-back of what it stored; the last round trip also cleans up and commits.
     const stored = new Map<string, StoredCell[]>();
     const rounds = roundTripsOf(plan.inserts);
     for (const [r, round] of rounds.entries()) {
-      const last = r === rounds.length - 1;
       const statements = round.flatMap(({ table, cells }) => [
         insertCells(table, cells, this.layout.createdAt),
         readInserted(table, cells.length),
       ]);
-      if (last) statements.push(...cleanUp, COMMIT);
+      if (r === rounds.length - 1) statements.push(...cleanUp, COMMIT);
       const results = (await runTogether(connection, statements)) as Row[][];
       round.forEach(({ table, cells }, i) => {
         const { shard } = tables.get(table)!;
-        const rows = toInsertedCells(results[2 * i + 1] ?? []);
+        const rows = (results[2 * i + 1] ?? []).map(toInsertedCell);
         let list = stored.get(table);
         if (!list) stored.set(table, (list = []));
         list.push(...storedCellsOf(cells, rows, shard, this.partition.index));
@@ -332,21 +331,21 @@ export class ShardTransaction {
   }
 }
 
-/** What a table's appends must read: each list without duplicates. */
+/**
+ * What a table's appends must read: the latest version of each cell appended to (with its body
+ * for a merge), whether the records of appends to other cells than base exist, and, with the
+ * lookups, the writes made earlier with their request ids; each list without duplicates.
+ */
 function readsOf(appends: readonly WriteItem[], lookUpRequestIds: boolean) {
-  const versions = { uuids: new Set<string>(), cells: new Set<string>() };
-  const bodies = { uuids: new Set<string>(), cells: new Set<string>() };
-  const requests = new Map<string, { uuid: string; cell: string; requestId: string }>();
+  const latest = new Map<string, LatestKey>();
+  const records = new Set<string>();
+  const requests = new Map<string, RequestKey>();
   for (const item of appends) {
     if (item.kind !== 'append') continue;
-    versions.uuids.add(item.uuid);
-    versions.cells.add(item.cell);
-    // The base cell's latest version says whether the record exists.
-    versions.cells.add(BASE_CELL);
-    if (item.content.mode === 'merge') {
-      bodies.uuids.add(item.uuid);
-      bodies.cells.add(item.cell);
-    }
+    const key = cellKey(item.uuid, item.cell);
+    const withBody = item.content.mode === 'merge' || latest.get(key)?.withBody === true;
+    latest.set(key, { uuid: item.uuid, cell: item.cell, withBody });
+    if (item.cell !== BASE_CELL) records.add(item.uuid);
     if (lookUpRequestIds) {
       requests.set(requestKey(item.uuid, item.cell, item.requestId), {
         uuid: item.uuid,
@@ -355,32 +354,28 @@ function readsOf(appends: readonly WriteItem[], lookUpRequestIds: boolean) {
       });
     }
   }
-  return {
-    versions: { uuids: [...versions.uuids], cells: [...versions.cells] },
-    bodies:
-      bodies.uuids.size > 0 ? { uuids: [...bodies.uuids], cells: [...bodies.cells] } : undefined,
-    requests: [...requests.values()],
-  };
+  // A record whose base cell is read anyway needs no separate look.
+  for (const uuid of records) if (latest.has(cellKey(uuid, BASE_CELL))) records.delete(uuid);
+  return { latest: [...latest.values()], records: [...records], requests: [...requests.values()] };
 }
 
 function tableReadsOf(
-  versions: readonly Row[],
-  bodies: readonly Row[],
+  latestRows: readonly Row[],
   replays: readonly Row[],
   shard: number,
 ): TableReads {
   const latest = new Map<string, LatestVersion>();
-  for (const row of versions) {
+  const existing = new Set<string>();
+  for (const row of latestRows) {
+    if (row.what === 'exists') {
+      existing.add(String(row.uuid));
+      continue;
+    }
     latest.set(cellKey(String(row.uuid), String(row.column_name)), {
       refKey: Number(row.ref_key),
-      body: undefined,
+      // Read under the log lock: the body of the version just read, where it was asked for.
+      body: row.body instanceof Buffer ? row.body : undefined,
     });
-  }
-  for (const row of bodies) {
-    const key = cellKey(String(row.uuid), String(row.column_name));
-    const version = latest.get(key);
-    // Both reads ran under the log lock: the body is the one of the version just read.
-    if (version && row.body instanceof Buffer) latest.set(key, { ...version, body: row.body });
   }
   const applied = new Map<string, StoredCell>();
   for (const row of replays) {
@@ -389,7 +384,7 @@ function tableReadsOf(
       toStoredCell(row, shard),
     );
   }
-  return { latest, applied };
+  return { latest, applied, existing };
 }
 
 /** The index rows the creates among `items` write, per index table in name order, each list in key order. */
@@ -423,34 +418,23 @@ function compareKeys(a: readonly unknown[], b: readonly unknown[]): number {
 }
 
 /**
- * What one index row of a create came to, from the read after its INSERT IGNORE: undefined
- * when it went in. For the primary index the read holds the owner of each key; for a secondary
- * one, the uuids of the rows present.
+ * What one index row of a create came to, from who holds its values after its INSERT IGNORE:
+ * undefined when it went in.
  */
 function fateOf(
   row: PlacedIndexRow,
-  found: readonly Row[],
+  holder: string | undefined,
   create: CreateRequest,
 ): CreateFate | undefined {
-  if (found.some((stored) => String(stored.uuid) === row.uuid)) return undefined;
+  if (holder === row.uuid) return undefined;
   if (!row.primary) {
     return { kind: 'collided', error: uniqueIndexCollision(create.model.name, row) };
   }
-  const key = (values: readonly unknown[]) => JSON.stringify(values.map(String));
-  const wanted = key(row.values);
-  const owner =
-    found.find((stored) => key(row.index.fields.map((f) => stored[f.name])) === wanted) ??
-    // A gem table may compare strings without regard to case: the owner's key may be spelled
-    // otherwise. Ours is the only tuple of this create in the table.
-    found.find((stored) =>
-      row.index.fields.every(
-        (f, i) => String(stored[f.name]).toLowerCase() === String(row.values[i]).toLowerCase(),
-      ),
-    );
-  if (!owner) {
+  if (holder === undefined) {
+    // The row could be neither written nor read: not a state a committed store can be in.
     throw new UnavailableError(-1, 'an index row could be neither written nor read; retry');
   }
-  return { kind: 'taken', owner: String(owner.uuid) };
+  return { kind: 'taken', owner: holder };
 }
 
 /**

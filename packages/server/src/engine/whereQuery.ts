@@ -9,7 +9,7 @@ import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
-import { cellKeyOf, readLatestOf } from './latestCells.js';
+import { type LatestCells, cellKeyOf } from './latestCells.js';
 import type { StoredCell } from './sql/contentRows.js';
 import {
   type IndexCondition,
@@ -65,6 +65,7 @@ export class WhereQuery {
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly models: ModelRegistry,
+    private readonly latest: LatestCells,
   ) {}
 
   /** One page of matching records, in index order. */
@@ -114,7 +115,7 @@ export class WhereQuery {
     cells: readonly string[],
   ): Promise<Map<string, StoredCell[]>> {
     const keys = uuids.flatMap((uuid) => cells.map((cell) => ({ uuid, cell })));
-    const found = await readLatestOf(this.layout, this.partitions, model, keys);
+    const found = await this.latest.read(model, keys);
     return new Map(
       uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
     );

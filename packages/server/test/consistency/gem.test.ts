@@ -15,6 +15,7 @@ import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
 import { collect, rejection } from '../support/grpcCalls.js';
+import { fixint, float64, object, str, uint64 } from '../support/msgpackBytes.js';
 import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
@@ -473,6 +474,43 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(aMeta.ref_key).to.equal(1);
     expect(BigInt(aMeta.id)).to.equal(written.cell!.id);
     expect(gemDecode(aMeta.body)).to.deep.equal({ flag: true, note: 'server' });
+  });
+
+  it('keeps the bytes of the values the gem wrote through a server merge (a Ruby float stays a float)', async () => {
+    // What Ruby's MessagePack writes for {"net_rate" => 120.0, "big" => 2**40, ...}: a float64
+    // and a uint64, which a decode and encode in JavaScript would turn into other encodings.
+    const uuid = uuidInShard(3);
+    const rubyBody = object({
+      hotel_id: fixint(9),
+      room_type: str('ruby'),
+      check_in_date: str('2024-04-01'),
+      gateway: str('pegasus'),
+      discount_type: str('none'),
+      net_rate: float64(120),
+      big: uint64(2n ** 40n),
+    });
+    await sql.query(
+      `INSERT INTO \`${content(contentShardOf(uuid, SHARDS))}\` (uuid, column_name, ref_key, body, created_at) VALUES (?, 'base', 0, ?, ?)`,
+      [uuid, rubyBody, '2024-04-01 10:00:00'],
+    );
+    await gemPutIndex(uuid, {
+      hotel_id: 9,
+      room_type: 'ruby',
+      check_in_date: '2024-04-01',
+      gateway: 'pegasus',
+      discount_type: 'none',
+    } as typeof A.v0);
+    const update = await store.api.put({
+      model: 'rate',
+      values: pack({ hotel_id: 9, room_type: 'ruby', check_in_date: '2024-04-01', note: 'x' }),
+      requestId: newRequestId('gem-float'),
+    });
+    expect(update.uuid).to.equal(uuid);
+    const stored = (await gemFetchCell(uuid, 'base'))!;
+    expect(stored.ref_key).to.equal(1);
+    expect(stored.body).to.deep.equal(
+      Buffer.concat([Buffer.from([0x88]), rubyBody.subarray(1), str('note'), str('x')]),
+    );
   });
 
   it('answers a write with the cell a later read returns, created_at included, in the gem’s tables', async () => {

@@ -2,8 +2,8 @@
 // a shard's log.
 import { type RowId, exactInteger } from '../exactInteger.js';
 import type { Row } from '../mysqlPool.js';
-import { CELL_COLUMNS, type CellGrid, latestVersionsSql } from './contentRows.js';
-import { type StatementReader, statement } from './statement.js';
+import { CELL_COLUMNS, type CellKey } from './contentRows.js';
+import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
 
 /** The latest version of a cell, or a given version. */
 export async function readCell(
@@ -27,25 +27,124 @@ export async function readCell(
   return rows?.[0];
 }
 
-/** The cells of a grid, in one content table. */
-export interface TableGrid extends CellGrid {
-  table: string;
+/** A cell whose latest version is read, and whether its body is wanted (not just its ref_key). */
+export interface LatestKey extends CellKey {
+  readonly withBody: boolean;
+}
+
+/** What is read of one content table: the latest version of cells, and which records exist. */
+export interface TableLatest {
+  readonly table: string;
+  readonly keys: readonly LatestKey[];
+  /** Records whose existence is asked for: whether their base cell has a version. */
+  readonly records?: readonly string[];
 }
 
 /**
- * The latest version of each named cell of each record, for several tables of one partition
- * in one round trip (a query per table): every cell of each grid that has a version (callers
- * that want fewer cells filter the rows). One result per grid, in order.
+ * Above this many cells (or records) a table is read with one set query; up to it, with one
+ * index dive per cell. A dive costs the same however many versions the cell has; the set query
+ * for latest versions (a GROUP BY of the latest ref_keys, joined back to the rows) is cheaper
+ * per cell for many cells, but reads every version of the cells it covers (MariaDB does not use
+ * a loose index scan for it).
+ */
+const DIVES_PER_TABLE = 8;
+
+const LATEST_COLUMNS = (body: string) =>
+  `'latest' AS \`what\`, \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, ${body}, \`created_at\``;
+const EXISTS_COLUMNS =
+  "'exists' AS `what`, NULL AS `id`, `uuid`, `column_name`, `ref_key`, NULL AS `body`, NULL AS `created_at`";
+
+/**
+ * One SELECT for the latest version of each cell of several tables of one partition, and for
+ * whether records exist: rows (`part`, the table's position in `tables`; `what`, 'latest' or
+ * 'exists'; id, uuid, column_name, ref_key, body, created_at). Body is NULL where it was not
+ * asked for (and id and created_at too, in a set query asking for no body). A table read with
+ * the set query may answer cells it was not asked for (the cross product of its records and
+ * cell names): callers keep the ones they asked for. A record exists when its base cell has a
+ * version, and versions start at 0 (at 1 in stores of the gem's first releases), so the set
+ * query for existence is two dives per record into the (uuid, column_name, ref_key) key,
+ * however many versions the base cell has.
+ */
+export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
+  const branches: Statement[] = [];
+  tables.forEach(({ table, keys, records = [] }, part) => {
+    if (keys.length <= DIVES_PER_TABLE) {
+      for (const key of keys) {
+        branches.push(
+          statement(
+            `SELECT ? AS \`part\`, ${LATEST_COLUMNS(key.withBody ? '`body`' : 'NULL AS `body`')}
+               FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
+            [part, key.uuid, key.cell],
+          ),
+        );
+      }
+    } else {
+      branches.push(latestOfMany(table, part, keys));
+    }
+    if (records.length === 0) return;
+    if (records.length <= DIVES_PER_TABLE) {
+      for (const uuid of records) {
+        branches.push(
+          statement(
+            `SELECT ? AS \`part\`, ${EXISTS_COLUMNS} FROM \`${table}\`
+              WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT 1`,
+            [part, uuid],
+          ),
+        );
+      }
+      return;
+    }
+    branches.push(
+      statement(
+        `SELECT ? AS \`part\`, ${EXISTS_COLUMNS} FROM \`${table}\`
+          WHERE (\`uuid\`, \`column_name\`, \`ref_key\`) IN (?)`,
+        [
+          part,
+          records.flatMap((uuid) => [
+            [uuid, 'base', 0],
+            [uuid, 'base', 1],
+          ]),
+        ],
+      ),
+    );
+  });
+  return unionAll(branches);
+}
+
+/** The set query for the latest versions of many cells of one table (see latestVersionsOf). */
+function latestOfMany(table: string, part: number, keys: readonly LatestKey[]): Statement {
+  const uuids = [...new Set(keys.map((key) => key.uuid))];
+  const cells = [...new Set(keys.map((key) => key.cell))];
+  if (!keys.some((key) => key.withBody)) {
+    // Only the ref_keys: no need to join back to the rows.
+    return statement(
+      `SELECT ? AS \`part\`, 'latest' AS \`what\`, NULL AS \`id\`, \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\`, NULL AS \`body\`, NULL AS \`created_at\`
+         FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
+      [part, uuids, cells],
+    );
+  }
+  return statement(
+    `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, c.\`body\`, c.\`created_at\` FROM \`${table}\` c
+       JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
+              WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
+      USING (\`uuid\`, \`column_name\`, \`ref_key\`)`,
+    [part, uuids, cells],
+  );
+}
+
+/**
+ * The latest version of each cell of several tables of one partition, in one statement (see
+ * latestVersionsOf): the rows of each table, in order.
  */
 export async function readLatestCells(
   reader: StatementReader,
-  grids: readonly TableGrid[],
+  tables: readonly TableLatest[],
 ): Promise<Row[][]> {
-  return (await reader.read(
-    grids.map(({ table, uuids, cells }) =>
-      statement(latestVersionsSql(table, CELL_COLUMNS), [uuids, cells]),
-    ),
-  )) as Row[][];
+  if (tables.length === 0) return [];
+  const [rows = []] = (await reader.read([latestVersionsOf(tables)])) as Row[][];
+  const byTable = tables.map((): Row[] => []);
+  for (const row of rows) byTable[Number(row.part)]!.push(row);
+  return byTable;
 }
 
 /** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */

@@ -83,17 +83,3 @@ export function toDate(value: unknown): Date {
   if (typeof value === 'number' || typeof value === 'string') return new Date(Number(value));
   return new Date(0);
 }
-
-/**
- * A SELECT of `columns` (of table alias c) from the latest version of each cell of a grid,
- * bound as two lists: uuids, then cell names. Written as `uuid IN (...) AND column_name IN
- * (...)` because then MariaDB and MySQL find each MAX(ref_key) with one dive into the
- * (uuid, column_name, ref_key) key (a loose index scan), however many versions a cell has; a
- * row-constructor list of (uuid, column_name) pairs would scan every version instead.
- */
-export function latestVersionsSql(table: string, columns: string): string {
-  return `SELECT ${columns} FROM \`${table}\` c
-  JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
-         WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
- USING (\`uuid\`, \`column_name\`, \`ref_key\`)`;
-}

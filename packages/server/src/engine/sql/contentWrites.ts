@@ -7,16 +7,14 @@ import type { Row } from '../mysqlPool.js';
 import {
   CELL_COLUMNS,
   INSERT_COLUMNS,
-  type CellGrid,
   type CreatedAtKind,
   type InsertedCell,
   type NewCell,
   type RequestKey,
   createdAtColumnValue,
-  latestVersionsSql,
   toDate,
 } from './contentRows.js';
-import { type Statement, statement } from './statement.js';
+import { type Statement, statement, unionAll } from './statement.js';
 
 /**
  * Locks the log-lock row of each table, in table-name order (an IN list is scanned in key
@@ -36,32 +34,26 @@ export function lockedTables(rows: readonly Row[]): Set<string> {
   return new Set(rows.map((row) => String(row.table_name)));
 }
 
-/** The latest ref_key of each cell of the grid that has one: rows (uuid, column_name, ref_key). */
-export function latestVersions(table: string, grid: CellGrid): Statement {
-  return statement(
-    `SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
-      WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
-    [grid.uuids, grid.cells],
-  );
-}
-
-/** The body of the latest version of each cell of the grid: rows (uuid, column_name, body). */
-export function latestBodies(table: string, grid: CellGrid): Statement {
-  return statement(latestVersionsSql(table, 'c.`uuid`, c.`column_name`, c.`body`'), [
-    grid.uuids,
-    grid.cells,
-  ]);
+/** Tables and the earlier writes to look up in each by request id. */
+export interface TableRequests {
+  readonly table: string;
+  readonly keys: readonly RequestKey[];
 }
 
 /**
- * The versions written earlier with these request ids: full rows plus `request_id`. A
- * row-constructor IN list on the (uuid, column_name, request_id) key: one dive each.
+ * The versions written earlier with these request ids, in several tables at once: rows
+ * (`part`, the table's position; the stored columns plus `request_id`). A row-constructor IN
+ * list on the (uuid, column_name, request_id) key: one dive each.
  */
-export function writesByRequestId(table: string, keys: readonly RequestKey[]): Statement {
-  return statement(
-    `SELECT ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
-      WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
-    [keys.map(({ uuid, cell, requestId }) => [uuid, cell, requestId])],
+export function writesByRequestId(tables: readonly TableRequests[]): Statement {
+  return unionAll(
+    tables.map(({ table, keys }, part) =>
+      statement(
+        `SELECT ? AS \`part\`, ${CELL_COLUMNS}, \`request_id\` FROM \`${table}\`
+          WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN (?)`,
+        [part, keys.map(({ uuid, cell, requestId }) => [uuid, cell, requestId])],
+      ),
+    ),
   );
 }
 
@@ -89,8 +81,8 @@ export function insertCells(
 /**
  * The rows the INSERT just before it stored, in id order: their ids, and their created_at as
  * stored (the column's precision decides). They are the id range LAST_INSERT_ID() (the first
- * id of a multi-row INSERT) to LAST_INSERT_ID() + count - 1: no RETURNING, so that MySQL 8
- * works too. The caller checks that they are its rows (see {@link toInsertedCells}).
+ * id of a multi-row INSERT) to LAST_INSERT_ID() + count - 1, a primary-key range: no
+ * RETURNING, so that MySQL 8 works too. The caller checks that they are its rows.
  */
 export function readInserted(table: string, count: number): Statement {
   return statement(
@@ -100,14 +92,15 @@ export function readInserted(table: string, count: number): Statement {
   );
 }
 
-export function toInsertedCells(rows: readonly Row[]): InsertedCell[] {
-  return rows.map((row) => ({
+/** A row of {@link readInserted}. */
+export function toInsertedCell(row: Row): InsertedCell {
+  return {
     id: exactInteger(row.id as number | string),
     uuid: String(row.uuid),
     name: String(row.column_name),
     refKey: Number(row.ref_key),
     createdAt: toDate(row.created_at),
-  }));
+  };
 }
 
 /**

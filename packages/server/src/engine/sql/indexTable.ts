@@ -2,7 +2,7 @@
 // validated as identifiers when the model was defined; values are always placeholders.
 import type { IndexSpec } from '../model.js';
 import type { Row, SqlValue } from '../mysqlPool.js';
-import { type Statement, type StatementReader, statement } from './statement.js';
+import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
 
 export type IndexScalar = number | bigint | string;
 
@@ -29,19 +29,34 @@ function equalsAll(index: IndexSpec): string {
   return index.fields.map((field) => `\`${field.name}\` = ?`).join(' AND ');
 }
 
-/** The uuid the primary index maps these values to, if any. */
+/** A tuple of primary values to look up in one table. */
+export interface PrimaryLookup {
+  readonly table: string;
+  readonly index: IndexSpec;
+  readonly values: readonly IndexScalar[];
+}
+
+/**
+ * The uuid each tuple of primary values maps to, for many tuples of any tables of a partition
+ * in one statement: rows (`part`, the tuple's position; uuid), none for a tuple no record holds.
+ */
+export function primaryLookups(lookups: readonly PrimaryLookup[]): Statement {
+  return unionAll(
+    lookups.map(({ table, index, values }, part) =>
+      statement(
+        `SELECT ? AS \`part\`, \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} LIMIT 1`,
+        [part, ...(values as SqlValue[])],
+      ),
+    ),
+  );
+}
+
+/** The uuid the primary index maps one tuple of values to, if any. */
 export async function lookupPrimary(
   reader: StatementReader,
-  table: string,
-  index: IndexSpec,
-  values: readonly IndexScalar[],
+  lookup: PrimaryLookup,
 ): Promise<string | undefined> {
-  const [rows] = (await reader.read([
-    statement(
-      `SELECT \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} LIMIT 1`,
-      values as SqlValue[],
-    ),
-  ])) as Row[][];
+  const [rows] = (await reader.read([primaryLookups([lookup])])) as Row[][];
   return rows?.[0] ? String(rows[0].uuid) : undefined;
 }
 
@@ -57,7 +72,7 @@ const fieldNames = (index: IndexSpec) => index.fields.map((field) => field.name)
 /**
  * Inserts rows, skipping any whose key is already taken (INSERT IGNORE): a create's rows, in
  * the transaction that creates the record. Which rows went in is then read with
- * {@link primaryOwners} or {@link indexRowsPresent}. Callers pass rows in key order, so that
+ * {@link indexRowHolders}. Callers pass rows in key order, so that
  * transactions inserting the same keys lock them in the same order.
  */
 export function insertIndexRows(
@@ -71,37 +86,34 @@ export function insertIndexRows(
   );
 }
 
-/**
- * The record each of these tuples of primary values belongs to: rows (fields..., uuid). A
- * locking read, so that it sees a row another transaction committed while this one waited on
- * it, whatever this transaction's snapshot.
- */
-export function primaryOwners(
-  table: string,
-  index: IndexSpec,
-  tuples: readonly (readonly IndexScalar[])[],
-): Statement {
-  const fields = fieldNames(index);
-  return statement(
-    `SELECT ${columnList([...fields, 'uuid'])} FROM \`${table}\` WHERE (${columnList(fields)}) IN (?) LOCK IN SHARE MODE`,
-    [tuples.map((values) => [...values] as SqlValue[])],
-  );
+/** A row a create wrote with INSERT IGNORE, to check. */
+export interface IndexRowCheck extends IndexRow {
+  readonly table: string;
+  readonly index: IndexSpec;
+  readonly primary: boolean;
 }
 
 /**
- * Which of these rows the index holds: rows (uuid). A secondary index the Ruby gem created is
- * unique on its fields, so a row of another record with the same values keeps ours out. A
- * locking read, as primaryOwners.
+ * Who holds each row's values after the INSERT IGNOREs, in one statement: rows (`part`, the
+ * row's position; uuid). For a primary-index row, the record holding its values (this create's
+ * when its row went in). For a secondary-index row, the row itself when it went in, nothing
+ * when another record holds the values in a unique index (one the Ruby gem created). Locking
+ * reads, so that they see rows that other transactions committed while this one waited on
+ * them, whatever this transaction's snapshot.
  */
-export function indexRowsPresent(
-  table: string,
-  index: IndexSpec,
-  rows: readonly IndexRow[],
-): Statement {
-  const key = [...fieldNames(index), 'uuid'];
-  return statement(
-    `SELECT \`uuid\` FROM \`${table}\` WHERE (${columnList(key)}) IN (?) LOCK IN SHARE MODE`,
-    [rows.map((row) => [...row.values, row.uuid] as SqlValue[])],
+export function indexRowHolders(checks: readonly IndexRowCheck[]): Statement {
+  return unionAll(
+    checks.map(({ table, index, primary, values, uuid }, part) =>
+      primary
+        ? statement(
+            `SELECT ? AS \`part\`, \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} LIMIT 1 LOCK IN SHARE MODE`,
+            [part, ...(values as SqlValue[])],
+          )
+        : statement(
+            `SELECT ? AS \`part\`, \`uuid\` FROM \`${table}\` WHERE ${equalsAll(index)} AND \`uuid\` = ? LOCK IN SHARE MODE`,
+            [part, ...(values as SqlValue[]), uuid],
+          ),
+    ),
   );
 }
 

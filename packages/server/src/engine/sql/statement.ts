@@ -17,6 +17,18 @@ export const COMMIT = statement('COMMIT');
 export const ROLLBACK = statement('ROLLBACK');
 
 /**
+ * One statement answering the rows of every SELECT given, in order (UNION ALL): one parse and
+ * one result set for what would otherwise be many. The SELECTs must answer the same columns.
+ */
+export function unionAll(selects: readonly Statement[]): Statement {
+  if (selects.length === 1) return selects[0]!;
+  return statement(
+    selects.map(({ sql }) => `(${sql})`).join('\nUNION ALL '),
+    selects.flatMap(({ values }) => values),
+  );
+}
+
+/**
  * Runs read statements and answers one result per statement, as runTogether does. The reads
  * take this rather than a session, so that a partition can carry many callers' reads in one
  * round trip (readCoalescer.ts).

@@ -1,0 +1,69 @@
+// Keyed lookups that callers ask for in the same turn of the event loop are made together, with
+// one call of a batch function (as DataLoader does): concurrent GetCells, Where pages and Put
+// lookups on a partition share one SELECT instead of one each. A lone lookup waits for nothing
+// but the end of the current turn.
+
+interface PendingLoad<K, V> {
+  readonly keys: readonly K[];
+  resolve(found: Map<string, V>): void;
+  reject(error: unknown): void;
+}
+
+export class BatchLoader<K, V> {
+  private pending: PendingLoad<K, V>[] = [];
+  private scheduled = false;
+
+  /**
+   * `loadAll` looks up distinct keys and answers what it found, by `keyOf`; it is called with
+   * at most `maxKeys` keys (a larger turn is split into several calls, made in parallel).
+   */
+  constructor(
+    private readonly loadAll: (keys: readonly K[]) => Promise<Map<string, V>>,
+    private readonly keyOf: (key: K) => string,
+    private readonly maxKeys: number,
+  ) {}
+
+  /** What was found of `keys`, by `keyOf`; keys not found are absent. */
+  load(keys: readonly K[]): Promise<Map<string, V>> {
+    if (keys.length === 0) return Promise.resolve(new Map());
+    return new Promise((resolve, reject) => {
+      this.pending.push({ keys, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    const pending = this.pending;
+    this.pending = [];
+    const distinct = new Map<string, K>();
+    for (const { keys } of pending) {
+      for (const key of keys) distinct.set(this.keyOf(key), key);
+    }
+    const all = [...distinct.values()];
+    const chunks: K[][] = [];
+    for (let start = 0; start < all.length; start += this.maxKeys) {
+      chunks.push(all.slice(start, start + this.maxKeys));
+    }
+    let found: Map<string, V>;
+    try {
+      const answers = await Promise.all(chunks.map((chunk) => this.loadAll(chunk)));
+      found = new Map(answers.flatMap((answer) => [...answer]));
+    } catch (error) {
+      for (const load of pending) load.reject(error);
+      return;
+    }
+    for (const { keys, resolve } of pending) {
+      const mine = new Map<string, V>();
+      for (const key of keys) {
+        const id = this.keyOf(key);
+        const value = found.get(id);
+        if (value !== undefined) mine.set(id, value);
+      }
+      resolve(mine);
+    }
+  }
+}

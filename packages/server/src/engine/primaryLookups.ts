@@ -1,0 +1,44 @@
+// Put's first step, the lookup of its primary values: the lookups that puts make on one
+// partition in the same turn of the event loop (a PutMany, or puts arriving together) are made
+// with one SELECT (batchLoader.ts).
+import { BatchLoader } from './batchLoader.js';
+import type { PartitionSet } from './partitions.js';
+import type { Row } from './mysqlPool.js';
+import { type PrimaryLookup, primaryLookups } from './sql/indexTable.js';
+
+/** Lookups per SELECT at most; more in one turn are made with several. */
+const MAX_LOOKUPS_PER_READ = 1000;
+
+const lookupKey = ({ table, values }: PrimaryLookup) =>
+  `${table}/${JSON.stringify(values.map(String))}`;
+
+export class PrimaryLookups {
+  private readonly loaders: BatchLoader<PrimaryLookup, string>[];
+
+  constructor(private readonly partitions: PartitionSet) {
+    this.loaders = partitions.partitions.map(
+      (partition) =>
+        new BatchLoader<PrimaryLookup, string>(
+          (lookups) => this.readOn(partition.index, lookups),
+          lookupKey,
+          MAX_LOOKUPS_PER_READ,
+        ),
+    );
+  }
+
+  /** The uuid of the record the values belong to, if any. `partition` holds `lookup.table`. */
+  async find(partition: number, lookup: PrimaryLookup): Promise<string | undefined> {
+    const found = await this.loaders[partition]!.load([lookup]);
+    return found.get(lookupKey(lookup));
+  }
+
+  private async readOn(
+    partition: number,
+    lookups: readonly PrimaryLookup[],
+  ): Promise<Map<string, string>> {
+    const [rows = []] = (await this.partitions
+      .at(partition)
+      .read((reader) => reader.read([primaryLookups(lookups)]))) as Row[][];
+    return new Map(rows.map((row) => [lookupKey(lookups[Number(row.part)]!), String(row.uuid)]));
+  }
+}
