@@ -269,8 +269,8 @@ export class Model<S extends ModelSchema = ModelSchema> {
   }
 
   /**
-   * The latest version of many cells in one call (sends GetCells, read with one query per
-   * content shard): one entry per key, in order, undefined for a cell with no version (or a
+   * The latest version of many cells in one call (sends GetCells, read with one SELECT per
+   * partition): one entry per key, in order, undefined for a cell with no version (or a
    * record that does not exist). Up to 10000 keys per call; an empty list resolves to `[]`
    * without a call. Each cell is read, as a cell of its own record handle.
    *

@@ -21,7 +21,7 @@ export interface WhereOptions<S extends ModelSchema> extends CallOptions {
   /** Records fetched per call (one Where per page): 1 to 10000, default 1000. */
   readonly pageSize?: number;
   /**
-   * The cells to read with each record (in the same calls, one query per content shard);
+   * The cells to read with each record (in the same calls, one SELECT per partition);
    * the others are read on demand. Default `['base']`.
    */
   readonly cells?: readonly CellName<S>[];

@@ -1,5 +1,5 @@
 // Where: one index shard, typed conditions, keyset pages, and the cells of each page read with
-// one query per content shard.
+// one SELECT per partition.
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError, NotFoundError } from './errors.js';
 import { exactInteger } from './exactInteger.js';
