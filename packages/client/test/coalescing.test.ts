@@ -19,12 +19,7 @@ import {
   type WriteCellRequest,
   type WriteCellsRequest,
 } from '@shameless/proto';
-import {
-  createTestDatabases,
-  startTcpProxy,
-  type TcpProxy,
-  type TestDatabases,
-} from '@shameless/testkit';
+import { startTcpProxy, type TcpProxy } from '@shameless/testkit';
 import {
   CancelledError,
   ConflictError,
@@ -43,7 +38,7 @@ import {
   type TransportStats,
 } from '../src/index.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
-import { startServeProcess, type ServeProcess } from './support/serveProcess.js';
+import { startTwoServers, type TwoServers } from './support/serveProcess.js';
 import {
   RecordingTransport,
   rejection,
@@ -771,28 +766,19 @@ describe('coalescing', function () {
     const ROUNDS = 4;
     const KILL_IN_ROUND = 1;
 
-    let databases: TestDatabases;
-    const servers: ServeProcess[] = [];
+    let cluster: TwoServers;
     let store: Store | undefined;
 
     before(async () => {
-      databases = await createTestDatabases(2);
-      const args = [
-        ...databases.urls.flatMap((url) => ['--partition', url]),
-        ...['--shards-count', '4', '--pool-size', '8'],
-      ];
-      // One after the other: the first one lays out the fresh databases.
-      servers.push(await startServeProcess(args));
-      servers.push(await startServeProcess(args));
+      cluster = await startTwoServers();
     });
     after(async () => {
       await store?.close();
-      await Promise.all(servers.map((server) => server.kill('SIGKILL')));
-      await databases?.drop();
+      await cluster?.close();
     });
 
     it('is retried on the other server: every acknowledged write is stored exactly once', async () => {
-      const [victim, survivor] = servers as [ServeProcess, ServeProcess];
+      const [victim, survivor] = cluster.servers;
       // Batches of hundreds of creates take a while on a busy machine: a deadline to match.
       store = await connect({ endpoints: [victim.address, survivor.address], deadlineMs: 60_000 });
       const Rate = await store.defineModel(RATE_SCHEMA);

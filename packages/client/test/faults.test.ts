@@ -24,7 +24,7 @@ import {
   type TransportStats,
 } from '../src/index.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
-import { startServeProcess, type ServeProcess } from './support/serveProcess.js';
+import { startTwoServers, type TwoServers } from './support/serveProcess.js';
 import { rejection } from './support/storeFixture.js';
 
 type Rate = typeof RATE_SCHEMA;
@@ -38,28 +38,19 @@ describe('faults', function () {
     const KILL_AT_MS = 1500;
     const MAX_OPS = 4000;
 
-    let databases: TestDatabases;
-    const servers: ServeProcess[] = [];
+    let cluster: TwoServers;
     let store: Store | undefined;
 
     before(async () => {
-      databases = await createTestDatabases(2);
-      const args = [
-        ...databases.urls.flatMap((url) => ['--partition', url]),
-        ...['--shards-count', '4', '--pool-size', '8'],
-      ];
-      // One after the other: the first one lays out the fresh databases.
-      servers.push(await startServeProcess(args));
-      servers.push(await startServeProcess(args));
+      cluster = await startTwoServers();
     });
     after(async () => {
       await store?.close();
-      await Promise.all(servers.map((server) => server.kill('SIGKILL')));
-      await databases?.drop();
+      await cluster?.close();
     });
 
     it('no call fails, and every acknowledged write is stored exactly once', async () => {
-      const [victim, survivor] = servers as [ServeProcess, ServeProcess];
+      const [victim, survivor] = cluster.servers;
       // The SDK's defaults: 5 s deadline, 4 attempts, hedges after the p95, a 100-token budget;
       // single calls, many in flight at once (the 8 workers would otherwise move in step, one
       // batch call at a time; a batch cut off by a kill: coalescing.test.ts).
