@@ -19,6 +19,7 @@ import {
   modelChanges,
   modelTablesOn,
 } from './schemaPlan.js';
+import { isLockContention } from './sqlErrors.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
@@ -27,6 +28,8 @@ import {
   writeModelDefinition,
 } from './sql/storeTables.js';
 
+/** Definitions that lose a deadlock to another server's are made again this often at most. */
+const DEFINE_ATTEMPTS = 4;
 const DDL_CONCURRENCY_PER_PARTITION = 4;
 
 export class ModelRegistry {
@@ -100,8 +103,24 @@ export class ModelRegistry {
     return fresh;
   }
 
+  /**
+   * Defines a model (idempotent). Servers defining the same model at once can deadlock on the
+   * same rows (two first definitions both lock the missing row, then both insert it): the
+   * loser's whole definition is made again, a few times at most.
+   */
   async define(requested: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     const spec = normaliseModelSpec(requested, this.layout.namespace);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.defineOnce(spec);
+      } catch (error) {
+        if (attempt >= DEFINE_ATTEMPTS || !isLockContention(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
+    }
+  }
+
+  private async defineOnce(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     await this.refresh();
     const stored = this.models.get(spec.name);
     if (stored) {

@@ -61,6 +61,18 @@ export function isAlreadyAltered(error: unknown): boolean {
   return code === 'ER_DUP_FIELDNAME' || code === 'ER_DUP_KEYNAME';
 }
 
+/**
+ * True when the error (or the error it was translated from) says that concurrent transactions
+ * got in each other's way: a deadlock or a lock wait that timed out. Repeating the work may
+ * succeed.
+ */
+export function isLockContention(error: unknown): boolean {
+  const code = asDriverError(error)?.code;
+  if (code !== undefined && TRANSIENT_CODES.has(code)) return true;
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause !== undefined && cause !== error && isLockContention(cause);
+}
+
 /** True when InnoDB chose this transaction as a deadlock victim and rolled it back. */
 export function isDeadlock(error: unknown): boolean {
   return asDriverError(error)?.code === 'ER_LOCK_DEADLOCK';
