@@ -8,11 +8,11 @@ import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
-import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
+import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import type { PartitionSet } from './partitions.js';
 import { PrimaryLookups } from './primaryLookups.js';
-import { PutOperation, type PutResult } from './putOperation.js';
+import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
 import { LatestCells, cellKeyOf } from './latestCells.js';
@@ -126,7 +126,7 @@ export class Engine {
   async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
-    return this.puts.put(model, values, requestId);
+    return this.puts.put(this.puts.prepare(model, values), requestId);
   }
 
   /**
@@ -137,17 +137,14 @@ export class Engine {
    */
   async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
     requireBatchSize(inputs.length, 'puts', MAX_PUT_BATCH);
-    const models: CompiledModel[] = [];
+    const puts: PreparedPut[] = [];
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      this.puts.check(model, input.values, `puts[${i}].values`);
-      models.push(model);
+      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`));
     }
     const settled = await Promise.allSettled(
-      inputs.map((input, i) =>
-        this.puts.put(models[i]!, input.values, input.requestId, `puts[${i}].values`),
-      ),
+      puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
     );
     return settled.map((result): PutOutcome => {
       if (result.status === 'fulfilled') return { ok: true, ...result.value };

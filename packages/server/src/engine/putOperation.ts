@@ -21,7 +21,12 @@ import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
-import { deleteIndexRows, indexRowHolders, insertIndexRows } from './sql/indexTable.js';
+import {
+  type PrimaryLookup,
+  deleteIndexRows,
+  indexRowHolders,
+  insertIndexRows,
+} from './sql/indexTable.js';
 import { COMMIT, START_TRANSACTION, runTogether } from './sql/statement.js';
 import { PRIMARY_INDEX } from './tableNames.js';
 import { type IndexRowWrite, uniqueIndexCollision } from './writeItems.js';
@@ -38,6 +43,24 @@ export interface PutResult {
  */
 const ATTEMPTS = 3;
 
+/** The primary-index row a put looks up: its values, shard and table. */
+interface PrimaryRow extends PrimaryLookup {
+  readonly shard: number;
+}
+
+/** A put whose values were checked and read (see {@link PutOperation.prepare}). */
+export interface PreparedPut {
+  readonly model: CompiledModel;
+  /** The values as sent: base version 0 of a create. */
+  readonly bytes: Buffer;
+  readonly values: Body;
+  readonly field: string;
+  readonly primary: PrimaryRow;
+}
+
+/** A record's row in an index, and the partition that index row lives on. */
+type PlacedRow = IndexRowWrite & { readonly partition: number };
+
 export class PutOperation {
   constructor(
     private readonly layout: StoreLayout,
@@ -46,21 +69,23 @@ export class PutOperation {
     private readonly lookups: PrimaryLookups,
   ) {}
 
-  /** Checks a put's values as put() does, without writing anything. */
-  check(model: CompiledModel, valuesBytes: Buffer, field: string): void {
+  /**
+   * A put's values checked and read, before anything is written. `field` names the values in
+   * errors: `values`, or `puts[3].values` in a batch.
+   */
+  prepare(model: CompiledModel, valuesBytes: Buffer, field = 'values'): PreparedPut {
     const values = parseBody(valuesBytes, field);
-    indexValuesFrom(model.primaryIndex, values, field);
+    return {
+      model,
+      bytes: valuesBytes,
+      values,
+      field,
+      primary: this.primaryRow(model, values, field),
+    };
   }
 
-  /** `field` names the values in errors: `values`, or `puts[3].values` in a batch. */
-  async put(
-    model: CompiledModel,
-    valuesBytes: Buffer,
-    requestId: string,
-    field = 'values',
-  ): Promise<PutResult> {
-    const values = parseBody(valuesBytes, field);
-    const primary = this.primaryRow(model, values, field);
+  async put(put: PreparedPut, requestId: string): Promise<PutResult> {
+    const { model, values, field, primary } = put;
     const partition = this.partitions.forShard(primary.shard);
 
     for (let attempt = 1; ; attempt++) {
@@ -68,7 +93,7 @@ export class PutOperation {
       if (owner === undefined) {
         // Every index value is checked before anything is written.
         const rows = this.indexRowsOf(model, values, field);
-        const created = await this.create(model, valuesBytes, requestId, rows);
+        const created = await this.create(model, put.bytes, requestId, rows);
         if (created.kind === 'created') return created.result;
         owner = created.owner;
       }
@@ -83,7 +108,7 @@ export class PutOperation {
     }
   }
 
-  private primaryRow(model: CompiledModel, values: Body, field: string) {
+  private primaryRow(model: CompiledModel, values: Body, field: string): PrimaryRow {
     const index = model.primaryIndex;
     const rowValues = indexValuesFrom(index, values, field);
     const shard = this.layout.findShard(shardOnValue(index, rowValues));
@@ -95,8 +120,8 @@ export class PutOperation {
     };
   }
 
-  /** The record's row in every index, the primary one first, with the shard of each. */
-  private indexRowsOf(model: CompiledModel, values: Body, field: string) {
+  /** The record's row in every index, the primary one first, with the partition of each. */
+  private indexRowsOf(model: CompiledModel, values: Body, field: string): PlacedRow[] {
     return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) => {
       const rowValues = indexValuesFrom(index, values, field);
       const shard = this.layout.findShard(shardOnValue(index, rowValues));
@@ -114,7 +139,7 @@ export class PutOperation {
     model: CompiledModel,
     body: Buffer,
     requestId: string,
-    rows: (IndexRowWrite & { partition: number })[],
+    rows: readonly PlacedRow[],
   ): Promise<{ kind: 'created'; result: PutResult } | { kind: 'taken'; owner: string }> {
     const home = rows[0]!.partition;
     const uuid = this.uuidOnPartition(home);
@@ -127,12 +152,7 @@ export class PutOperation {
     });
     if (outcome.status === 'taken') return { kind: 'taken', owner: outcome.owner };
     if (outcome.status === 'refused') throw outcome.error;
-    await this.writeRemoteRows(
-      model.name,
-      uuid,
-      rows.filter((row) => row.partition !== home),
-      rows.filter((row) => row.partition === home),
-    );
+    await this.writeRemoteRows(model.name, uuid, rows, home);
     return { kind: 'created', result: { uuid, base: outcome.cell, created: true } };
   }
 
@@ -161,28 +181,29 @@ export class PutOperation {
     if (created) {
       // A retried create: finish what a crash may have interrupted.
       const rows = this.indexRowsOf(model, values, field);
-      const home = this.layout.partitionOf(appended.cell.shard);
       await this.writeRemoteRows(
         model.name,
         uuid,
-        rows.filter((row) => row.partition !== home),
-        rows.filter((row) => row.partition === home),
+        rows,
+        this.layout.partitionOf(appended.cell.shard),
       );
     }
     return { uuid, base: appended.cell, created };
   }
 
   /**
-   * Writes a new record's rows in the secondary indices of other partitions. When a gem-made
-   * unique index holds one of them for another record, the record is taken out of every index
-   * again (its base cell stays, unreachable, in the shard log) and the put is refused.
+   * Writes a new record's rows in the indices that live on other partitions than `home`, where
+   * its create committed the others. When a gem-made unique index holds one of them for another
+   * record, the record is taken out of every index again (its base cell stays, unreachable, in
+   * the shard log) and the put is refused.
    */
   private async writeRemoteRows(
     model: string,
     uuid: string,
-    remote: readonly (IndexRowWrite & { partition: number })[],
-    home: readonly (IndexRowWrite & { partition: number })[],
+    rows: readonly PlacedRow[],
+    home: number,
   ): Promise<void> {
+    const remote = rows.filter((row) => row.partition !== home);
     if (remote.length === 0) return;
     const collisions = await Promise.all(
       remote.map(async (row) => {
@@ -198,9 +219,11 @@ export class PutOperation {
     );
     const collided = collisions.find((row) => row !== undefined);
     if (!collided) return;
-    const byPartition = new Map<number, IndexRowWrite[]>();
-    for (const row of [...home, ...remote]) {
-      byPartition.set(row.partition, [...(byPartition.get(row.partition) ?? []), row]);
+    const byPartition = new Map<number, PlacedRow[]>();
+    for (const row of rows) {
+      const list = byPartition.get(row.partition);
+      if (list) list.push(row);
+      else byPartition.set(row.partition, [row]);
     }
     await Promise.all(
       [...byPartition].map(([partition, rows]) =>
