@@ -78,10 +78,6 @@ export function isDeadlock(error: unknown): boolean {
   return asDriverError(error)?.code === 'ER_LOCK_DEADLOCK';
 }
 
-export function isMissingTable(error: unknown): boolean {
-  return asDriverError(error)?.code === 'ER_NO_SUCH_TABLE';
-}
-
 /** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
 export function translateSqlError(error: unknown, partition: number): unknown {
   if (isConnectionError(error)) {

@@ -171,15 +171,18 @@ export function toOperator(op: Operator): EngineOperator | 'unspecified' {
   return OPERATORS[op] ?? 'unspecified';
 }
 
-/** A Where request, or one query of WhereMany. */
-export function toWhereInput(request: WhereRequest): WhereInput {
+/** A Where request, or one query of WhereMany at `position` (`queries[2]`). */
+export function toWhereInput(request: WhereRequest, position?: string): WhereInput {
+  const field = (name: string) => (position === undefined ? name : `${position}.${name}`);
   return {
     model: request.model,
     index: request.index,
     conditions: request.conditions.map((condition, i) => ({
       field: condition.field,
       op: toOperator(condition.op),
-      values: condition.values.map((value, j) => toScalar(value, `conditions[${i}].values[${j}]`)),
+      values: condition.values.map((value, j) =>
+        toScalar(value, field(`conditions[${i}].values[${j}]`)),
+      ),
     })),
     cells: request.cells,
     descending: request.order === SortOrder.SORT_ORDER_DESC,

@@ -113,15 +113,9 @@ export function createStoreService(
     ),
 
     whereMany: unaryHandler('WhereMany', logger, async (request) => {
-      const inputs = request.queries.map((query, i) => {
-        try {
-          return toWhereInput(query);
-        } catch (error) {
-          if (!(error instanceof InvalidArgumentError)) throw error;
-          throw new InvalidArgumentError(`queries[${i}].${error.field}`, error.reason);
-        }
-      });
-      const pages = await engine.whereMany(inputs);
+      const pages = await engine.whereMany(
+        request.queries.map((query, i) => toWhereInput(query, `queries[${i}]`)),
+      );
       return {
         pages: pages.map((page) => ({
           records: page.records.map(toRecord),

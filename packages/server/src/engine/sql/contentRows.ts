@@ -21,12 +21,6 @@ export interface CellKey {
   cell: string;
 }
 
-/** Every named cell of every listed record: the cross product of `uuids` and `cells`. */
-export interface CellGrid {
-  uuids: readonly string[];
-  cells: readonly string[];
-}
-
 /** An earlier write to a cell, looked up by its request id. */
 export interface RequestKey extends CellKey {
   requestId: string;
