@@ -1,21 +1,11 @@
-// Adapters from grpc-js handler signatures to async functions, with errors mapped once and
-// server streams that honour backpressure and cancellation.
+// Adapters from grpc-js handler signatures to async functions: each call gets its context, runs
+// through the middleware chain, and has its errors mapped once; server streams honour
+// backpressure and cancellation.
 import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
 import type { Logger } from '../engine/logger.js';
+import type { CallContext, CallKind } from './callContext.js';
+import type { ServerMiddleware } from './middleware.js';
 import { toServiceError } from './statusMapping.js';
-
-export function unaryHandler<Req, Res>(
-  method: string,
-  logger: Logger,
-  handle: (request: Req) => Promise<Res>,
-) {
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-    handle(call.request).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback(toServiceError(error, method, logger)),
-    );
-  };
-}
 
 /** Every open server stream, so that shutdown can end them (a follow stream never ends by itself). */
 export class OpenStreams {
@@ -40,32 +30,100 @@ export class OpenStreams {
   }
 }
 
-export function serverStreamHandler<Req, Res>(
-  method: string,
+export interface HandlerFactory {
+  unary<Req, Res>(
+    method: string,
+    handle: (request: Req, context: CallContext) => Promise<Res>,
+  ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void;
+  serverStream<Req, Res>(
+    method: string,
+    produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
+  ): (call: ServerWritableStream<Req, Res>) => void;
+}
+
+export function createHandlerFactory(
   logger: Logger,
   streams: OpenStreams,
-  produce: (request: Req, signal: AbortSignal) => AsyncIterable<Res>,
-) {
-  return (call: ServerWritableStream<Req, Res>) => {
-    const controller = streams.open();
-    const onCancelled = () => controller.abort();
-    call.on('cancelled', onCancelled);
-    void (async () => {
-      try {
-        for await (const message of produce(call.request, controller.signal)) {
-          if (controller.signal.aborted) break;
-          if (!call.write(message)) await drained(call, controller.signal);
-        }
-        if (!call.cancelled) call.end();
-      } catch (error) {
-        // grpc-js turns an 'error' event into the call's final status.
-        if (!call.cancelled) call.emit('error', toServiceError(error, method, logger));
-      } finally {
-        call.off('cancelled', onCancelled);
-        streams.close(controller);
-      }
-    })();
+  middleware: ServerMiddleware,
+): HandlerFactory {
+  return {
+    unary<Req, Res>(method: string, handle: (request: Req, context: CallContext) => Promise<Res>) {
+      const asStream = async function* (request: Req, context: CallContext) {
+        yield await handle(request, context);
+      };
+      return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+        const controller = new AbortController();
+        const onCancelled = () => controller.abort();
+        call.once('cancelled', onCancelled);
+        const context = callContext(call, method, 'unary', controller.signal);
+        single(middleware(call.request, context, asStream)).then(
+          (response) => {
+            call.off('cancelled', onCancelled);
+            callback(null, response);
+          },
+          (error: unknown) => {
+            call.off('cancelled', onCancelled);
+            callback(toServiceError(error, method, logger));
+          },
+        );
+      };
+    },
+
+    serverStream<Req, Res>(
+      method: string,
+      produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
+    ) {
+      return (call: ServerWritableStream<Req, Res>) => {
+        const controller = streams.open();
+        const onCancelled = () => controller.abort();
+        call.on('cancelled', onCancelled);
+        const context = callContext(call, method, 'serverStream', controller.signal);
+        void (async () => {
+          try {
+            for await (const message of middleware(call.request, context, produce)) {
+              if (controller.signal.aborted) break;
+              if (!call.write(message)) await drained(call, controller.signal);
+            }
+            if (!call.cancelled) call.end();
+          } catch (error) {
+            // grpc-js turns an 'error' event into the call's final status.
+            if (!call.cancelled) call.emit('error', toServiceError(error, method, logger));
+          } finally {
+            call.off('cancelled', onCancelled);
+            streams.close(controller);
+          }
+        })();
+      };
+    },
   };
+}
+
+function callContext(
+  call: ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>,
+  method: string,
+  kind: CallKind,
+  signal: AbortSignal,
+): CallContext {
+  const deadline = call.getDeadline();
+  return {
+    method,
+    kind,
+    metadata: call.metadata,
+    peer: call.getPeer(),
+    deadline: typeof deadline === 'number' ? deadline : deadline.getTime(),
+    signal,
+  };
+}
+
+/** The one message of a unary call's chain; a chain that yields none or more is a bug. */
+async function single<Res>(messages: AsyncIterable<Res>): Promise<Res> {
+  let response: { value: Res } | undefined;
+  for await (const message of messages) {
+    if (response) throw new Error('a unary handler answered more than once');
+    response = { value: message };
+  }
+  if (!response) throw new Error('a unary handler answered nothing');
+  return response.value;
 }
 
 function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {

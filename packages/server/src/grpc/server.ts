@@ -4,7 +4,8 @@ import { StoreService } from '@shameless/proto';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
-import { OpenStreams } from './handlers.js';
+import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { composeMiddleware, type ServerMiddleware } from './middleware.js';
 import { createStoreService } from './storeService.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
@@ -13,6 +14,8 @@ export interface ServerOptions {
   /** host:port; port 0 picks a free one. */
   listen: string;
   maxMessageBytes: number;
+  /** Layers every Store call passes through, outermost first. Health is outside the chain. */
+  middleware?: readonly ServerMiddleware[];
 }
 
 export interface RunningServer {
@@ -37,7 +40,12 @@ export async function startServer(
     'grpc.keepalive_permit_without_calls': 1,
   });
   const streams = new OpenStreams();
-  server.addService(StoreService, createStoreService(engine, logger, streams));
+  const handlers = createHandlerFactory(
+    logger,
+    streams,
+    composeMiddleware(options.middleware ?? []),
+  );
+  server.addService(StoreService, createStoreService(engine, handlers));
   const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
 

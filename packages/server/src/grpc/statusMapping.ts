@@ -4,6 +4,7 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { EngineError, InvalidArgumentError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
+import { StatusError } from './statusError.js';
 
 const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   invalid_argument: status.INVALID_ARGUMENT,
@@ -16,6 +17,13 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   internal: status.INTERNAL,
 };
 
+/** The status a call answered with this error ends with, for layers that count or log outcomes. */
+export function statusOfError(error: unknown): status {
+  if (error instanceof StatusError) return error.code;
+  if (error instanceof EngineError) return statusOf(error);
+  return status.INTERNAL;
+}
+
 /** The status of an engine error: of a call, or of one write of a batch (WriteError.code). */
 export function statusOf(error: EngineError): status {
   return STATUS_OF_KIND[error.kind];
@@ -26,6 +34,7 @@ export function toServiceError(
   method: string,
   logger: Logger,
 ): Partial<ServiceError> {
+  if (error instanceof StatusError) return { code: error.code, details: error.details };
   if (error instanceof EngineError && error.kind !== 'internal') {
     const metadata = new Metadata();
     if (error instanceof InvalidArgumentError) metadata.set('shameless-field', error.field);

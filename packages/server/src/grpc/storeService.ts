@@ -4,8 +4,7 @@ import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto'
 import type { Engine } from '../engine/engine.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import { exactInteger } from '../engine/exactInteger.js';
-import type { Logger } from '../engine/logger.js';
-import { type OpenStreams, serverStreamHandler, unaryHandler } from './handlers.js';
+import type { HandlerFactory } from './handlers.js';
 import {
   fromWireCursors,
   toCell,
@@ -24,18 +23,14 @@ import {
 // delivering early.
 const WHERE_RECORDS_PER_MESSAGE = 100;
 
-export function createStoreService(
-  engine: Engine,
-  logger: Logger,
-  streams: OpenStreams,
-): StoreServer {
+export function createStoreService(engine: Engine, handlers: HandlerFactory): StoreServer {
   return {
-    defineModel: unaryHandler('DefineModel', logger, async (request) => {
+    defineModel: handlers.unary('DefineModel', async (request) => {
       const { model, changed } = await engine.defineModel(toModelSpec(request.model));
       return { model: toModelDefinition(model), changed };
     }),
 
-    describeStore: unaryHandler('DescribeStore', logger, async () => {
+    describeStore: handlers.unary('DescribeStore', async () => {
       const description = await engine.describe();
       return {
         namespace: description.namespace,
@@ -45,7 +40,7 @@ export function createStoreService(
       };
     }),
 
-    findShard: unaryHandler('FindShard', logger, async (request) => {
+    findShard: handlers.unary('FindShard', async (request) => {
       switch (request.key?.$case) {
         case 'value':
           return engine.findShard({ value: request.key.value });
@@ -56,63 +51,58 @@ export function createStoreService(
       }
     }),
 
-    put: unaryHandler('Put', logger, async (request) => {
+    put: handlers.unary('Put', async (request) => {
       const result = await engine.put(request.model, request.values, request.requestId);
       return { uuid: result.uuid, base: toCell(result.base), created: result.created };
     }),
 
-    putMany: unaryHandler('PutMany', logger, async (request) => {
+    putMany: handlers.unary('PutMany', async (request) => {
       const outcomes = await engine.putMany(request.puts);
       return { results: outcomes.map(toPutResult) };
     }),
 
-    writeCell: unaryHandler('WriteCell', logger, async (request) => {
+    writeCell: handlers.unary('WriteCell', async (request) => {
       const result = await engine.writeCell(toWriteCellInput(request));
       return { cell: toCell(result.cell), replayed: result.replayed };
     }),
 
-    writeCells: unaryHandler('WriteCells', logger, async (request) => {
+    writeCells: handlers.unary('WriteCells', async (request) => {
       const outcomes = await engine.writeCells(
         request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
       );
       return { results: outcomes.map(toWriteCellResult) };
     }),
 
-    getCell: unaryHandler('GetCell', logger, async (request) => {
+    getCell: handlers.unary('GetCell', async (request) => {
       const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
       return { cell: toCell(cell) };
     }),
 
-    getCells: unaryHandler('GetCells', logger, async (request) => {
+    getCells: handlers.unary('GetCells', async (request) => {
       const cells = await engine.getCells(request.model, request.keys);
       return { results: cells.map((cell) => ({ cell: cell && toCell(cell) })) };
     }),
 
-    previous: unaryHandler('Previous', logger, async (request) => {
+    previous: handlers.unary('Previous', async (request) => {
       const cell = await engine.previous(request.model, request.uuid, request.cell, request.refKey);
       return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
     }),
 
-    where: serverStreamHandler(
-      'Where',
-      logger,
-      streams,
-      async function* (request): AsyncGenerator<WhereResponse> {
-        const page = await engine.where(toWhereInput(request));
-        const records = page.records.map(toRecord);
-        for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
-          const end = start + WHERE_RECORDS_PER_MESSAGE;
-          yield {
-            records: records.slice(start, end),
-            nextPageToken: end >= records.length ? page.nextPageToken : '',
-          };
-        }
-        if (records.length === 0 && page.nextPageToken)
-          yield { records: [], nextPageToken: page.nextPageToken };
-      },
-    ),
+    where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
+      const page = await engine.where(toWhereInput(request));
+      const records = page.records.map(toRecord);
+      for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
+        const end = start + WHERE_RECORDS_PER_MESSAGE;
+        yield {
+          records: records.slice(start, end),
+          nextPageToken: end >= records.length ? page.nextPageToken : '',
+        };
+      }
+      if (records.length === 0 && page.nextPageToken)
+        yield { records: [], nextPageToken: page.nextPageToken };
+    }),
 
-    whereMany: unaryHandler('WhereMany', logger, async (request) => {
+    whereMany: handlers.unary('WhereMany', async (request) => {
       const pages = await engine.whereMany(
         request.queries.map((query, i) => toWhereInput(query, `queries[${i}]`)),
       );
@@ -124,7 +114,7 @@ export function createStoreService(
       };
     }),
 
-    fetchLatestCells: unaryHandler('FetchLatestCells', logger, async (request) => {
+    fetchLatestCells: handlers.unary('FetchLatestCells', async (request) => {
       const page = await engine.fetchLatestCells(
         request.model,
         request.shard,
@@ -138,11 +128,9 @@ export function createStoreService(
       };
     }),
 
-    each: serverStreamHandler(
+    each: handlers.serverStream(
       'Each',
-      logger,
-      streams,
-      async function* (request, signal): AsyncGenerator<EachResponse> {
+      async function* (request, { signal }): AsyncGenerator<EachResponse> {
         const events = await engine.each(
           request.model,
           {

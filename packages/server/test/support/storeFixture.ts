@@ -7,6 +7,7 @@ import { openStore } from '../../src/engine/openStore.js';
 import { type Logger, silentLogger } from '../../src/engine/logger.js';
 import type { CreatedAtKind } from '../../src/engine/sql/contentRows.js';
 import type { Engine } from '../../src/engine/engine.js';
+import type { ServerMiddleware } from '../../src/grpc/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type StoreApi, connectStore } from './grpcCalls.js';
 
@@ -29,6 +30,8 @@ export interface FixtureOptions {
   createdAt?: CreatedAtKind;
   /** The engine's logger; silent by default. */
   logger?: Logger;
+  /** The server's middleware chain, outermost first. */
+  middleware?: readonly ServerMiddleware[];
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -51,7 +54,11 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   );
   const server = await startServer(
     engine,
-    { listen: '127.0.0.1:0', maxMessageBytes: 16 * 1024 * 1024 },
+    {
+      listen: '127.0.0.1:0',
+      maxMessageBytes: 16 * 1024 * 1024,
+      middleware: options.middleware,
+    },
     silentLogger,
   );
   const address = `127.0.0.1:${server.port}`;

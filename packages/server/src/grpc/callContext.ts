@@ -1,0 +1,19 @@
+// What a middleware layer may know about a call besides its request: which RPC, who called, with
+// what metadata, until when, and a signal that fires when the caller goes away or the server stops.
+import type { Metadata } from '@grpc/grpc-js';
+
+export type CallKind = 'unary' | 'serverStream';
+
+export interface CallContext {
+  /** The RPC's name as the proto spells it, e.g. `GetCell`. */
+  readonly method: string;
+  readonly kind: CallKind;
+  /** Request metadata (headers). */
+  readonly metadata: Metadata;
+  /** The caller's address, as grpc-js reports it (`ipv4:127.0.0.1:51234`). */
+  readonly peer: string;
+  /** Milliseconds since the epoch by which the caller wants an answer; Infinity when none. */
+  readonly deadline: number;
+  /** Aborted when the caller cancels or its deadline passes, or when the server shuts down. */
+  readonly signal: AbortSignal;
+}
