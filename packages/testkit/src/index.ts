@@ -19,3 +19,4 @@ export {
   type TestDatabases,
 } from './testDatabase.js';
 export { startListeningProcess, type ListeningProcess } from './listeningProcess.js';
+export { makeTestCertificates, type TestCertificates } from './certificates.js';
