@@ -113,17 +113,17 @@ describe('security: TLS and mutual TLS', function () {
       writeFileSync(garbage, 'not a certificate\n');
       expect(
         credentialsError({ certFile: garbage, keyFile: certs.paths.serverKey }).message,
-      ).to.match(/garbage\.pem does not hold a valid PEM certificate/);
+      ).to.match(/garbage\.pem \(--tls-cert\) does not hold a valid PEM certificate/);
       expect(
         credentialsError({ certFile: certs.paths.serverCert, keyFile: garbage }).message,
-      ).to.match(/garbage\.pem does not hold a valid PEM private key/);
+      ).to.match(/garbage\.pem \(--tls-key\) does not hold a valid PEM private key/);
       expect(
         credentialsError({
           certFile: certs.paths.serverCert,
           keyFile: certs.paths.serverKey,
           clientCaFile: garbage,
         }).message,
-      ).to.match(/--tls-client-ca.*garbage\.pem/);
+      ).to.match(/client CA certificate file .*garbage\.pem \(--tls-client-ca\)/);
     });
 
     it('refuses a key that does not belong to the certificate', () => {

@@ -42,27 +42,30 @@ export function tlsFilesOf(settings: {
   return { certFile: tlsCert, keyFile: tlsKey, clientCaFile: tlsClientCa || undefined };
 }
 
+/** Each PEM file as the messages name it. */
+const PEM_FILES = {
+  cert: { what: 'certificate', flag: '--tls-cert' },
+  key: { what: 'private key', flag: '--tls-key' },
+  clientCa: { what: 'client CA certificate', flag: '--tls-client-ca' },
+} as const;
+type PemFile = (typeof PEM_FILES)[keyof typeof PEM_FILES];
+
 export function serverCredentials(tls: TlsFiles | undefined): ServerCredentials {
   if (!tls) return ServerCredentials.createInsecure();
-  const cert = readPem(tls.certFile, 'certificate (--tls-cert)');
-  const key = readPem(tls.keyFile, 'private key (--tls-key)');
-  const certificate = parse(
-    tls.certFile,
-    'certificate (--tls-cert)',
-    () => new X509Certificate(cert),
-  );
-  const privateKey = parse(tls.keyFile, 'private key (--tls-key)', () => createPrivateKey(key));
+  const cert = readPem(tls.certFile, PEM_FILES.cert);
+  const key = readPem(tls.keyFile, PEM_FILES.key);
+  const certificate = parsePem(tls.certFile, PEM_FILES.cert, () => new X509Certificate(cert));
+  const privateKey = parsePem(tls.keyFile, PEM_FILES.key, () => createPrivateKey(key));
   if (!certificate.checkPrivateKey(privateKey)) {
     throw new TlsConfigError(
       `the private key ${tls.keyFile} does not belong to the certificate ${tls.certFile}; ` +
         'give the key the certificate was issued for',
     );
   }
-  let clientCa: Buffer | null = null;
-  if (tls.clientCaFile) {
-    const caFile = tls.clientCaFile;
-    clientCa = readPem(caFile, 'client CA (--tls-client-ca)');
-    parse(caFile, 'client CA (--tls-client-ca)', () => new X509Certificate(clientCa!));
+  const clientCaFile = tls.clientCaFile;
+  const clientCa = clientCaFile ? readPem(clientCaFile, PEM_FILES.clientCa) : null;
+  if (clientCaFile && clientCa) {
+    parsePem(clientCaFile, PEM_FILES.clientCa, () => new X509Certificate(clientCa));
   }
   return ServerCredentials.createSsl(
     clientCa,
@@ -71,23 +74,23 @@ export function serverCredentials(tls: TlsFiles | undefined): ServerCredentials 
   );
 }
 
-function readPem(file: string, what: string): Buffer {
+function readPem(file: string, pem: PemFile): Buffer {
   try {
     return readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new TlsConfigError(
-      `cannot read the TLS ${what} file ${file} (${code}); check the path and that this user may read it`,
+      `cannot read the TLS ${pem.what} file ${file} (${pem.flag}: ${code}); check the path and that this user may read it`,
     );
   }
 }
 
-function parse<T>(file: string, what: string, parser: () => T): T {
+function parsePem<T>(file: string, pem: PemFile, parse: () => T): T {
   try {
-    return parser();
+    return parse();
   } catch {
     throw new TlsConfigError(
-      `the TLS ${what} file ${file} does not hold a valid PEM ${what.split(' (')[0]}; ` +
+      `the TLS ${pem.what} file ${file} (${pem.flag}) does not hold a valid PEM ${pem.what}; ` +
         'give a PEM file ("-----BEGIN ...-----"), e.g. one made with openssl',
     );
   }
