@@ -139,35 +139,27 @@ describe('security: the serve process', function () {
     expect(refused.output).not.to.match(/\n\s+at /);
   });
 
-  it('serves unprotected on a non-loopback address with --insecure, warning once', async () => {
-    const server = await startServerProcess([
-      ...storeArgs(),
-      '--listen',
-      '0.0.0.0:0',
-      '--insecure',
-    ]);
-    try {
-      const port = server.address.split(':').pop();
-      const api = connectStore(`127.0.0.1:${port}`);
-      expect((await api.describeStore({})).shardsCount).to.equal(4);
-      api.close();
-      expect(occurrences(server.output(), UNPROTECTED_WARNING)).to.equal(1);
-    } finally {
-      await server.kill('SIGTERM');
-    }
-  });
-
-  it('serves unprotected on loopback by default, warning once', async () => {
-    const server = await startServerProcess(storeArgs());
-    try {
-      const api = connectStore(server.address);
-      expect((await api.describeStore({})).shardsCount).to.equal(4);
-      api.close();
-      expect(occurrences(server.output(), UNPROTECTED_WARNING)).to.equal(1);
-    } finally {
-      await server.kill('SIGTERM');
-    }
-  });
+  const unprotected = [
+    {
+      where: 'on a non-loopback address with --insecure',
+      args: ['--listen', '0.0.0.0:0', '--insecure'],
+    },
+    { where: 'on loopback by default', args: [] },
+  ];
+  for (const { where, args } of unprotected) {
+    it(`serves unprotected ${where}, warning once`, async () => {
+      const server = await startServerProcess([...storeArgs(), ...args]);
+      try {
+        const port = server.address.split(':').pop();
+        const api = connectStore(`127.0.0.1:${port}`);
+        expect((await api.describeStore({})).shardsCount).to.equal(4);
+        api.close();
+        expect(occurrences(server.output(), UNPROTECTED_WARNING)).to.equal(1);
+      } finally {
+        await server.kill('SIGTERM');
+      }
+    });
+  }
 
   it('refuses to start with an unusable certificate or tokens file, naming it', async () => {
     const missingCert = join(dir, 'no-such-cert.pem');
