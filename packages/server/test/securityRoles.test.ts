@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
+import { service as healthService } from 'grpc-health-check';
 import { authorization } from '../src/grpc/authorization.js';
 import { METHOD_ROLES, type Role, roleNeeded } from '../src/grpc/methodRoles.js';
 import { TokenSet, TokensFileError } from '../src/grpc/tokens.js';
@@ -185,6 +186,22 @@ describe('security: role tokens', function () {
       } finally {
         for (const api of [asReader, asWriter, asAdmin]) api.close();
       }
+    });
+
+    it('keeps grpc.health.v1.Health open to callers without a token', async () => {
+      const check = healthService.Check!;
+      const response = await new Promise<{ status: unknown }>((resolve, reject) =>
+        store.api.client.makeUnaryRequest(
+          check.path,
+          check.requestSerialize,
+          check.responseDeserialize,
+          { service: 'shameless.v1.Store' },
+          new Metadata(),
+          { deadline: Date.now() + 15_000 },
+          (error, value) => (error ? reject(error) : resolve(value as { status: unknown })),
+        ),
+      );
+      expect(response.status).to.equal('SERVING');
     });
 
     it('takes the scheme in any case, and only one authorization value', async () => {
