@@ -8,6 +8,7 @@ import type { Settings } from './settings.js';
 export async function serve(settings: Settings): Promise<void> {
   const logger = createLogger(settings.logLevel);
   const security = serverSecurity(settings);
+  security.reloadTokensOnHangup(logger);
   const engine = await openStore(
     {
       namespace: settings.namespace,
@@ -37,7 +38,6 @@ export async function serve(settings: Settings): Promise<void> {
     },
     logger,
   );
-  security.reloadTokensOnHangup(logger);
   security.logProtection(logger);
   const host = settings.listen.replace(/:\d+$/, '');
   // Tests and scripts wait for this line; keep its shape.
