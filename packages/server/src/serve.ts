@@ -2,10 +2,13 @@
 import { openStore } from './engine/openStore.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
+import { serverSecurity } from './serverSecurity.js';
 import type { Settings } from './settings.js';
 
 export async function serve(settings: Settings): Promise<void> {
   const logger = createLogger(settings.logLevel);
+  const security = serverSecurity(settings);
+  security.reloadTokensOnHangup(logger);
   const engine = await openStore(
     {
       namespace: settings.namespace,
@@ -27,9 +30,15 @@ export async function serve(settings: Settings): Promise<void> {
   );
   const server = await startServer(
     engine,
-    { listen: settings.listen, maxMessageBytes: settings.maxMessageBytes },
+    {
+      listen: settings.listen,
+      maxMessageBytes: settings.maxMessageBytes,
+      credentials: security.credentials,
+      middleware: [...security.middleware],
+    },
     logger,
   );
+  security.logProtection(logger);
   const host = settings.listen.replace(/:\d+$/, '');
   // Tests and scripts wait for this line; keep its shape.
   logger.info('serving', {

@@ -81,6 +81,50 @@ export const SETTINGS = {
     defaultValue: '127.0.0.1:50051',
     parse: text,
   },
+  tlsCert: {
+    scope: 'server',
+    flag: '--tls-cert <pem>',
+    env: 'SHAMELESS_TLS_CERT',
+    description:
+      "PEM file of the server's certificate (chain); with --tls-key, the server speaks TLS only",
+    defaultValue: '',
+    parse: text,
+  },
+  tlsKey: {
+    scope: 'server',
+    flag: '--tls-key <pem>',
+    env: 'SHAMELESS_TLS_KEY',
+    description: 'PEM file of the private key of --tls-cert',
+    defaultValue: '',
+    parse: text,
+  },
+  tlsClientCa: {
+    scope: 'server',
+    flag: '--tls-client-ca <pem>',
+    env: 'SHAMELESS_TLS_CLIENT_CA',
+    description:
+      'PEM file of the CA(s) that sign client certificates: with it, a client must present one (mutual TLS)',
+    defaultValue: '',
+    parse: text,
+  },
+  tokensFile: {
+    scope: 'server',
+    flag: '--tokens-file <file>',
+    env: 'SHAMELESS_TOKENS_FILE',
+    description:
+      'JSON file of the accepted bearer tokens, each a name, a role (reader, writer or admin) and the SHA-256 of the token (README "Security"); every Store call then needs "authorization: Bearer <token>". Re-read on SIGHUP',
+    defaultValue: '',
+    parse: text,
+  },
+  insecure: {
+    scope: 'server',
+    flag: '--insecure',
+    env: 'SHAMELESS_INSECURE',
+    description:
+      'allow listening on a non-loopback address without TLS or tokens: anyone who reaches the port may read, write and define models',
+    defaultValue: false as boolean,
+    parse: boolean,
+  },
   maxMessageBytes: {
     scope: 'server',
     flag: '--max-message-bytes <n>',

@@ -14,6 +14,8 @@ export interface ServerOptions {
   /** host:port; port 0 picks a free one. */
   listen: string;
   maxMessageBytes: number;
+  /** TLS or mutual TLS (see serverCredentials.ts); insecure when unset. */
+  credentials?: ServerCredentials;
   /** Layers every Store call passes through, outermost first. Health is outside the chain. */
   middleware?: readonly ServerMiddleware[];
 }
@@ -50,8 +52,10 @@ export async function startServer(
   health.addToServer(server);
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(options.listen, ServerCredentials.createInsecure(), (error, boundPort) =>
-      error ? reject(error) : resolve(boundPort),
+    server.bindAsync(
+      options.listen,
+      options.credentials ?? ServerCredentials.createInsecure(),
+      (error, boundPort) => (error ? reject(error) : resolve(boundPort)),
     ),
   );
 

@@ -1,6 +1,7 @@
 // Promise wrappers over the generated grpc-js client, for tests that speak the raw contract.
 import {
   type CallOptions,
+  type ChannelCredentials,
   type ClientReadableStream,
   type ClientUnaryCall,
   Metadata,
@@ -36,9 +37,21 @@ const EACH_DEFAULTS: EachRequest = {
   heartbeatIntervalMs: 0,
 };
 
+export interface ConnectOptions {
+  /** TLS or mutual TLS; insecure when unset. */
+  credentials?: ChannelCredentials;
+  /** A bearer token sent with every call as `authorization: Bearer <token>`. */
+  token?: string;
+}
+
 /** The Store's unary methods as promises, each with a deadline, plus the raw client. */
-export function connectStore(address: string) {
-  const client = new StoreClient(address, credentials.createInsecure());
+export function connectStore(address: string, options: ConnectOptions = {}) {
+  const client = new StoreClient(address, options.credentials ?? credentials.createInsecure());
+  const metadata = () => {
+    const headers = new Metadata();
+    if (options.token !== undefined) headers.set('authorization', `Bearer ${options.token}`);
+    return headers;
+  };
   const unary =
     <Req, Res>(method: UnaryMethod<Req, Res>) =>
     (request: Req): Promise<Res> =>
@@ -46,7 +59,7 @@ export function connectStore(address: string) {
         method.call(
           client,
           request,
-          new Metadata(),
+          metadata(),
           { deadline: new Date(Date.now() + DEADLINE_MS) },
           (error, response) => (error ? reject(error) : resolve(response)),
         );
@@ -71,9 +84,10 @@ export function connectStore(address: string) {
       }),
     /** A whole Where stream; unset fields take their defaults (model rate, primary index). */
     where: (request: Partial<WhereRequest>) =>
-      collect(client.where({ ...WHERE_DEFAULTS, ...request })),
+      collect(client.where({ ...WHERE_DEFAULTS, ...request }, metadata())),
     /** A whole Each stream without follow; unset fields take their defaults. */
-    each: (request: Partial<EachRequest>) => collect(client.each({ ...EACH_DEFAULTS, ...request })),
+    each: (request: Partial<EachRequest>) =>
+      collect(client.each({ ...EACH_DEFAULTS, ...request }, metadata())),
     close: () => client.close(),
   };
 }

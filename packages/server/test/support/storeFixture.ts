@@ -1,6 +1,7 @@
 // A real store for a test: fresh databases on the local MariaDB (or MYSQL_URL), the engine,
 // and the gRPC server on a loopback port, with a client connected to it.
 import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@shameless/testkit';
+import type { ServerCredentials } from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { FieldType, type ModelDefinition } from '@shameless/proto';
 import { openStore } from '../../src/engine/openStore.js';
@@ -9,7 +10,7 @@ import type { CreatedAtKind } from '../../src/engine/sql/contentRows.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { ServerMiddleware } from '../../src/grpc/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
-import { type StoreApi, connectStore } from './grpcCalls.js';
+import { type ConnectOptions, type StoreApi, connectStore } from './grpcCalls.js';
 
 export interface StoreFixture {
   api: StoreApi;
@@ -32,6 +33,10 @@ export interface FixtureOptions {
   logger?: Logger;
   /** The server's middleware chain, outermost first. */
   middleware?: readonly ServerMiddleware[];
+  /** The server's TLS; insecure by default. */
+  serverCredentials?: ServerCredentials;
+  /** How the fixture's own client connects (TLS, token). */
+  connect?: ConnectOptions;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -58,11 +63,12 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       listen: '127.0.0.1:0',
       maxMessageBytes: 16 * 1024 * 1024,
       middleware: options.middleware,
+      credentials: options.serverCredentials,
     },
     silentLogger,
   );
   const address = `127.0.0.1:${server.port}`;
-  const api = connectStore(address);
+  const api = connectStore(address, options.connect);
   return {
     api,
     engine,
