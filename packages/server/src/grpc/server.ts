@@ -5,6 +5,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
 import { createStoreService } from './storeService.js';
 
@@ -51,7 +52,7 @@ export async function startServer(
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.listen, ServerCredentials.createInsecure(), (error, boundPort) =>
-      error ? reject(error) : resolve(boundPort),
+      error ? reject(listenError(options.listen, error)) : resolve(boundPort),
     ),
   );
 
