@@ -53,10 +53,11 @@ console.log(
 await store.close();
 `;
 
-// The documented workaround for CommonJS callers: a dynamic import of the ESM-only package.
+// The documented ways in from CommonJS: a dynamic import of the ESM-only package, and (Node
+// 20.19+) require() of it.
 const COMMONJS_PROGRAM = `async function main() {
   const { connect } = await import('@shameless/client');
-  console.log(typeof connect);
+  console.log(typeof connect, typeof require('@shameless/client').connect);
 }
 main();
 `;
@@ -178,6 +179,6 @@ describe('the packed SDK installed into a fresh project', function () {
 
     await writeFile(join(project, 'commonjs.cjs'), COMMONJS_PROGRAM);
     const commonjs = await run(process.execPath, ['commonjs.cjs'], { cwd: project });
-    expect(commonjs.stdout.trim()).to.equal('function');
+    expect(commonjs.stdout.trim()).to.equal('function function');
   });
 });
