@@ -6,7 +6,7 @@
 /** The local server the tests use when MYSQL_URL is unset and no Docker engine is reachable. */
 export const LOCAL_MYSQL_URL = 'mysql://root@127.0.0.1:3306';
 /** The image the container runs: the MySQL that docker-compose.yml serves with. */
-export const CONTAINER_IMAGE = 'mysql:8.4';
+export const CONTAINER_IMAGE = 'mysql:8.0';
 
 export type TestMysqlSource = 'MYSQL_URL' | 'testcontainers' | 'local';
 

@@ -36,7 +36,7 @@ describe('the MySQL server for tests', () => {
     });
     expect(choice).to.include({ url: 'mysql://root:pw@127.0.0.1:32768', source: 'testcontainers' });
     expect(lines[0]).to.match(
-      /mysql:\/\/root:\*\*\*@127\.0\.0\.1:32768 \(testcontainers: a Docker engine is reachable; mysql:8\.4 started\)/,
+      /mysql:\/\/root:\*\*\*@127\.0\.0\.1:32768 \(testcontainers: a Docker engine is reachable; mysql:8\.0 started\)/,
     );
   });
 
