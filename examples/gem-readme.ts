@@ -5,8 +5,8 @@
 // `node examples/dist/gem-readme.js`. It can be run again: put is an upsert.
 import { inspect } from 'node:util';
 import { ConflictError, ReadonlyFieldError, connect } from '@shameless/client';
+import { address, requireServer } from './server.js';
 
-const address = process.env.SHAMELESS_ADDRESS ?? '127.0.0.1:50051';
 /** Prints a line of code, as typed in a session, and what it gives (when given). */
 const show = (code: string, ...value: [unknown?]): void => {
   console.log(`> ${code}`);
@@ -26,6 +26,7 @@ const day = (offset: number): string =>
 const today = day(0);
 const tomorrow = day(1);
 
+await requireServer();
 section(`Connecting to ${address}`);
 const store = await connect({ endpoints: [address], deadlineMs: 5000 });
 show('store.shardsCount', store.shardsCount);

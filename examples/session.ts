@@ -1,5 +1,7 @@
 // The README's example session over the raw generated gRPC client: define a model, put,
-// where, previous, tail a shard. Run it with `pnpm example` while `pnpm start` serves.
+// where, previous, tail a shard. Run it with `pnpm example` while `pnpm start` serves (another
+// address with SHAMELESS_ADDRESS=host:port). Its model, session_rate, is its own, so it runs
+// before or after `pnpm example:gem` (whose rate model has another shape) on one store.
 import {
   type CallOptions,
   type ClientUnaryCall,
@@ -10,11 +12,10 @@ import {
 import { FieldType, Operator, SortOrder, StoreClient } from '@shameless/proto';
 import { pack, unpack } from 'msgpackr';
 import { randomUUID } from 'node:crypto';
+import { address, requireServer } from './server.js';
 
-const client = new StoreClient(
-  process.env.SHAMELESS_ADDRESS ?? '127.0.0.1:50051',
-  credentials.createInsecure(),
-);
+await requireServer();
+const client = new StoreClient(address, credentials.createInsecure());
 type Callback<Res> = (error: ServiceError | null, response: Res) => void;
 const rpc =
   <Req, Res>(
@@ -30,7 +31,7 @@ const [integer, string] = [FieldType.FIELD_TYPE_INTEGER, FieldType.FIELD_TYPE_ST
 
 await rpc(client.defineModel)({
   model: {
-    name: 'rate',
+    name: 'session_rate',
     primaryIndex: {
       name: 'primary',
       fields: [
@@ -45,9 +46,13 @@ await rpc(client.defineModel)({
   },
 });
 const rate = { hotel_id: 1, room_type: '1 bed', check_in_date: '2026-12-01', net_price: 120 };
-const first = await rpc(client.put)({ model: 'rate', values: pack(rate), requestId: randomUUID() });
+const first = await rpc(client.put)({
+  model: 'session_rate',
+  values: pack(rate),
+  requestId: randomUUID(),
+});
 const second = await rpc(client.put)({
-  model: 'rate',
+  model: 'session_rate',
   values: pack({ ...rate, net_price: 130 }),
   requestId: randomUUID(),
 });
@@ -56,7 +61,7 @@ console.log(
 );
 
 const where = client.where({
-  model: 'rate',
+  model: 'session_rate',
   index: 'primary',
   conditions: [
     {
@@ -81,7 +86,7 @@ for await (const page of where) {
 }
 
 const previous = await rpc(client.previous)({
-  model: 'rate',
+  model: 'session_rate',
   uuid: first.uuid,
   cell: 'base',
   refKey: second.base!.refKey,
@@ -93,7 +98,12 @@ console.log(
 );
 
 const shard = second.base!.shard;
-const log = await rpc(client.fetchLatestCells)({ model: 'rate', shard, cursor: 0n, limit: 5 });
+const log = await rpc(client.fetchLatestCells)({
+  model: 'session_rate',
+  shard,
+  cursor: 0n,
+  limit: 5,
+});
 console.log(
   `shard ${shard} log (max id ${log.maxId}):`,
   log.cells.map((c) => `#${c.id} ${c.uuid.slice(0, 8)} ${c.name}@${c.refKey}`),

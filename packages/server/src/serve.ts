@@ -1,5 +1,6 @@
 // `shameless serve`: open the store, serve it, and shut down gracefully on SIGTERM/SIGINT.
 import { openStore } from './engine/openStore.js';
+import { routeGrpcJsLogs } from './grpc/grpcJsLogs.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
 import { serverSecurity } from './serverSecurity.js';
@@ -7,6 +8,7 @@ import type { Settings } from './settings.js';
 
 export async function serve(settings: Settings): Promise<void> {
   const logger = createLogger(settings.logLevel);
+  routeGrpcJsLogs(logger);
   const security = serverSecurity(settings);
   security.reloadTokensOnHangup(logger);
   const engine = await openStore(

@@ -154,7 +154,8 @@ export const SETTINGS = {
     scope: 'server',
     flag: '--startup-timeout-ms <ms>',
     env: 'SHAMELESS_STARTUP_TIMEOUT_MS',
-    description: 'how long to wait at start for every partition to accept connections',
+    description:
+      'how long to wait at start for every partition to accept connections (refused credentials fail at once)',
     defaultValue: 30_000,
     parse: integer(0),
   },

@@ -101,9 +101,27 @@ describe('model definitions (pure)', () => {
       change: 'none',
       cells: ['meta'],
     });
-    expect(compareDefinitions(stored, { ...stored, secondaryIndices: [] })).to.include({
+    expect(compareDefinitions(stored, { ...stored, secondaryIndices: [] })).to.deep.equal({
       change: 'conflict',
+      reason:
+        'model rate is already defined with other indices: stored index by_gateway ' +
+        '(hotel_id integer, gateway string; shard_on hotel_id) is not in the request; ' +
+        'only cells may be added, so define the new shape under another model name (or namespace)',
     });
+    const narrower = {
+      ...stored.primaryIndex,
+      fields: stored.primaryIndex.fields.slice(0, 1),
+    };
+    const changed = compareDefinitions(stored, {
+      ...stored,
+      primaryIndex: narrower,
+      secondaryIndices: [...stored.secondaryIndices, { ...narrower, name: 'extra' }],
+    });
+    expect(changed)
+      .to.have.property('reason')
+      .that.matches(
+        /index primary is stored as \(hotel_id integer, room_type string; shard_on hotel_id\), requested as \(hotel_id integer; shard_on hotel_id\); the request adds index extra \(hotel_id integer; shard_on hotel_id\); only cells/,
+      );
   });
 
   it('knows which index owns each field', () => {

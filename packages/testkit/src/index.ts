@@ -18,5 +18,14 @@ export {
   type TestDatabaseOptions,
   type TestDatabases,
 } from './testDatabase.js';
+export {
+  CONTAINER_IMAGE,
+  LOCAL_MYSQL_URL,
+  chooseTestMysql,
+  testMysqlUrl,
+  type TestMysql,
+  type TestMysqlOptions,
+  type TestMysqlSource,
+} from './testMysql.js';
 export { startListeningProcess, type ListeningProcess } from './listeningProcess.js';
 export { makeTestCertificates, type TestCertificates } from './certificates.js';

@@ -1,21 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection, type Connection } from 'mysql2/promise';
+import { LOCAL_MYSQL_URL, testMysqlUrl } from './testMysql.js';
 
-const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306';
 const DEFAULT_PREFIX = 'shameless_test';
 const MAX_IDENTIFIER_LENGTH = 64;
 // Restricting names to this alphabet means they never need more than backtick quoting and never
 // depend on the server's identifier or filename encoding rules.
 const SAFE_IDENTIFIER = /^[A-Za-z0-9_]+$/;
 
-/** The MySQL server tests should use: `MYSQL_URL` if set, else the local default server. */
+/**
+ * `MYSQL_URL` if set, else the local default server, never a container: for tests about the local
+ * server itself. Others create their databases with `createTestDatabases` or use `testMysqlUrl`.
+ */
 export function mysqlUrlFromEnv(): string {
   // || rather than ??: an empty MYSQL_URL (as in `MYSQL_URL= pnpm test`) means unset.
-  return process.env.MYSQL_URL || DEFAULT_MYSQL_URL;
+  return process.env.MYSQL_URL || LOCAL_MYSQL_URL;
 }
 
 export interface TestDatabaseOptions {
-  /** Server to create the databases on; any database in its path is ignored. */
+  /** Server to create the databases on (any database in its path is ignored); `testMysqlUrl()` by default. */
   baseUrl?: string;
   /** Start of every database name; letters, digits and `_` only. */
   prefix?: string;
@@ -40,7 +43,7 @@ export async function createTestDatabases(
   if (!Number.isInteger(count) || count < 1) {
     throw new RangeError(`count must be a positive integer, got ${count}`);
   }
-  const baseUrl = options.baseUrl ?? mysqlUrlFromEnv();
+  const baseUrl = options.baseUrl ?? (await testMysqlUrl());
   const names = uniqueDatabaseNames(count, options.prefix ?? DEFAULT_PREFIX);
   const serverUrl = urlForDatabase(baseUrl, undefined);
 

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import {
   createTestDatabases,
-  mysqlUrlFromEnv,
+  testMysqlUrl,
   startTcpProxy,
   type TcpProxy,
   type TestDatabases,
@@ -25,7 +25,7 @@ describe('startTcpProxy in front of MariaDB', () => {
 
   beforeEach(async () => {
     databases = await createTestDatabases(1, { prefix: 'testkit_proxy' });
-    const serverUrl = new URL(mysqlUrlFromEnv());
+    const serverUrl = new URL(await testMysqlUrl());
     proxy = await startTcpProxy({
       target: { host: serverUrl.hostname, port: Number(serverUrl.port || 3306) },
     });

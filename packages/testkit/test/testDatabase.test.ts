@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
-import { createTestDatabases, mysqlUrlFromEnv } from '../src/index.js';
+import { createTestDatabases, mysqlUrlFromEnv, testMysqlUrl } from '../src/index.js';
 
 async function existingDatabases(names: string[]): Promise<string[]> {
-  const connection = await createConnection(mysqlUrlFromEnv());
+  const connection = await createConnection(await testMysqlUrl());
   try {
     const [rows] = await connection.query<RowDataPacket[]>(
       'SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?)',
@@ -62,14 +62,15 @@ describe('createTestDatabases', () => {
   });
 
   it('replaces a database already present in the base URL', async () => {
+    const serverUrl = await testMysqlUrl();
     const databases = await createTestDatabases(1, {
-      baseUrl: `${mysqlUrlFromEnv()}/not_a_database?connectTimeout=5000`,
+      baseUrl: `${serverUrl}/not_a_database?connectTimeout=5000`,
     });
     try {
       const url = new URL(databases.urls[0] ?? '');
       expect(url.pathname).to.equal(`/${databases.names[0]}`);
       expect(url.searchParams.get('connectTimeout')).to.equal('5000');
-      expect(url.host).to.equal(new URL(mysqlUrlFromEnv()).host);
+      expect(url.host).to.equal(new URL(serverUrl).host);
     } finally {
       await databases.drop();
     }

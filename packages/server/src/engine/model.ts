@@ -152,17 +152,47 @@ export function compareDefinitions(
   stored: ModelSpec,
   requested: ModelSpec,
 ): { change: 'none' | 'adds_cells'; cells: string[] } | { change: 'conflict'; reason: string } {
-  const indexKey = (index: IndexSpec) => JSON.stringify([index.name, index.fields, index.shardOn]);
-  const storedIndices = [stored.primaryIndex, ...stored.secondaryIndices].map(indexKey);
-  const requestedIndices = [requested.primaryIndex, ...requested.secondaryIndices].map(indexKey);
-  if (JSON.stringify(storedIndices.sort()) !== JSON.stringify(requestedIndices.sort())) {
+  const differences = indexDifferences(stored, requested);
+  if (differences.length > 0) {
     return {
       change: 'conflict',
-      reason: `model ${stored.name} is already defined with other indices; only cells may be added`,
+      reason:
+        `model ${stored.name} is already defined with other indices: ${differences.join('; ')}; ` +
+        'only cells may be added, so define the new shape under another model name (or namespace)',
     };
   }
   const cells = [...new Set([...stored.cells, ...requested.cells])].sort();
   return { change: cells.length > stored.cells.length ? 'adds_cells' : 'none', cells };
+}
+
+/** Each index that the requested definition drops, adds or changes, with both shapes. */
+function indexDifferences(stored: ModelSpec, requested: ModelSpec): string[] {
+  const byName = (spec: ModelSpec) =>
+    new Map([spec.primaryIndex, ...spec.secondaryIndices].map((index) => [index.name, index]));
+  const before = byName(stored);
+  const after = byName(requested);
+  const differences: string[] = [];
+  for (const [name, index] of before) {
+    const other = after.get(name);
+    if (!other) {
+      differences.push(`stored index ${name} ${describeIndex(index)} is not in the request`);
+    } else if (describeIndex(other) !== describeIndex(index)) {
+      differences.push(
+        `index ${name} is stored as ${describeIndex(index)}, requested as ${describeIndex(other)}`,
+      );
+    }
+  }
+  for (const [name, index] of after) {
+    if (!before.has(name))
+      differences.push(`the request adds index ${name} ${describeIndex(index)}`);
+  }
+  return differences;
+}
+
+/** An index's shape as a message shows it: `(hotel_id integer, room_type string; shard_on hotel_id)`. */
+function describeIndex(index: IndexSpec): string {
+  const fields = index.fields.map((field) => `${field.name} ${field.type}`).join(', ');
+  return `(${fields}; shard_on ${index.shardOn})`;
 }
 
 /** A model with everything the engine looks up on each request precomputed. */

@@ -17,6 +17,7 @@ import {
 import { Partition, PartitionSet } from './partitions.js';
 import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
+import { isAccessDenied } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
@@ -183,6 +184,13 @@ async function waitForDatabase(
     } catch (error) {
       const reason =
         (error as { code?: string; message?: string }).code ?? (error as Error).message;
+      if (isAccessDenied(error)) {
+        throw new StoreConfigError(
+          `partition ${index} at ${describeLocation(location)} refused user ${location.user} (${reason}). ` +
+            `Check the user name and password in --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}), ` +
+            `and that the user may create and use database ${location.database}.`,
+        );
+      }
       if (Date.now() >= deadline) {
         throw new StoreConfigError(
           `cannot reach partition ${index} at ${describeLocation(location)} as ${location.user} (${reason}). ` +

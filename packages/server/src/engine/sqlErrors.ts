@@ -48,6 +48,20 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+// The server refused the user, its password or its grants: waiting does not change that.
+const ACCESS_CODES = new Set([
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_ACCESS_DENIED_NO_PASSWORD_ERROR',
+  'ER_DBACCESS_DENIED_ERROR',
+  'ER_NOT_SUPPORTED_AUTH_MODE',
+]);
+
+/** True when MySQL refused the credentials or the user's rights to the database. */
+export function isAccessDenied(error: unknown): boolean {
+  const code = asDriverError(error)?.code;
+  return code !== undefined && ACCESS_CODES.has(code);
+}
+
 /** The unique key a duplicate-entry error names, or undefined for any other error. */
 export function duplicateKeyName(error: unknown): string | undefined {
   const driverError = asDriverError(error);

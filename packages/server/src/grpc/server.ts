@@ -5,6 +5,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
 import { createStoreService } from './storeService.js';
 
@@ -55,7 +56,8 @@ export async function startServer(
     server.bindAsync(
       options.listen,
       options.credentials ?? ServerCredentials.createInsecure(),
-      (error, boundPort) => (error ? reject(error) : resolve(boundPort)),
+      (error, boundPort) =>
+        error ? reject(listenError(options.listen, error)) : resolve(boundPort),
     ),
   );
 
