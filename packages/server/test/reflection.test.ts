@@ -5,8 +5,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import {
+  type ChannelCredentials,
   type Client,
   type ClientDuplexStream,
+  type GrpcObject,
   credentials,
   loadPackageDefinition,
 } from '@grpc/grpc-js';
@@ -32,8 +34,12 @@ function reflectionClient(version: 'v1' | 'v1alpha', address: string): Reflectio
     includeDirs: [REFLECTION_PROTOS],
     keepCase: true,
   });
-  const Service = (loadPackageDefinition(definition) as any).grpc.reflection[version]
-    .ServerReflection as new (address: string, creds: unknown) => ReflectionClient;
+  const grpcPackage = loadPackageDefinition(definition).grpc as GrpcObject;
+  const reflectionPackage = (grpcPackage.reflection as GrpcObject)[version] as GrpcObject;
+  const Service = reflectionPackage.ServerReflection as unknown as new (
+    address: string,
+    creds: ChannelCredentials,
+  ) => ReflectionClient;
   return new Service(address, credentials.createInsecure());
 }
 
