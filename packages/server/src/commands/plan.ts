@@ -1,8 +1,7 @@
 // `shameless plan`: the store settings of serve and model files, then the dry run's listing.
 import { type Command, Option } from 'commander';
-import { StoreConfigError } from '../engine/openStore.js';
 import { ModelFileError, readModelFile } from '../modelFile.js';
-import { PLAN_EXIT, plan } from '../plan.js';
+import { PLAN_EXIT } from '../planExit.js';
 import { SETTINGS } from '../settings.js';
 import {
   type SettingKey,
@@ -57,6 +56,11 @@ export function registerPlan(program: Command): void {
       console.error(`shameless: ${error.message}`);
       process.exit(PLAN_EXIT.usage);
     }
+    // Loaded here, not at the top: the client commands start without the engine and MySQL driver.
+    const [{ plan }, { StoreConfigError }] = await Promise.all([
+      import('../plan.js'),
+      import('../engine/openStore.js'),
+    ]);
     try {
       process.exitCode = await plan(settings, models, (line) => console.log(line));
     } catch (error) {

@@ -1,7 +1,5 @@
 // `shameless serve`: every setting as an option, then the server until a signal stops it.
 import type { Command } from 'commander';
-import { StoreConfigError } from '../engine/openStore.js';
-import { serve } from '../serve.js';
 import { SETTINGS } from '../settings.js';
 import {
   type SettingKey,
@@ -25,6 +23,11 @@ export function registerServe(program: Command): void {
 
   command.action(async (options: SettingOptionValues) => {
     const settings = settingsFrom(options);
+    // Loaded here, not at the top: the client commands start without the engine and MySQL driver.
+    const [{ serve }, { StoreConfigError }] = await Promise.all([
+      import('../serve.js'),
+      import('../engine/openStore.js'),
+    ]);
     try {
       await serve(settings);
     } catch (error) {
