@@ -7,7 +7,9 @@ import { statusOfError } from './statusMapping.js';
 
 /**
  * Passes the call on and re-yields its messages; when it ends calls `ended` with its code and
- * duration. A stream the consumer stops reading early (the caller cancelled) ends CANCELLED.
+ * duration. A call whose signal fired ends CANCELLED (DEADLINE_EXCEEDED past its deadline),
+ * even when the handler then returned quietly, as a follow stream does; so do streams that a
+ * server shutdown ends.
  */
 export async function* withOutcome<Req, Res>(
   request: Req,
@@ -24,6 +26,9 @@ export async function* withOutcome<Req, Res>(
     code = statusOfError(error);
     throw error;
   } finally {
+    if (code === status.OK && context.signal.aborted) {
+      code = Date.now() >= context.deadline ? status.DEADLINE_EXCEEDED : status.CANCELLED;
+    }
     ended(code, performance.now() - started);
   }
 }
