@@ -25,8 +25,8 @@ export function registerTail(program: Command): void {
       .description(
         'Prints every cell version of MODEL in content shard N with an id past --cursor, in id order, one JSON ' +
           'line each (as `get` prints a cell). With --follow it then waits for new versions until interrupted ' +
-          '(Ctrl-C ends it cleanly). While reading, a progress line goes to stderr every --progress-ms: the ' +
-          'cells so far and the cursor to resume from.',
+          '(Ctrl-C ends it cleanly, with a last progress line). While cells arrive, a progress line goes to stderr ' +
+          'every --progress-ms: the cells so far and the cursor to resume from.',
       )
       .argument('<model>', 'the model name')
       .addOption(
@@ -71,6 +71,7 @@ export function registerTail(program: Command): void {
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       let cells = 0;
+      let reported = 0;
       let lastProgress = Date.now();
       const progress = () =>
         process.stderr.write(`tail: shard ${shard}: ${cells} cells, cursor ${cursor}\n`);
@@ -88,8 +89,10 @@ export function registerTail(program: Command): void {
           } else if (event?.$case === 'heartbeat') {
             cursor = event.heartbeat.cursors[shard] ?? cursor;
           }
-          if (Date.now() - lastProgress >= progressMs) {
+          // Only while cells flow: a quiet follow stream prints nothing.
+          if (cells > reported && Date.now() - lastProgress >= progressMs) {
             progress();
+            reported = cells;
             lastProgress = Date.now();
           }
         }
