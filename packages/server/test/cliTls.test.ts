@@ -48,19 +48,22 @@ describe('shameless client commands over TLS', function () {
     await store?.close();
   });
 
-  it('describe works with --tls-ca and a client certificate (mutual TLS)', async () => {
-    const { paths } = certificates;
-    const result = await runCommand([
+  /** `describe` over mutual TLS, trusting `ca` for the server. */
+  const describeTrusting = (ca: string) =>
+    runCommand([
       'describe',
       '--address',
       address,
       '--tls-ca',
-      paths.ca,
+      ca,
       '--tls-cert',
-      paths.clientCert,
+      certificates.paths.clientCert,
       '--tls-key',
-      paths.clientKey,
+      certificates.paths.clientKey,
     ]);
+
+  it('describe works with --tls-ca and a client certificate (mutual TLS)', async () => {
+    const result = await describeTrusting(certificates.paths.ca);
     expect(result.code, result.stderr).to.equal(0);
     expect(JSON.parse(result.stdout).shardsCount).to.equal(4);
   });
@@ -79,18 +82,7 @@ describe('shameless client commands over TLS', function () {
   });
 
   it('a server signed by a CA the client does not trust is refused: UNAVAILABLE, exit 1', async () => {
-    const { paths } = certificates;
-    const result = await runCommand([
-      'describe',
-      '--address',
-      address,
-      '--tls-ca',
-      paths.otherCa,
-      '--tls-cert',
-      paths.clientCert,
-      '--tls-key',
-      paths.clientKey,
-    ]);
+    const result = await describeTrusting(certificates.paths.otherCa);
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
     expect(result.stderr).not.to.match(/\n\s+at /);
