@@ -41,7 +41,8 @@ export async function serve(settings: Settings): Promise<void> {
     middleware.push(rpcMetricsLayer(registry));
     metrics = await startMetricsEndpoint(settings.metricsListen, registry);
   }
-  middleware.push(accessLogLayer(logger));
+  // Only at debug: a layer that logs nothing would still cost every call a generator.
+  if (['debug', 'trace'].includes(settings.logLevel)) middleware.push(accessLogLayer(logger));
   const server = await startServer(
     engine,
     { listen: settings.listen, maxMessageBytes: settings.maxMessageBytes, middleware },

@@ -1,5 +1,5 @@
 // `shameless describe`: the store's namespace, shards, partitions and models, as JSON.
-import { DescribeStoreResponse } from '@shameless/proto';
+import { ModelDefinition } from '@shameless/proto';
 import type { Command } from 'commander';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
@@ -11,13 +11,20 @@ export function registerDescribe(program: Command): void {
       .summary("print the store's shards, partitions and models")
       .description(
         "Prints the store's namespace, shard count, partitions (host, port, database, shard range; never " +
-          'credentials) and every defined model, as the proto JSON of DescribeStoreResponse.',
+          'credentials) and every defined model (as proto JSON), as JSON.',
       ),
   );
   command.action(() =>
     runClientCommand(command, async (connection) => {
       const response = await connection.unary(connection.client.describeStore, {});
-      console.log(JSON.stringify(DescribeStoreResponse.toJSON(response), null, 2));
+      // Proto JSON leaves out zero values; a partition's index 0 and shard 0 are worth showing.
+      const json = {
+        namespace: response.namespace,
+        shardsCount: response.shardsCount,
+        partitions: response.partitions,
+        models: response.models.map((model) => ModelDefinition.toJSON(model)),
+      };
+      console.log(JSON.stringify(json, null, 2));
     }),
   );
 }

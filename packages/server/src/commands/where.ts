@@ -1,6 +1,6 @@
 // `shameless where MODEL CONDITION...`: records found through an index, one JSON line each,
 // following page tokens until the end or --limit.
-import { type ModelDefinition, type Record as FoundRecord, SortOrder } from '@shameless/proto';
+import { type IndexDefinition, type Record as FoundRecord, SortOrder } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { cellToJson } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
@@ -48,20 +48,7 @@ export function registerWhere(program: Command): void {
       const limit =
         options.limit === undefined ? Infinity : integerArgument(options.limit, '--limit', 1);
       const pageSize = integerArgument(options.pageSize, '--page-size', 1);
-      const definition = await modelDefinition(connection, model);
-      const index =
-        options.index === 'primary'
-          ? definition.primaryIndex
-          : definition.secondaryIndices.find((candidate) => candidate.name === options.index);
-      if (!index) {
-        const names = [
-          'primary',
-          ...definition.secondaryIndices.map((candidate) => candidate.name),
-        ];
-        throw new UsageError(
-          `--index: model ${model} has no index ${options.index}; its indices: ${names.join(', ')}`,
-        );
-      }
+      const index = await indexDefinition(connection, model, options.index);
       const conditions = parseConditions(conditionTexts, index);
       let printed = 0;
       let pageToken = '';
@@ -89,20 +76,29 @@ export function registerWhere(program: Command): void {
   );
 }
 
-async function modelDefinition(
+/** The index's definition, from DescribeStore: conditions are typed by its fields. */
+async function indexDefinition(
   connection: StoreConnection,
   model: string,
-): Promise<ModelDefinition> {
+  indexName: string,
+): Promise<IndexDefinition> {
   const store = await connection.unary(connection.client.describeStore, {});
   const definition = store.models.find((candidate) => candidate.name === model);
-  if (!definition?.primaryIndex) {
+  if (!definition) {
+    const defined = store.models.map((candidate) => candidate.name).join(', ') || 'none';
+    throw new UsageError(`model ${model} is not defined; defined models: ${defined}`);
+  }
+  const index =
+    indexName === 'primary'
+      ? definition.primaryIndex
+      : definition.secondaryIndices.find((candidate) => candidate.name === indexName);
+  if (!index) {
+    const names = ['primary', ...definition.secondaryIndices.map((candidate) => candidate.name)];
     throw new UsageError(
-      `model ${model} is not defined; defined models: ${store.models.map((candidate) => candidate.name).join(', ') || 'none'}`,
+      `--index: model ${model} has no index ${indexName}; its indices: ${names.join(', ')}`,
     );
   }
-  return definition as ModelDefinition & {
-    primaryIndex: NonNullable<ModelDefinition['primaryIndex']>;
-  };
+  return index;
 }
 
 function recordToJson(record: FoundRecord): Record<string, unknown> {
