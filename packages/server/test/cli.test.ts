@@ -106,7 +106,7 @@ describe('shameless client commands', function () {
     it('define again is a no-op; describe lists the model with its indices', async () => {
       const again = await shameless(['define', '--file', modelFile]);
       expect(again.code, again.stderr).to.equal(0);
-      expect(JSON.parse(again.stdout).changed).to.equal(undefined); // proto JSON omits false
+      expect(JSON.parse(again.stdout).changed).to.equal(false);
       const described = await shameless(['describe']);
       expect(described.code, described.stderr).to.equal(0);
       const json = JSON.parse(described.stdout);

@@ -1,5 +1,5 @@
 // `shameless define --file model.json`: DefineModel with a model file (as `plan --model` reads).
-import { DefineModelResponse } from '@shameless/proto';
+import { ModelDefinition } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { ModelFileError, readModelDefinition } from '../modelFile.js';
 import { runClientCommand } from './clientCommand.js';
@@ -22,15 +22,19 @@ export function registerDefine(program: Command): void {
   );
   command.action((options: { file: string }) =>
     runClientCommand(command, async (connection) => {
-      let model;
+      let definition;
       try {
-        model = readModelDefinition(options.file);
+        definition = readModelDefinition(options.file);
       } catch (error) {
         if (error instanceof ModelFileError) throw new UsageError(error.message);
         throw error;
       }
-      const response = await connection.unary(connection.client.defineModel, { model });
-      console.log(JSON.stringify(DefineModelResponse.toJSON(response), null, 2));
+      const response = await connection.unary(connection.client.defineModel, {
+        model: definition,
+      });
+      // Proto JSON would leave out "changed": false.
+      const model = response.model && ModelDefinition.toJSON(response.model);
+      console.log(JSON.stringify({ model, changed: response.changed }, null, 2));
     }),
   );
 }
