@@ -6,6 +6,7 @@ import type { Logger } from './engine/logger.js';
 export function createLogger(level: string): Logger {
   const log = pino({ level, base: { service: 'shameless' } }, destination(2));
   return {
+    debug: (message, fields) => log.debug(fields ?? {}, message),
     info: (message, fields) => log.info(fields ?? {}, message),
     warn: (message, fields) => log.warn(fields ?? {}, message),
     error: (message, fields) => log.error(fields ?? {}, message),

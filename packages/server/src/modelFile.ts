@@ -1,4 +1,4 @@
-// Model definition files, for `shameless plan --model <file>`: the JSON of the
+// Model definition files, for `shameless plan --model <file>` and `shameless define --file`: the JSON of the
 // ModelDefinition a DefineModel request carries, as a person writes it by hand. Accepted:
 // - the definition itself, or a whole DefineModel request (`{"model": {...}}`);
 // - proto JSON names or the .proto's own (`primaryIndex` or `primary_index`, `shardOn` or
@@ -8,7 +8,8 @@
 // Unknown keys are refused, so that a misspelt one cannot silently drop an index.
 import { readFileSync } from 'node:fs';
 import { FieldType, ModelDefinition } from '@shameless/proto';
-import { InvalidArgumentError, type ModelSpec } from './engine/index.js';
+import { InvalidArgumentError } from './engine/errors.js';
+import type { ModelSpec } from './engine/model.js';
 import { toModelSpec } from './grpc/protoMapping.js';
 
 /** A model file cannot be read as a definition; the message names the file and the key. */
@@ -34,6 +35,15 @@ const FIELD_TYPES: Record<string, FieldType> = {
 
 /** The definition in the file, mapped as DefineModel maps its request (not yet validated). */
 export function readModelFile(path: string): ModelSpec {
+  return fromFile(path, (json) => modelSpecFromJson(json));
+}
+
+/** The definition in the file as the ModelDefinition a DefineModel request carries. */
+export function readModelDefinition(path: string): ModelDefinition {
+  return fromFile(path, (json) => modelDefinitionFromJson(json));
+}
+
+function fromFile<T>(path: string, read: (json: unknown) => T): T {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -41,7 +51,7 @@ export function readModelFile(path: string): ModelSpec {
     throw new ModelFileError(`cannot read model file ${path}: ${(error as Error).message}`);
   }
   try {
-    return modelSpecFromJson(parsed);
+    return read(parsed);
   } catch (error) {
     if (error instanceof ModelFileError || error instanceof InvalidArgumentError) {
       throw new ModelFileError(`model file ${path}: ${error.message}`);
@@ -51,6 +61,10 @@ export function readModelFile(path: string): ModelSpec {
 }
 
 export function modelSpecFromJson(json: unknown): ModelSpec {
+  return toModelSpec(modelDefinitionFromJson(json));
+}
+
+function modelDefinitionFromJson(json: unknown): ModelDefinition {
   const request = asObject(json, 'the file');
   const model =
     'model' in request && Object.keys(request).length === 1
@@ -73,7 +87,7 @@ export function modelSpecFromJson(json: unknown): ModelSpec {
       fieldObject.type = fieldType(fieldObject.type, `${path}.fields[${i}].type`);
     });
   }
-  return toModelSpec(ModelDefinition.fromJSON(model));
+  return ModelDefinition.fromJSON(model);
 }
 
 function fieldType(value: unknown, path: string): FieldType {

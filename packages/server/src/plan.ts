@@ -5,17 +5,10 @@
 import type { ModelSpec } from './engine/index.js';
 import type { SchemaChange } from './engine/schemaPlan.js';
 import { type StorePlan, planStore } from './engine/storePlan.js';
+import { PLAN_EXIT } from './planExit.js';
 import type { Settings } from './settings.js';
 
-/** Exit codes of `shameless plan`, documented in its --help. */
-export const PLAN_EXIT = {
-  nothingToChange: 0,
-  /** A check failed: serve or DefineModel would refuse, or a partition is unreachable. */
-  checkFailed: 1,
-  /** Bad settings or model file (usage). */
-  usage: 2,
-  changes: 3,
-} as const;
+export { PLAN_EXIT } from './planExit.js';
 
 export async function plan(
   settings: Settings,

@@ -1,8 +1,14 @@
 // `shameless serve`: open the store, serve it, and shut down gracefully on SIGTERM/SIGINT.
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { openStore } from './engine/openStore.js';
+import { accessLogLayer } from './grpc/accessLog.js';
 import { routeGrpcJsLogs } from './grpc/grpcJsLogs.js';
+import type { ServerMiddleware } from './grpc/middleware.js';
+import { rpcMetricsLayer } from './grpc/rpcMetrics.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
+import { registerEngineMetrics } from './metrics/engineMetrics.js';
+import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
 import type { Settings } from './settings.js';
 
@@ -30,13 +36,26 @@ export async function serve(settings: Settings): Promise<void> {
     },
     logger,
   );
+  // Outermost first: metrics count, and the access log times, everything inner layers do.
+  const middleware: ServerMiddleware[] = [];
+  let metrics: MetricsEndpoint | undefined;
+  if (settings.metricsListen) {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'shameless_' });
+    registerEngineMetrics(registry, engine);
+    middleware.push(rpcMetricsLayer(registry));
+    metrics = await startMetricsEndpoint(settings.metricsListen, registry);
+  }
+  // Only at debug: a layer that logs nothing would still cost every call a generator.
+  if (['debug', 'trace'].includes(settings.logLevel)) middleware.push(accessLogLayer(logger));
   const server = await startServer(
     engine,
     {
       listen: settings.listen,
       maxMessageBytes: settings.maxMessageBytes,
       credentials: security.credentials,
-      middleware: [...security.middleware],
+      // Security inside metrics and the access log, so refused calls are counted and logged.
+      middleware: [...middleware, ...security.middleware],
     },
     logger,
   );
@@ -50,6 +69,10 @@ export async function serve(settings: Settings): Promise<void> {
     namespace: settings.namespace,
     createdAt: engine.layout.createdAt,
   });
+  if (metrics) {
+    const metricsHost = settings.metricsListen.replace(/:\d+$/, '');
+    logger.info('metrics', { url: `http://${metricsHost}:${metrics.port}/metrics` });
+  }
   console.log(`shameless listening on ${host}:${server.port}`);
 
   let stopping = false;
@@ -58,6 +81,7 @@ export async function serve(settings: Settings): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal, graceMs: settings.graceMs });
     await server.shutdown(settings.graceMs);
+    await metrics?.close();
     await engine.close();
     logger.info('stopped');
     process.exit(0);

@@ -211,11 +211,20 @@ export const SETTINGS = {
     defaultValue: 10_000,
     parse: integer(0),
   },
+  metricsListen: {
+    scope: 'server',
+    flag: '--metrics-listen <host:port>',
+    env: 'SHAMELESS_METRICS_LISTEN',
+    description:
+      'address of an HTTP server answering GET /metrics in the Prometheus text format; empty for none',
+    defaultValue: '',
+    parse: text,
+  },
   logLevel: {
     scope: 'server',
     flag: '--log-level <level>',
     env: 'SHAMELESS_LOG_LEVEL',
-    description: 'fatal, error, warn, info, debug or silent',
+    description: 'fatal, error, warn, info, debug (adds an access log line per call) or silent',
     defaultValue: 'info',
     parse: text,
   },

@@ -64,6 +64,27 @@ describe('group commit queue (pure)', () => {
     await Promise.all(later);
   });
 
+  it('reports what runs and waits now, and counts groups by size for metrics', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(tx.run, limits());
+    const first = commit.submit([item('a'), item('b'), item('c')]);
+    await turn();
+    const second = commit.submit([item('d')]);
+    await turn();
+    expect(commit.activity).to.deep.include({ running: 1, waiting: 1, groups: 1, items: 3 });
+    tx.release.shift()!();
+    await first;
+    await turn();
+    tx.release.shift()!();
+    await second;
+    await turn(); // the slot is freed after the callers are answered
+    const { groupSizes, running, waiting } = commit.activity;
+    expect([running, waiting]).to.deep.equal([0, 0]);
+    // Bounds 1, 2, 4, ...: the group of 1 in the first bucket, the group of 3 in the third.
+    expect(groupSizes.slice(0, 4)).to.deep.equal([1, 0, 1, 0]);
+    expect(groupSizes.reduce((sum, count) => sum + count, 0)).to.equal(2);
+  });
+
   it('bounds a group by items and bytes, never splitting a caller, and runs at most `concurrency` at once', async () => {
     const tx = heldTransactions();
     const commit = new GroupCommit(tx.run, limits({ concurrency: 2, maxItems: 3, maxBytes: 100 }));

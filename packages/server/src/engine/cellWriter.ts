@@ -1,7 +1,12 @@
 // Every content write of the store, routed to its partition's group commit: single appends
 // (WriteCell, a Put update), the appends of a WriteCells call, and creates. All of them are
 // written by the one shard transaction (shardTransaction.ts), alone or grouped.
-import { GroupCommit, type GroupLimits, type GroupStats } from './groupCommit.js';
+import {
+  type GroupActivity,
+  GroupCommit,
+  type GroupLimits,
+  type GroupStats,
+} from './groupCommit.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { PartitionSet } from './partitions.js';
@@ -98,6 +103,11 @@ export class CellWriter {
       }),
       { groups: 0, items: 0 },
     );
+  }
+
+  /** Each partition's group commit, by partition index. */
+  activity(): GroupActivity[] {
+    return this.groups.map((group) => group.activity);
   }
 
   private partitionOf(uuid: string): number {

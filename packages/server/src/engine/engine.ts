@@ -1,6 +1,7 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
 import { type AppendOutcome, CellWriter } from './cellWriter.js';
+import type { EngineStats, PartitionActivity } from './engineStats.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
@@ -65,7 +66,7 @@ export interface StoreDescription {
   models: ModelSpec[];
 }
 
-export class Engine {
+export class Engine implements EngineStats {
   readonly models: ModelRegistry;
   private readonly cells: CellWriter;
   private readonly latest: LatestCells;
@@ -313,6 +314,15 @@ export class Engine {
   /** How many write transactions (groups) have run, and how many writes they carried. */
   writeStats(): GroupStats {
     return this.cells.stats();
+  }
+
+  partitionActivity(): PartitionActivity[] {
+    const writes = this.cells.activity();
+    return this.partitions.partitions.map((partition) => ({
+      partition: partition.index,
+      pool: partition.poolUsage(),
+      writes: writes[partition.index]!,
+    }));
   }
 
   close(): Promise<void> {

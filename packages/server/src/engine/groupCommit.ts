@@ -35,6 +35,24 @@ export interface GroupStats {
   items: number;
 }
 
+/** Upper bounds of the group-size buckets of {@link GroupActivity.groupSizes}. */
+export const GROUP_SIZE_BOUNDS: readonly number[] = [
+  1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048,
+];
+
+/** A partition's group commit now and so far, for metrics. */
+export interface GroupActivity extends GroupStats {
+  /** Transactions running now. */
+  readonly running: number;
+  /** Writes waiting for a transaction. */
+  readonly waiting: number;
+  /**
+   * Groups by number of items: [i] counts groups of at most GROUP_SIZE_BOUNDS[i] items (and
+   * more than the bound before); the last entry counts groups larger than every bound.
+   */
+  readonly groupSizes: readonly number[];
+}
+
 /** One caller's items: they stay together, in order, in one group. */
 interface Unit {
   readonly items: readonly WriteItem[];
@@ -49,6 +67,7 @@ export class GroupCommit {
   private scheduled = false;
   private queuedBytes = 0;
   private readonly counters: GroupStats = { groups: 0, items: 0 };
+  private readonly groupSizes = new Array<number>(GROUP_SIZE_BOUNDS.length + 1).fill(0);
 
   /** `runGroup` writes a group's items in one transaction and answers an outcome per item. */
   constructor(
@@ -88,6 +107,15 @@ export class GroupCommit {
   /** Writes waiting for a transaction. */
   get waiting(): number {
     return this.queue.reduce((sum, unit) => sum + unit.items.length, 0);
+  }
+
+  get activity(): GroupActivity {
+    return {
+      ...this.counters,
+      running: this.running,
+      waiting: this.waiting,
+      groupSizes: [...this.groupSizes],
+    };
   }
 
   private schedule(): void {
@@ -134,6 +162,8 @@ export class GroupCommit {
     const items = units.flatMap((unit) => unit.items);
     this.counters.groups += 1;
     this.counters.items += items.length;
+    const bucket = GROUP_SIZE_BOUNDS.findIndex((bound) => items.length <= bound);
+    this.groupSizes[bucket === -1 ? GROUP_SIZE_BOUNDS.length : bucket]! += 1;
     try {
       const outcomes = await this.runGroup(items);
       let offset = 0;

@@ -10,11 +10,14 @@ export {
   type StoreDescription,
   type WriteCellInput,
 } from './engine.js';
+export type { EngineStats, PartitionActivity } from './engineStats.js';
 export * from './errors.js';
+export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
 export { BASE_CELL } from './model.js';
+export type { PoolUsage } from './mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig } from './openStore.js';
 export type { EachEvent, EachInput } from './shardLog.js';
 export type { StoredCell } from './sql/contentRows.js';

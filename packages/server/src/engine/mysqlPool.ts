@@ -33,7 +33,38 @@ export interface SqlConnection extends SqlSession {
 
 export interface MysqlPool extends SqlSession {
   getConnection(): Promise<SqlConnection>;
+  /** How busy the pool is now, for metrics. */
+  usage(): PoolUsage;
   end(): Promise<void>;
+}
+
+export interface PoolUsage {
+  /** The most connections the pool opens. */
+  readonly limit: number;
+  /** Connections open now, busy or idle. */
+  readonly open: number;
+  /** Connections running a query or held by a transaction. */
+  readonly inUse: number;
+  /** Requests waiting for a connection (all are in use). */
+  readonly waiting: number;
+}
+
+/** The queues mysql2's pool keeps (not in its typings): read only, for usage(). */
+interface PoolQueues {
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
+}
+
+function usageOf(pool: mysql.Pool, limit: number): PoolUsage {
+  const queues = pool as unknown as PoolQueues;
+  const open = queues._allConnections?.length ?? 0;
+  return {
+    limit,
+    open,
+    inUse: open - (queues._freeConnections?.length ?? 0),
+    waiting: queues._connectionQueue?.length ?? 0,
+  };
 }
 
 export interface MysqlLocation {
@@ -136,6 +167,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
         },
       };
     },
+    usage: () => usageOf(pool, options.connectionLimit),
     end: () =>
       new Promise<void>((resolve, reject) =>
         pool.end((error) => (error ? reject(error) : resolve())),

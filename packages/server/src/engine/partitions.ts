@@ -1,7 +1,7 @@
 // The store's partitions: one MySQL pool each, routed by shard, with partition-level failures
 // turned into UnavailableError so that one partition being down never affects the others.
 import { UnavailableError } from './errors.js';
-import type { MysqlLocation, MysqlPool, SqlConnection } from './mysqlPool.js';
+import type { MysqlLocation, MysqlPool, PoolUsage, SqlConnection } from './mysqlPool.js';
 import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from './sharding.js';
 import type { StatementReader } from './sql/statement.js';
@@ -61,6 +61,10 @@ export class Partition {
       if (healthy) connection.release();
       else connection.destroy();
     }
+  }
+
+  poolUsage(): PoolUsage {
+    return this.pool.usage();
   }
 
   async end(): Promise<void> {

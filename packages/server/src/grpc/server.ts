@@ -1,4 +1,5 @@
-// The gRPC server: the Store service, the standard health service, and a graceful shutdown.
+// The gRPC server: the Store service, the standard health and reflection services, and a graceful
+// shutdown.
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
 import { HealthImplementation } from 'grpc-health-check';
@@ -7,6 +8,7 @@ import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
 import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
+import { addReflection } from './reflection.js';
 import { createStoreService } from './storeService.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
@@ -51,6 +53,7 @@ export async function startServer(
   server.addService(StoreService, createStoreService(engine, handlers));
   const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
+  addReflection(server, logger);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(

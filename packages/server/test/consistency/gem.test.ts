@@ -1037,6 +1037,7 @@ describe('shameless plan on a gem store: the dry run of serving it (§2)', funct
   it('serving makes and logs exactly what was listed; afterwards the plan lists nothing', async () => {
     const logged: string[] = [];
     const logger: Logger = {
+      debug: () => {},
       info: (message, fields) => logged.push(`${message} ${String(fields?.table ?? '')}`.trim()),
       warn: () => {},
       error: () => {},

@@ -1,6 +1,6 @@
 // The real `shameless` command as a child process: `serve` for restart, shutdown and crash
 // tests, any other command run to its end.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ListeningProcess, startListeningProcess } from '@shameless/testkit';
@@ -35,11 +35,23 @@ export async function runServerExpectingFailure(
   return { code, output };
 }
 
-/** Runs a `shameless` command (e.g. `plan`) to its end; returns its exit code and output. */
+export interface CommandResult {
+  code: number | string;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a `shameless` command (e.g. `plan`) to its end; returns its exit code and output.
+ * `env` is added to this process's environment (undefined removes a variable); `input` is
+ * written to its stdin.
+ */
 export async function runCommand(
   args: string[],
-): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  options: { env?: Record<string, string | undefined>; input?: string } = {},
+): Promise<CommandResult> {
+  const child = startCommand(args, options.env);
+  child.stdin!.end(options.input ?? '');
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -50,4 +62,17 @@ export async function runCommand(
   );
   clearTimeout(timer);
   return { code, stdout, stderr };
+}
+
+/** Starts a `shameless` command and leaves it running (e.g. `tail --follow`). */
+export function startCommand(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): ChildProcess {
+  const merged: NodeJS.ProcessEnv = { ...process.env };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  return spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: merged });
 }

@@ -1,0 +1,159 @@
+// The client commands' connection: the common options (address, token, TLS, deadline) and a
+// Store client built from them with the generated grpc-js client.
+import { readFileSync } from 'node:fs';
+import {
+  type CallOptions,
+  type ClientReadableStream,
+  type ClientUnaryCall,
+  type ServiceError,
+  ChannelCredentials,
+  Metadata,
+  credentials,
+} from '@grpc/grpc-js';
+import { StoreClient } from '@shameless/proto';
+import { type Command, Option } from 'commander';
+import { UsageError } from './usageError.js';
+
+export const DEFAULT_ADDRESS = '127.0.0.1:50051';
+export const DEFAULT_DEADLINE_MS = 10_000;
+
+export interface ConnectionOptionValues {
+  address: string;
+  token?: string;
+  tls?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  deadlineMs: string;
+}
+
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--address <host:port>', 'the Shameless server to call')
+        .env('SHAMELESS_ADDRESS')
+        .default(DEFAULT_ADDRESS),
+    )
+    .addOption(
+      new Option(
+        '--token <token>',
+        'bearer token sent as `authorization: Bearer <token>` (never printed)',
+      ).env('SHAMELESS_TOKEN'),
+    )
+    .addOption(new Option('--tls', 'use TLS, trusting the system CAs (implied by --tls-ca)'))
+    .addOption(
+      new Option('--tls-ca <file>', 'PEM file of the CA that signed the server certificate').env(
+        'SHAMELESS_TLS_CA',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--tls-cert <file>',
+        'PEM client certificate, for mutual TLS (with --tls-key)',
+      ).env('SHAMELESS_TLS_CERT'),
+    )
+    .addOption(
+      new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('SHAMELESS_TLS_KEY'),
+    )
+    .addOption(
+      new Option(
+        '--deadline-ms <ms>',
+        'deadline of each call; streams (where, tail) have none unless this is given',
+      )
+        .env('SHAMELESS_DEADLINE_MS')
+        .default(String(DEFAULT_DEADLINE_MS)),
+    );
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => ClientUnaryCall;
+type StreamMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+) => ClientReadableStream<Res>;
+
+export class StoreConnection {
+  readonly client: StoreClient;
+  readonly address: string;
+  readonly deadlineMs: number;
+  /** Whether streams get a deadline: only when --deadline-ms was given. */
+  private readonly streamDeadline: boolean;
+  private readonly token: string | undefined;
+
+  constructor(options: ConnectionOptionValues, deadlineGiven: boolean) {
+    const deadlineMs = Number(options.deadlineMs);
+    if (!Number.isInteger(deadlineMs) || deadlineMs < 1) {
+      throw new UsageError(
+        `--deadline-ms: expected a positive integer of milliseconds, got ${JSON.stringify(options.deadlineMs)}`,
+      );
+    }
+    this.address = options.address;
+    this.deadlineMs = deadlineMs;
+    this.streamDeadline = deadlineGiven;
+    this.token = options.token;
+    this.client = new StoreClient(options.address, channelCredentials(options));
+  }
+
+  /** One unary call with the token and the deadline. */
+  unary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      method.call(
+        this.client,
+        request,
+        this.metadata(),
+        { deadline: Date.now() + this.deadlineMs },
+        (error, response) => (error ? reject(error) : resolve(response)),
+      );
+    });
+  }
+
+  /** A server stream with the token, and the deadline when one was given. */
+  stream<Req, Res>(method: StreamMethod<Req, Res>, request: Req): ClientReadableStream<Res> {
+    return method.call(
+      this.client,
+      request,
+      this.metadata(),
+      this.streamDeadline ? { deadline: Date.now() + this.deadlineMs } : {},
+    );
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  private metadata(): Metadata {
+    const metadata = new Metadata();
+    if (this.token) metadata.set('authorization', `Bearer ${this.token}`);
+    return metadata;
+  }
+}
+
+function channelCredentials(options: ConnectionOptionValues): ChannelCredentials {
+  const tls = options.tls || options.tlsCa || options.tlsCert || options.tlsKey;
+  if (!tls) return credentials.createInsecure();
+  if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
+    throw new UsageError(
+      '--tls-cert and --tls-key go together: give both for mutual TLS, or neither',
+    );
+  }
+  return credentials.createSsl(
+    options.tlsCa ? readPem(options.tlsCa, '--tls-ca') : null,
+    options.tlsKey ? readPem(options.tlsKey, '--tls-key') : null,
+    options.tlsCert ? readPem(options.tlsCert, '--tls-cert') : null,
+  );
+}
+
+function readPem(path: string, flag: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new UsageError(
+      `${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}

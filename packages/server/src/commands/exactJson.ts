@@ -1,0 +1,137 @@
+// JSON with exact 64-bit integers. JSON.parse reads 9007199254740993 as ...992, and
+// JSON.stringify refuses bigints; cell bodies and ids hold such integers, so the CLI reads an
+// integer literal past 2^53 as a bigint and prints a bigint as a bare JSON number.
+
+/** Malformed JSON; the message says where. */
+export class JsonSyntaxError extends Error {}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+const LITERALS: [string, unknown][] = [
+  ['true', true],
+  ['false', false],
+  ['null', null],
+];
+
+/** Parses JSON; an integer literal beyond ±(2^53 - 1) becomes a bigint, any other number a number. */
+export function parseExactJson(text: string): unknown {
+  let position = 0;
+  const fail = (expected: string): never => {
+    const found = position < text.length ? JSON.stringify(text[position]) : 'the end';
+    throw new JsonSyntaxError(`expected ${expected} at character ${position + 1}, found ${found}`);
+  };
+  const skipSpace = () => {
+    while (position < text.length && ' \t\n\r'.includes(text[position]!)) position += 1;
+  };
+  const expect = (char: string) => {
+    skipSpace();
+    if (text[position] !== char) fail(JSON.stringify(char));
+    position += 1;
+  };
+  const string = (): string => {
+    const start = position;
+    if (text[position] !== '"') fail('a string');
+    position += 1;
+    while (position < text.length && text[position] !== '"') {
+      position += text[position] === '\\' ? 2 : 1;
+    }
+    if (position >= text.length) fail('the closing quote of a string');
+    position += 1;
+    try {
+      return JSON.parse(text.slice(start, position)) as string;
+    } catch {
+      position = start;
+      return fail('a valid string');
+    }
+  };
+  const value = (): unknown => {
+    skipSpace();
+    const char = text[position];
+    if (char === '{') {
+      position += 1;
+      const object: Record<string, unknown> = {};
+      skipSpace();
+      if (text[position] === '}') {
+        position += 1;
+        return object;
+      }
+      for (;;) {
+        skipSpace();
+        const key = string();
+        expect(':');
+        object[key] = value();
+        skipSpace();
+        if (text[position] === '}') break;
+        expect(',');
+      }
+      position += 1;
+      return object;
+    }
+    if (char === '[') {
+      position += 1;
+      const array: unknown[] = [];
+      skipSpace();
+      if (text[position] === ']') {
+        position += 1;
+        return array;
+      }
+      for (;;) {
+        array.push(value());
+        skipSpace();
+        if (text[position] === ']') break;
+        expect(',');
+      }
+      position += 1;
+      return array;
+    }
+    if (char === '"') return string();
+    for (const [word, literal] of LITERALS) {
+      if (text.startsWith(word, position)) {
+        position += word.length;
+        return literal;
+      }
+    }
+    NUMBER.lastIndex = position;
+    const match = NUMBER.exec(text);
+    if (!match) return fail('a JSON value');
+    position += match[0].length;
+    const number = Number(match[0]);
+    const integral = match[1] === undefined && match[2] === undefined;
+    return integral && !Number.isSafeInteger(number) ? BigInt(match[0]) : number;
+  };
+  const result = value();
+  skipSpace();
+  if (position < text.length) fail('the end of the JSON text');
+  return result;
+}
+
+/**
+ * JSON text of a value holding bigints (printed as bare integers), dates (ISO strings) and
+ * binaries ({"$base64": "..."}), on one line unless `indent` is given.
+ */
+export function stringifyExactJson(value: unknown, indent = 0): string {
+  const write = (item: unknown, depth: number): string => {
+    if (typeof item === 'bigint') return item.toString();
+    if (item instanceof Date) return JSON.stringify(item.toISOString());
+    if (item instanceof Uint8Array) {
+      return write({ $base64: Buffer.from(item).toString('base64') }, depth);
+    }
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') {
+      return 'null';
+    }
+    if (typeof item !== 'object' || item === null) return JSON.stringify(item);
+    const entries: [string | undefined, unknown][] = Array.isArray(item)
+      ? item.map((element): [undefined, unknown] => [undefined, element])
+      : Object.entries(item).filter(([, field]) => field !== undefined);
+    const [open, close] = Array.isArray(item) ? ['[', ']'] : ['{', '}'];
+    if (entries.length === 0) return open + close;
+    const pad = indent > 0 ? '\n' + ' '.repeat(indent * (depth + 1)) : '';
+    const parts = entries.map(
+      ([key, field]) =>
+        (key === undefined ? '' : JSON.stringify(key) + (indent > 0 ? ': ' : ':')) +
+        write(field, depth + 1),
+    );
+    const end = indent > 0 ? '\n' + ' '.repeat(indent * depth) : '';
+    return open + pad + parts.join(',' + pad) + end + close;
+  };
+  return write(value, 0);
+}

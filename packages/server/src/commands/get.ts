@@ -1,0 +1,39 @@
+// `shameless get MODEL UUID`: one version of a cell, as a JSON line.
+import { type Command, Option } from 'commander';
+import { cellToJson } from './cellJson.js';
+import { runClientCommand } from './clientCommand.js';
+import { addConnectionOptions } from './connection.js';
+import { stringifyExactJson } from './exactJson.js';
+import { integerArgument } from './integerArgument.js';
+
+export function registerGet(program: Command): void {
+  const command = addConnectionOptions(
+    program
+      .command('get')
+      .summary('print a version of a cell (the latest base cell by default)')
+      .description(
+        'Prints one version of a record\'s cell as a JSON line: {"uuid", "cell", "refKey", "id", "shard", ' +
+          '"createdAt", "body"}, the body decoded from MessagePack (64-bit integers exact, binaries as ' +
+          '{"$base64": ...}). NOT_FOUND when the model, record, cell or version does not exist.',
+      )
+      .argument('<model>', 'the model name')
+      .argument('<uuid>', "the record's UUID")
+      .addOption(new Option('--cell <name>', 'the cell').default('base'))
+      .addOption(
+        new Option('--ref-key <n>', 'the version (0 is the first); the latest when omitted'),
+      ),
+  );
+  command.action((model: string, uuid: string, options: { cell: string; refKey?: string }) =>
+    runClientCommand(command, async (connection) => {
+      const refKey =
+        options.refKey === undefined ? undefined : integerArgument(options.refKey, '--ref-key');
+      const response = await connection.unary(connection.client.getCell, {
+        model,
+        uuid,
+        cell: options.cell,
+        refKey,
+      });
+      console.log(stringifyExactJson(response.cell ? cellToJson(response.cell) : null));
+    }),
+  );
+}

@@ -1,0 +1,19 @@
+// The engine's numbers for metrics, behind a narrow read-only interface: the metrics endpoint
+// reads them when scraped, so the engine needs no metrics library and pays nothing per call.
+import type { GroupActivity, GroupStats } from './groupCommit.js';
+import type { PoolUsage } from './mysqlPool.js';
+
+export interface PartitionActivity {
+  readonly partition: number;
+  /** Its MySQL connection pool. */
+  readonly pool: PoolUsage;
+  /** Its group commit: transactions and writes so far, running and waiting now, group sizes. */
+  readonly writes: GroupActivity;
+}
+
+export interface EngineStats {
+  /** How many write transactions (groups) have run, and how many writes they carried. */
+  writeStats(): GroupStats;
+  /** Each partition's pool and group commit now, by partition index. */
+  partitionActivity(): readonly PartitionActivity[];
+}

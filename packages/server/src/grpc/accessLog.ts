@@ -1,0 +1,18 @@
+// The access log: one debug line per Store call with its method, status, duration and peer.
+// Metadata is never logged: it may carry credentials.
+import { status } from '@grpc/grpc-js';
+import type { Logger } from '../engine/logger.js';
+import { withOutcome } from './callOutcome.js';
+import type { ServerMiddleware } from './middleware.js';
+
+export function accessLogLayer(logger: Logger): ServerMiddleware {
+  return (request, context, next) =>
+    withOutcome(request, context, next, (code, milliseconds) =>
+      logger.debug('call', {
+        method: context.method,
+        code: status[code],
+        ms: Math.round(milliseconds * 10) / 10,
+        peer: context.peer,
+      }),
+    );
+}

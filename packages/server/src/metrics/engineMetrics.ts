@@ -1,0 +1,131 @@
+// The engine's numbers as Prometheus metrics, read from its EngineStats when scraped: each
+// partition's connection pool and group commit (transactions, writes, group sizes).
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { type EngineStats, GROUP_SIZE_BOUNDS } from '../engine/index.js';
+
+export function registerEngineMetrics(registry: Registry, stats: EngineStats): void {
+  const registers = [registry];
+  const gauge = (name: string, help: string, labelNames: string[], read: (gauge: Gauge) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        read(this);
+      },
+    });
+  const counter = (name: string, help: string, read: (counter: Counter) => void) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['partition'],
+      registers,
+      collect() {
+        this.reset();
+        read(this);
+      },
+    });
+  const each = (
+    read: (
+      partition: string,
+      activity: ReturnType<EngineStats['partitionActivity']>[number],
+    ) => void,
+  ) => {
+    for (const activity of stats.partitionActivity()) read(String(activity.partition), activity);
+  };
+
+  gauge(
+    'shameless_pool_connections',
+    'MySQL connections open, by partition and state (in_use, idle)',
+    ['partition', 'state'],
+    (metric) =>
+      each((partition, { pool }) => {
+        metric.set({ partition, state: 'in_use' }, pool.inUse);
+        metric.set({ partition, state: 'idle' }, pool.open - pool.inUse);
+      }),
+  );
+  gauge(
+    'shameless_pool_connection_limit',
+    'Most MySQL connections a partition opens (--pool-size)',
+    ['partition'],
+    (metric) => each((partition, { pool }) => metric.set({ partition }, pool.limit)),
+  );
+  gauge(
+    'shameless_pool_waiting',
+    'Requests waiting for a MySQL connection, by partition',
+    ['partition'],
+    (metric) => each((partition, { pool }) => metric.set({ partition }, pool.waiting)),
+  );
+  gauge(
+    'shameless_write_groups_running',
+    'Write transactions running now, by partition',
+    ['partition'],
+    (metric) => each((partition, { writes }) => metric.set({ partition }, writes.running)),
+  );
+  gauge(
+    'shameless_writes_waiting',
+    'Writes queued for the next write transaction, by partition',
+    ['partition'],
+    (metric) => each((partition, { writes }) => metric.set({ partition }, writes.waiting)),
+  );
+  counter(
+    'shameless_write_groups_total',
+    'Write transactions (group commits) run, by partition',
+    (metric) => each((partition, { writes }) => metric.inc({ partition }, writes.groups)),
+  );
+  counter(
+    'shameless_writes_total',
+    'Writes committed through write transactions, by partition',
+    (metric) => each((partition, { writes }) => metric.inc({ partition }, writes.items)),
+  );
+  registry.registerMetric(groupSizeHistogram(stats));
+}
+
+/**
+ * Writes per write transaction, by partition: a histogram whose buckets the engine counts, so a
+ * custom metric that prom-client prints like its own histograms.
+ */
+function groupSizeHistogram(stats: EngineStats): Parameters<Registry['registerMetric']>[0] {
+  const name = 'shameless_write_group_size';
+  const help = 'Writes per write transaction (group commit), by partition';
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => ({
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      values: stats.partitionActivity().flatMap(({ partition, writes }) => {
+        let cumulative = 0;
+        const buckets = [...GROUP_SIZE_BOUNDS, '+Inf'].map((bound, i) => {
+          cumulative += writes.groupSizes[i] ?? 0;
+          return {
+            metricName: `${name}_bucket`,
+            labels: { partition: String(partition), le: bound },
+            value: cumulative,
+          };
+        });
+        return [
+          ...buckets,
+          {
+            metricName: `${name}_sum`,
+            labels: { partition: String(partition) },
+            value: writes.items,
+          },
+          {
+            metricName: `${name}_count`,
+            labels: { partition: String(partition) },
+            value: writes.groups,
+          },
+        ];
+      }),
+    }),
+    reset: () => {},
+  };
+  return metric as unknown as Parameters<Registry['registerMetric']>[0];
+}

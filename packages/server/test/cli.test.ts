@@ -1,0 +1,406 @@
+// The client commands of the real `shameless` binary against a real server over a real MariaDB:
+// what each prints, exact 64-bit integers both ways, the token, and failures as status, details
+// and a hint with a non-zero exit and no stack trace.
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { expect } from 'chai';
+import { Unpackr } from 'msgpackr';
+import { parseExactJson } from '../src/commands/exactJson.js';
+import { StatusError } from '../src/grpc/statusError.js';
+import type { ServerMiddleware } from '../src/grpc/middleware.js';
+import { type CommandResult, runCommand, startCommand } from './support/serverProcess.js';
+import { RATE_MODEL, type StoreFixture, startStoreFixture } from './support/storeFixture.js';
+
+const TOKEN = 'cli-test-s3cret';
+const COMMANDS = ['describe', 'find-shard', 'define', 'get', 'put', 'where', 'tail'];
+const exactUnpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'bigint' });
+
+/** A server that wants `authorization: Bearer TOKEN` on every Store call. */
+const requireToken: ServerMiddleware = async function* (request, context, next) {
+  if (context.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) {
+    throw new StatusError(status.UNAUTHENTICATED, 'a valid bearer token is required');
+  }
+  yield* next(request, context);
+};
+
+/** Values of a rate record as JSON: every index field (a create needs them all) and `extra`. */
+const rate = (hotelId: number, room: string, extra = ''): string =>
+  `{"hotel_id": ${hotelId}, "room_type": "${room}", "check_in_date": "2026-01-01", ` +
+  `"gateway": "g", "discount_type": "none"${extra ? ', ' + extra : ''}}`;
+
+const lines = (text: string): unknown[] =>
+  text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => parseExactJson(line));
+
+function expectNoStack(result: CommandResult) {
+  expect(result.stderr).not.to.match(/\n\s+at /);
+  expect(result.stdout + result.stderr).not.to.include(TOKEN);
+}
+
+describe('shameless client commands', function () {
+  let store: StoreFixture;
+  let shameless: (args: string[], input?: string) => Promise<CommandResult>;
+  let modelFile: string;
+
+  before(async () => {
+    store = await startStoreFixture({ middleware: [requireToken] });
+    shameless = (args, input) =>
+      runCommand(args, {
+        env: { SHAMELESS_ADDRESS: store.address, SHAMELESS_TOKEN: TOKEN },
+        input,
+      });
+    const directory = mkdtempSync(join(tmpdir(), 'shameless-cli-'));
+    modelFile = join(directory, 'rate.json');
+    writeFileSync(modelFile, JSON.stringify(RATE_MODEL));
+  });
+  after(() => store?.close());
+
+  describe('the program', () => {
+    it('prints help listing every command when run bare, and serve is no longer the default', async () => {
+      const result = await runCommand([]);
+      expect(result.code).not.to.equal(0);
+      for (const command of ['serve', 'plan', ...COMMANDS]) {
+        expect(result.stderr).to.match(new RegExp(`^  ${command} `, 'm'));
+      }
+      const describe = await runCommand(['describe', '--address', '127.0.0.1:1']);
+      expect(describe.stderr).not.to.include("too many arguments for 'serve'");
+    });
+
+    it('prints its version from package.json', async () => {
+      const result = await runCommand(['--version']);
+      expect(result.code).to.equal(0);
+      expect(result.stdout.trim()).to.equal('0.1.0');
+    });
+
+    for (const command of COMMANDS) {
+      it(`${command} --help names its connection options`, async () => {
+        const result = await runCommand([command, '--help']);
+        expect(result.code).to.equal(0);
+        for (const option of [
+          '--address',
+          '--token',
+          '--tls-ca',
+          '--tls-cert',
+          '--tls-key',
+          '--deadline-ms',
+        ]) {
+          expect(result.stdout).to.include(option);
+        }
+        expect(result.stdout).to.include('SHAMELESS_ADDRESS');
+      });
+    }
+  });
+
+  describe('with a server', () => {
+    before(async () => {
+      const first = await shameless(['define', '--file', modelFile]);
+      expect(first.code, first.stderr).to.equal(0);
+      expect(JSON.parse(first.stdout)).to.deep.include({ changed: true });
+    });
+
+    it('define again is a no-op; describe lists the model with its indices', async () => {
+      const again = await shameless(['define', '--file', modelFile]);
+      expect(again.code, again.stderr).to.equal(0);
+      expect(JSON.parse(again.stdout).changed).to.equal(false);
+      const described = await shameless(['describe']);
+      expect(described.code, described.stderr).to.equal(0);
+      const json = JSON.parse(described.stdout);
+      expect(json.shardsCount).to.equal(4);
+      const rate = json.models.find((model: { name: string }) => model.name === 'rate');
+      expect(rate.primaryIndex.shardOn).to.equal('hotel_id');
+      expect(rate.secondaryIndices[0].name).to.equal('secondary');
+      expect(rate.cells).to.deep.equal(['meta']);
+    });
+
+    it('put keeps 64-bit integers exact and integral; get prints them back exactly', async () => {
+      const values = rate(
+        41,
+        'double',
+        '"big": 9007199254740993, "wide": 1099511627776, "low": -9223372036854775808, "price": 12.5',
+      );
+      const put = await shameless(['put', 'rate', values]);
+      expect(put.code, put.stderr).to.equal(0);
+      const [answer] = lines(put.stdout) as [
+        { uuid: string; created: boolean; base: { refKey: number } },
+      ];
+      expect(answer.created).to.equal(true);
+      expect(answer.base.refKey).to.equal(0);
+
+      const stored = await store.engine.getCell('rate', answer.uuid, 'base');
+      const body = exactUnpackr.unpack(stored.body) as Record<string, unknown>;
+      expect(body.big).to.equal(9007199254740993n);
+      expect(body.wide).to.equal(1099511627776n); // an integer, not the float 1099511627776.0
+      expect(body.low).to.equal(-9223372036854775808n);
+      expect(body.price).to.equal(12.5);
+
+      const get = await shameless(['get', 'rate', answer.uuid]);
+      expect(get.code, get.stderr).to.equal(0);
+      expect(get.stdout).to.include('"big":9007199254740993');
+      expect(get.stdout).to.include('"low":-9223372036854775808');
+      const [cell] = lines(get.stdout) as [
+        { uuid: string; cell: string; body: Record<string, unknown> },
+      ];
+      expect(cell.uuid).to.equal(answer.uuid);
+      expect(cell.cell).to.equal('base');
+      expect(cell.body.big).to.equal(9007199254740993n);
+    });
+
+    it('put reads values from stdin with -, and updates the record found by its primary fields', async () => {
+      const values = rate(42, 'single', '"price": 100');
+      const first = await shameless(['put', 'rate', '-'], values);
+      expect(first.code, first.stderr).to.equal(0);
+      const second = await shameless(['put', 'rate', '-'], values.replace('100', '110'));
+      const [created, updated] = [...lines(first.stdout), ...lines(second.stdout)] as {
+        uuid: string;
+        created: boolean;
+        base: { refKey: number; body: { price: number } };
+      }[];
+      expect(updated!.uuid).to.equal(created!.uuid);
+      expect(updated!.created).to.equal(false);
+      expect(updated!.base.refKey).to.equal(1);
+      expect(updated!.base.body.price).to.equal(110);
+
+      const old = await shameless(['get', 'rate', created!.uuid, '--ref-key', '0']);
+      expect((lines(old.stdout)[0] as { body: { price: number } }).body.price).to.equal(100);
+    });
+
+    it('where prints one JSON line per record, typed by the index, following pages up to --limit', async () => {
+      for (const room of ['a', 'b', 'c', 'd', 'e']) {
+        const put = await shameless(['put', 'rate', rate(43, room)]);
+        expect(put.code, put.stderr).to.equal(0);
+      }
+      const all = await shameless(['where', 'rate', 'hotel_id=43', '--page-size', '2']);
+      expect(all.code, all.stderr).to.equal(0);
+      const rooms = (
+        lines(all.stdout) as { cells: { base: { body: { room_type: string } } } }[]
+      ).map((record) => record.cells.base.body.room_type);
+      expect(rooms).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
+
+      const some = await shameless([
+        'where',
+        'rate',
+        'hotel_id=43',
+        'room_type in b,d,z',
+        '--order',
+        'desc',
+      ]);
+      expect(
+        (lines(some.stdout) as { cells: { base: { body: { room_type: string } } } }[]).map(
+          (record) => record.cells.base.body.room_type,
+        ),
+      ).to.deep.equal(['d', 'b']);
+
+      const limited = await shameless([
+        'where',
+        'rate',
+        'hotel_id=43',
+        'room_type>=b',
+        '--limit',
+        '3',
+        '--page-size',
+        '2',
+      ]);
+      expect(lines(limited.stdout)).to.have.length(3);
+
+      const secondary = await shameless([
+        'where',
+        'rate',
+        'hotel_id=43',
+        'gateway=g',
+        '--index',
+        'secondary',
+      ]);
+      expect(lines(secondary.stdout)).to.have.length(5);
+    });
+
+    it('where refuses a field its index lacks, naming the fields it has (exit 2)', async () => {
+      const result = await shameless(['where', 'rate', 'hotel=43']);
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.include('hotel is not a field of index primary');
+      expect(result.stderr).to.include('hotel_id, room_type, check_in_date');
+      expectNoStack(result);
+    });
+
+    it('find-shard answers as FindShard does, for a value and for a uuid', async () => {
+      const byValue = await shameless(['find-shard', '--value', '-9223372036854775807']);
+      expect(byValue.code, byValue.stderr).to.equal(0);
+      const expected = store.engine.findShard({ value: -9223372036854775807n });
+      expect(JSON.parse(byValue.stdout)).to.deep.equal({
+        shard: expected.shard,
+        partition: expected.partition,
+      });
+      const uuid = 'ffff0000-0000-4000-8000-000000000000';
+      const byUuid = await shameless(['find-shard', '--uuid', uuid]);
+      expect(JSON.parse(byUuid.stdout).shard).to.equal(0xffff % 4);
+    });
+
+    it('tail prints a shard log in id order with progress on stderr, resuming from --cursor', async () => {
+      const put = await shameless(['put', 'rate', rate(44, 'x')]);
+      const { uuid } = lines(put.stdout)[0] as { uuid: string };
+      await shameless(['put', 'rate', rate(44, 'x', '"n": 2')]);
+      const shard = parseInt(uuid.slice(0, 4), 16) % 4;
+
+      const tail = await shameless([
+        'tail',
+        'rate',
+        '--shard',
+        String(shard),
+        '--batch-size',
+        '1',
+        '--progress-ms',
+        '0',
+      ]);
+      expect(tail.code, tail.stderr).to.equal(0);
+      const cells = lines(tail.stdout) as {
+        id: number;
+        shard: number;
+        uuid: string;
+        refKey: number;
+      }[];
+      expect(cells.length).to.be.greaterThan(1);
+      expect(cells.every((cell) => cell.shard === shard)).to.equal(true);
+      const ids = cells.map((cell) => cell.id);
+      expect(ids).to.deep.equal([...ids].sort((a, b) => a - b));
+      expect(cells.filter((cell) => cell.uuid === uuid).map((cell) => cell.refKey)).to.deep.equal([
+        0, 1,
+      ]);
+      expect(tail.stderr).to.match(
+        new RegExp(`tail: shard ${shard}: ${cells.length} cells, cursor ${ids.at(-1)}`),
+      );
+
+      const resumed = await shameless([
+        'tail',
+        'rate',
+        '--shard',
+        String(shard),
+        '--cursor',
+        String(ids[0]),
+      ]);
+      expect(lines(resumed.stdout)).to.have.length(cells.length - 1);
+    });
+
+    it('tail --follow prints versions written after it started, until interrupted', async () => {
+      const uuidShard = (uuid: string) => parseInt(uuid.slice(0, 4), 16) % 4;
+      const first = await shameless(['put', 'rate', rate(45, 'f')]);
+      const { uuid } = lines(first.stdout)[0] as { uuid: string };
+      const before = await shameless(['tail', 'rate', '--shard', String(uuidShard(uuid))]);
+      const cursor = String((lines(before.stdout).at(-1) as { id: number }).id);
+
+      const child = startCommand(
+        ['tail', 'rate', '--shard', String(uuidShard(uuid)), '--cursor', cursor, '--follow'],
+        { SHAMELESS_ADDRESS: store.address, SHAMELESS_TOKEN: TOKEN },
+      );
+      child.stdin!.end();
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = once(child, 'exit');
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 500)); // let the stream open
+        await shameless(['put', 'rate', rate(45, 'f', '"v": 2')]);
+        for (let i = 0; i < 100 && !stdout.includes('\n'); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const [cell] = lines(stdout) as { uuid: string; refKey: number; body: { v: number } }[];
+        expect(cell).to.deep.include({ uuid, refKey: 1 });
+        expect(cell!.body.v).to.equal(2);
+      } finally {
+        child.kill('SIGINT');
+      }
+      const [code] = (await exited) as [number | null];
+      expect(code).to.equal(0);
+    });
+  });
+
+  describe('failures', () => {
+    it('with no server: UNAVAILABLE, a hint naming the address, exit 1, no stack', async () => {
+      const result = await runCommand(['describe', '--address', '127.0.0.1:1']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
+      expect(result.stderr).to.include('hint: is a server running at 127.0.0.1:1?');
+      expectNoStack(result);
+    });
+
+    it('a missing or wrong token: UNAUTHENTICATED with a hint, and the token is never printed', async () => {
+      const none = await runCommand(['describe'], {
+        env: { SHAMELESS_ADDRESS: store.address, SHAMELESS_TOKEN: undefined },
+      });
+      expect(none.code).to.equal(1);
+      expect(none.stderr).to.include('UNAUTHENTICATED: a valid bearer token is required');
+      expect(none.stderr).to.include('--token');
+      const wrong = await runCommand([
+        'describe',
+        '--address',
+        store.address,
+        '--token',
+        `${TOKEN}-old`,
+      ]);
+      expect(wrong.code).to.equal(1);
+      expect(wrong.stderr).to.include('UNAUTHENTICATED');
+      expectNoStack(wrong);
+      expect(wrong.stderr).not.to.include(`${TOKEN}-old`);
+      const flag = await runCommand(['describe', '--address', store.address, '--token', TOKEN]);
+      expect(flag.code, flag.stderr).to.equal(0);
+    });
+
+    it('an unknown model: NOT_FOUND with a hint to describe', async () => {
+      const result = await shameless(['get', 'rates', 'ffff0000-0000-4000-8000-000000000000']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(/^shameless: NOT_FOUND: .*rates/);
+      expect(result.stderr).to.include('`shameless describe`');
+      expectNoStack(result);
+    });
+
+    it('a bad field: INVALID_ARGUMENT naming it', async () => {
+      const result = await shameless([
+        'put',
+        'rate',
+        '{"hotel_id": "forty", "room_type": "x", "check_in_date": "d"}',
+      ]);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(/^shameless: INVALID_ARGUMENT: .*hotel_id/);
+      expect(result.stderr).to.include('hint: fix the request field');
+      expectNoStack(result);
+    });
+
+    it('bad input is refused before any call, with exit 2', async () => {
+      const cases: [string[], string][] = [
+        [['put', 'rate', '{"hotel_id": 1,}'], '<values>: expected a string at character 16'],
+        [['put', 'rate', '[1]'], '<values>: must be a JSON object'],
+        [['find-shard', '--value', '1.5'], '--value: expected an integer'],
+        [['get', 'rate', 'u', '--ref-key', 'x'], '--ref-key: expected an integer'],
+        [['describe', '--deadline-ms', '0'], '--deadline-ms: expected a positive integer'],
+        [['describe', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
+        [
+          ['describe', '--tls-ca', '/nonexistent/ca.pem'],
+          '--tls-ca: cannot read /nonexistent/ca.pem: ENOENT',
+        ],
+        [
+          ['define', '--file', '/nonexistent/model.json'],
+          'cannot read model file /nonexistent/model.json',
+        ],
+      ];
+      for (const [args, message] of cases) {
+        const result = await shameless(args);
+        expect(result.code, args.join(' ')).to.equal(2);
+        expect(result.stderr, args.join(' ')).to.include(message);
+        expectNoStack(result);
+      }
+    });
+
+    it('a deadline too short: DEADLINE_EXCEEDED with a hint to raise --deadline-ms', async () => {
+      // A DefineModel of a new model creates tables on every shard: far longer than 1 ms.
+      const directory = mkdtempSync(join(tmpdir(), 'shameless-cli-'));
+      const file = join(directory, 'slow.json');
+      writeFileSync(file, JSON.stringify({ ...RATE_MODEL, name: 'slow' }));
+      const result = await shameless(['define', '--file', file, '--deadline-ms', '1']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.include('DEADLINE_EXCEEDED');
+      expect(result.stderr).to.include('raise it');
+    });
+  });
+});

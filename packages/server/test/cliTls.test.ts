@@ -1,0 +1,96 @@
+// The client commands' TLS flags against a real server behind a real TLS endpoint: a node:tls
+// listener (ALPN h2, as gRPC over TLS negotiates) that requires a client certificate and
+// forwards the decrypted HTTP/2 to the server's plaintext port.
+import { type Server as TlsServer, createServer } from 'node:tls';
+import { connect } from 'node:net';
+import { makeTestCertificates, type TestCertificates } from '@shameless/testkit';
+import { expect } from 'chai';
+import { runCommand } from './support/serverProcess.js';
+import { type StoreFixture, startStoreFixture } from './support/storeFixture.js';
+
+describe('shameless client commands over TLS', function () {
+  let store: StoreFixture;
+  let certificates: TestCertificates;
+  let front: TlsServer;
+  let address: string;
+
+  before(async () => {
+    store = await startStoreFixture();
+    certificates = await makeTestCertificates();
+    const [host, port] = store.address.split(':') as [string, string];
+    front = createServer(
+      {
+        cert: certificates.serverCert,
+        key: certificates.serverKey,
+        ca: certificates.ca,
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
+      (socket) => {
+        const upstream = connect(Number(port), host);
+        socket.pipe(upstream).pipe(socket);
+        const close = () => {
+          socket.destroy();
+          upstream.destroy();
+        };
+        socket.on('error', close);
+        upstream.on('error', close);
+      },
+    );
+    front.on('tlsClientError', () => {}); // a refused handshake is what some tests expect
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    address = `localhost:${(front.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    front?.close();
+    await certificates?.remove();
+    await store?.close();
+  });
+
+  /** `describe` over mutual TLS, trusting `ca` for the server. */
+  const describeTrusting = (ca: string) =>
+    runCommand([
+      'describe',
+      '--address',
+      address,
+      '--tls-ca',
+      ca,
+      '--tls-cert',
+      certificates.paths.clientCert,
+      '--tls-key',
+      certificates.paths.clientKey,
+    ]);
+
+  it('describe works with --tls-ca and a client certificate (mutual TLS)', async () => {
+    const result = await describeTrusting(certificates.paths.ca);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(JSON.parse(result.stdout).shardsCount).to.equal(4);
+  });
+
+  it('the TLS files also come from the environment', async () => {
+    const { paths } = certificates;
+    const result = await runCommand(['describe'], {
+      env: {
+        SHAMELESS_ADDRESS: address,
+        SHAMELESS_TLS_CA: paths.ca,
+        SHAMELESS_TLS_CERT: paths.clientCert,
+        SHAMELESS_TLS_KEY: paths.clientKey,
+      },
+    });
+    expect(result.code, result.stderr).to.equal(0);
+  });
+
+  it('a server signed by a CA the client does not trust is refused: UNAVAILABLE, exit 1', async () => {
+    const result = await describeTrusting(certificates.paths.otherCa);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
+    expect(result.stderr).not.to.match(/\n\s+at /);
+  });
+
+  it('without TLS flags the TLS endpoint is not reached: UNAVAILABLE, exit 1', async () => {
+    const result = await runCommand(['describe', '--address', address]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
+  });
+});
