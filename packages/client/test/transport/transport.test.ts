@@ -311,9 +311,12 @@ describe('transport over real gRPC', function () {
       const server = await serve({
         getCell: (_call, callback) => callback(null, { cell: cell('u-1') }),
       });
+      // Failing at once, not waiting for the server to come back (the default): this counts
+      // the retries a live-but-failing endpoint gets.
       const transport = connect([server.address], {
         retry: { maxAttempts: 10, baseMs: 1, maxMs: 2 },
         budget: { maxTokens: 10, tokenRatio: 0.1 },
+        waitForConnection: false,
       });
       await transport.unary('getCell', getCell, READ);
       server.stop();
