@@ -22,12 +22,18 @@ export interface TestServer {
   stop(): void;
 }
 
-/** Starts a grpc-js server on 127.0.0.1:0 serving the given Store handlers (others: UNIMPLEMENTED). */
-export async function startServer(handlers: Partial<StoreServer>): Promise<TestServer> {
+/**
+ * Starts a grpc-js server on 127.0.0.1:0 serving the given Store handlers (others:
+ * UNIMPLEMENTED); plaintext unless `credentials` say otherwise (TLS).
+ */
+export async function startServer(
+  handlers: Partial<StoreServer>,
+  credentials: ServerCredentials = ServerCredentials.createInsecure(),
+): Promise<TestServer> {
   const server = new Server();
   server.addService(StoreService, handlers as UntypedServiceImplementation);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) =>
+    server.bindAsync('127.0.0.1:0', credentials, (err, bound) =>
       err ? reject(err) : resolve(bound),
     );
   });
