@@ -139,9 +139,9 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
         'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
         'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
         // A restarting server is back within a second or two: reconnect sooner than grpc-js's
-        // default first backoff of 1 s, so calls waiting for it resume promptly.
+        // defaults (1 s first, up to 120 s), so calls waiting for it resume promptly.
         'grpc.initial_reconnect_backoff_ms': 200,
-        'grpc.max_reconnect_backoff_ms': 2000,
+        'grpc.max_reconnect_backoff_ms': 1000,
         ...options.channelOptions,
       });
       this.#endpoints.set(address, { address, client });
