@@ -19,11 +19,10 @@ import {
   type CallOptions,
   type WriteOptions,
 } from './callOptions.js';
-import type { ModelContext } from './context.js';
+import type { ModelPort, RecordHandle } from './modelPort.js';
 import { refuseIndexFields } from './definition.js';
 import { CellNotLoadedError } from './errors.js';
 import { type ExactInteger, fromWire, jsonSafe } from './integers.js';
-import type { RecordOf } from './record.js';
 import type { Body, CellName, CellValues, ModelSchema, WritableKey } from './schema.js';
 
 /** Options of {@link Cell.update}. */
@@ -95,8 +94,8 @@ const DEFINITE_FAILURES = [
  * code that takes cells of any model takes `Cell<any>`.
  */
 export class Cell<S extends ModelSchema = ModelSchema> {
-  readonly #context: ModelContext<S>;
-  readonly #record: RecordOf<S>;
+  readonly #context: ModelPort<S>;
+  readonly #record: RecordHandle<S>;
   readonly #name: CellName<S>;
   #loaded = false;
   #version: StoredVersion | undefined;
@@ -116,8 +115,8 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * `null` for a cell known to have none, `undefined` for a cell not read yet.
    */
   constructor(
-    context: ModelContext<S>,
-    record: RecordOf<S>,
+    context: ModelPort<S>,
+    record: RecordHandle<S>,
     name: CellName<S>,
     version?: WireCell | null,
   ) {
@@ -133,7 +132,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   }
 
   /** The record this cell belongs to. */
-  get record(): RecordOf<S> {
+  get record(): RecordHandle<S> {
     return this.#record;
   }
 

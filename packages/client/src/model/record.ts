@@ -3,8 +3,7 @@
 
 import { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 import type { CallOptions, WriteOptions } from './callOptions.js';
-import type { KnownVersions, ModelContext } from './context.js';
-import type { Model } from './model.js';
+import type { KnownVersions, ModelHandle, ModelPort } from './modelPort.js';
 import {
   BASE_CELL,
   type Body,
@@ -24,12 +23,12 @@ import {
  * accessors), or `InferRecord<typeof Rate>`.
  */
 export class ModelRecord<S extends ModelSchema = ModelSchema> {
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #uuid: string;
   readonly #cells = new Map<string, Cell<S>>();
 
   /** @internal Records are made by their model (put, where, find, record, the log). */
-  constructor(context: ModelContext<S>, uuid: string, known: KnownVersions = new Map()) {
+  constructor(context: ModelPort<S>, uuid: string, known: KnownVersions = new Map()) {
     this.#context = context;
     this.#uuid = uuid;
     // The declared cells, then any other cell the store knows (e.g. one declared by another
@@ -49,7 +48,7 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The model the record belongs to. */
-  get model(): Model<S> {
+  get model(): ModelHandle<S> {
     return this.#context.model;
   }
 
@@ -189,7 +188,7 @@ const RECORD_MEMBERS: ReadonlySet<string> = new Set(
  */
 export function recordClassFor<S extends ModelSchema>(
   cellNames: readonly string[],
-): new (context: ModelContext<S>, uuid: string, known?: KnownVersions) => RecordOf<S> {
+): new (context: ModelPort<S>, uuid: string, known?: KnownVersions) => RecordOf<S> {
   const RecordClass = class extends ModelRecord<S> {};
   for (const name of cellNames) {
     if (name === BASE_CELL || RECORD_MEMBERS.has(name)) continue;
@@ -202,8 +201,14 @@ export function recordClassFor<S extends ModelSchema>(
     });
   }
   return RecordClass as unknown as new (
-    context: ModelContext<S>,
+    context: ModelPort<S>,
     uuid: string,
     known?: KnownVersions,
   ) => RecordOf<S>;
+}
+
+declare module './modelPort.js' {
+  interface UpperLayers<S extends ModelSchema> {
+    record: RecordOf<S>;
+  }
 }

@@ -11,6 +11,7 @@ import { readCall, writeCall, type CallOptions } from './callOptions.js';
 import { compileSchema } from './definition.js';
 import { toWireInt64 } from './integers.js';
 import { Model } from './model.js';
+import type { ShardLocation } from './modelPort.js';
 import type { ModelSchema, ValidSchema } from './schema.js';
 
 /**
@@ -32,14 +33,6 @@ export interface ExistingTransport {
   readonly transport: Transport;
   /** Whether {@link Store.close} closes the transport too. Default false. */
   readonly closeTransport?: boolean;
-}
-
-/** Where a shard lives. */
-export interface ShardLocation {
-  /** The shard number. */
-  readonly shard: number;
-  /** The partition (index into {@link Store.partitions}) that holds the shard. */
-  readonly partition: number;
 }
 
 /** The store as DescribeStore tells it. */
@@ -197,5 +190,14 @@ export class Store {
    */
   async close(): Promise<void> {
     if (this.#ownsTransport) this.#transport.close();
+  }
+}
+
+export type { ShardLocation };
+
+declare module './modelPort.js' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface UpperLayers<S extends ModelSchema> {
+    store: Store;
   }
 }
