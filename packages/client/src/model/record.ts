@@ -7,6 +7,9 @@ import type { KnownVersions, ModelHandle, ModelPort } from './modelPort.js';
 import {
   BASE_CELL,
   type Body,
+  type BodyKey,
+  type BodyValue,
+  type CellBody,
   type CellName,
   type CellValues,
   type DeclaredCellName,
@@ -53,7 +56,7 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The base cell, which every record has: `put`, `where` and the field methods use it. */
-  get base(): Cell<S> {
+  get base(): Cell<S, BaseBody<S>> {
     return this.cell(BASE_CELL);
   }
 
@@ -63,8 +66,8 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The cell called `name` (`record.cell('meta')` is `record.meta`). */
-  cell(name: CellName<S>): Cell<S> {
-    const cell = this.#cells.get(name);
+  cell<C extends CellName<S>>(name: C): Cell<S, CellBody<S, C>> {
+    const cell = this.#cells.get(name) as Cell<S, CellBody<S, C>> | undefined;
     if (cell === undefined) {
       throw new RangeError(
         `model ${this.#context.schema.name} has no cell ${String(name)}; its cells are ` +
@@ -75,7 +78,7 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The base cell's value of `key` (see {@link Cell.get}). */
-  get(key: string): unknown {
+  get<K extends BodyKey<BaseBody<S>>>(key: K): BodyValue<BaseBody<S>, K> {
     return this.base.get(key);
   }
 
@@ -93,13 +96,16 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
    * Sets `key` in the base body (see {@link Cell.set}); throws a ReadonlyFieldError for an
    * index field, before any call.
    */
-  set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
+  set<K extends BodyKey<BaseBody<S>>>(
+    key: K & WritableKey<S, K>,
+    value: BodyValue<BaseBody<S>, K>,
+  ): this {
     this.base.set<K>(key, value);
     return this;
   }
 
   /** The base body, unsaved edits included. */
-  get body(): Readonly<Body> {
+  get body(): Readonly<BaseBody<S>> {
     return this.base.body;
   }
 
@@ -125,7 +131,10 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** Shallow-merges `values` into the base cell and writes it (see {@link Cell.update}). */
-  async update(values: CellValues<S>, options?: UpdateOptions): Promise<this> {
+  async update(
+    values: CellValues<S> & Partial<BaseBody<S>>,
+    options?: UpdateOptions,
+  ): Promise<this> {
     await this.base.update(values, options);
     return this;
   }
@@ -171,8 +180,11 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
  * {@link ModelRecord} (`uuid`, `body`, ...) is reached with `record.cell(name)` only.
  */
 export type NamedCells<S extends ModelSchema> = {
-  readonly [C in Exclude<DeclaredCellName<S>, keyof ModelRecord<S>>]: Cell<S>;
+  readonly [C in Exclude<DeclaredCellName<S>, keyof ModelRecord<S>>]: Cell<S, CellBody<S, C>>;
 };
+
+/** The body type of a model's base cell (see `bodies` in {@link ModelSchema}). */
+export type BaseBody<S extends ModelSchema> = CellBody<S, typeof BASE_CELL>;
 
 /** A record of a model with schema `S`: {@link ModelRecord} plus its named cell accessors. */
 export type RecordOf<S extends ModelSchema> = ModelRecord<S> & NamedCells<S>;
