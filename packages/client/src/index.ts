@@ -23,6 +23,7 @@ export {
   coalesceCalls,
   createTransport,
   isTransientStatus,
+  metricsText,
   systemClock,
   toShamelessError,
   type AttemptInfo,

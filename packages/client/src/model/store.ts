@@ -3,6 +3,7 @@
 import type { ModelDefinition, Partition } from '@shameless/proto';
 import {
   createCoalescingTransport,
+  metricsText,
   type CoalescingOptions,
   type Transport,
   type TransportOptions,
@@ -87,6 +88,15 @@ export class Store {
       Array.from({ length: description.shardsCount }, (_, shard) => shard),
     );
     this.#ownsTransport = ownsTransport;
+  }
+
+  /**
+   * The transport's counters (calls, attempts, retries, hedges, budget, coalescing) in the
+   * Prometheus text format, for a process's own /metrics endpoint. `labels` are added to every
+   * sample (e.g. `{ store: 'rates' }`).
+   */
+  metrics(labels: Readonly<Record<string, string>> = {}): string {
+    return metricsText(this.#transport.stats(), labels);
   }
 
   /** The transport every call goes through (its `stats()` count calls, retries, hedges). */

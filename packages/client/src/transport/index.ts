@@ -58,6 +58,7 @@ export {
   type RetryPolicy,
 } from './policy.js';
 export type { TransportStats } from './stats.js';
+export { metricsText } from './metricsText.js';
 export {
   DEFAULT_DEADLINE_MS,
   createCoalescingTransport,
