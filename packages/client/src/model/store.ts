@@ -16,15 +16,17 @@ import type { ShardLocation } from './modelPort.js';
 import type { ModelSchema, ValidSchema } from './schema.js';
 
 /**
- * Options of {@link connect}: the transport's settings (endpoints, deadline, retries, hedging,
- * budget, credentials, metadata, ...) and whether calls made in the same tick are coalesced
- * into batch calls (`coalesce`, default true), or an existing transport to use as it is.
+ * Options of {@link connect}: the transport's settings (endpoints, TLS, token, interceptors,
+ * deadline, retries, hedging, budget, ...) and whether calls made in the same tick are
+ * coalesced into batch calls (`coalesce`, default true), or an existing transport to use as it
+ * is.
  *
  * @example
  * const store = await connect({
  *   endpoints: ['10.0.0.1:50051', '10.0.0.2:50051'],
+ *   tls: { ca: readFileSync('ca.pem') },
+ *   token: () => currentToken(),
  *   deadlineMs: 2000,
- *   metadata: { authorization: `Bearer ${token}` },
  * });
  */
 export type ConnectOptions = (TransportOptions & CoalescingOptions) | ExistingTransport;

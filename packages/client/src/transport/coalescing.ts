@@ -81,15 +81,17 @@ function formOf(call: ClientCall): BatchForm<unknown, unknown> | undefined {
  */
 export function coalescingLayer(settings: CoalescingSettings): ClientMiddleware {
   let coalescer: Coalescer | undefined;
-  return async function* coalesce(call, options, next) {
+  return (call, options, next) => {
     const form = formOf(call);
-    if (form === undefined) {
-      yield* next(call, options);
-      return;
-    }
+    // What the layer does not coalesce goes on as it came, with no wrapper of this layer's.
+    if (form === undefined) return next(call, options);
     coalescer ??= new Coalescer(senderOver(next), settings);
-    yield await coalescer.call(form, call.request, options);
+    return answerOf(coalescer.call(form, call.request, options));
   };
+}
+
+async function* answerOf(answer: Promise<unknown>): AsyncGenerator<unknown> {
+  yield await answer;
 }
 
 /** The rest of a chain as a {@link CallSender}. */
