@@ -19,8 +19,10 @@ import type { ModelSchema } from './schema.js';
  * The types of the layers above the port, added by their own files: `record` by record.ts
  * (`RecordOf<S>`), `model` by model.ts (`Model<S>`), `store` by store.ts (`Store`).
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars
-export interface UpperLayers<S extends ModelSchema> {}
+export interface UpperLayers<S extends ModelSchema> {
+  /** The schema the other members are of (a type only: never read). */
+  readonly schema: S;
+}
 
 /** The record handle type of a model of schema `S` (`RecordOf<S>`). */
 export type RecordHandle<S extends ModelSchema> = UpperLayers<S>['record'];

@@ -6,7 +6,6 @@ import type { CallOptions, WriteOptions } from './callOptions.js';
 import type { KnownVersions, ModelHandle, ModelPort } from './modelPort.js';
 import {
   BASE_CELL,
-  type Body,
   type BodyKey,
   type BodyValue,
   type CellBody,

@@ -30,7 +30,7 @@ describe('counting layer', () => {
       countingLayer(counters),
       scriptedNext(async function* () {
         await held;
-        throw new Error('aborted');
+        yield* failing(new Error('aborted'));
       }),
       { idempotent: true, hedgeable: true, signal: controller.signal },
     );

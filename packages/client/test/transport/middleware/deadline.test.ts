@@ -2,14 +2,15 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/transport/clock.js';
 import { CancelledError, DeadlineExceededError } from '../../../src/transport/errors.js';
 import { deadlineLayer } from '../../../src/transport/middleware/deadline.js';
-import { failure, messages, run, scriptedNext } from './support.js';
+import { failing, failure, messages, run, scriptedNext } from './support.js';
 
 /** An answer that never comes unless its signal aborts (then it fails, as grpc-js would). */
 function hanging(signal: AbortSignal | undefined): AsyncGenerator<unknown> {
   return (async function* () {
-    await new Promise((_, reject) =>
-      signal?.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }),
+    await new Promise<void>((resolve) =>
+      signal?.addEventListener('abort', () => resolve(), { once: true }),
     );
+    yield* failing(new Error('cancelled'));
   })();
 }
 
