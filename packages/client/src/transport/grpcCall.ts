@@ -41,29 +41,28 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
     const callOptions = {
       deadline: grpcDeadline((options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now()),
     };
+    const { client } = endpoint;
+    const request = call.request as never;
     if (call.shape === 'unary') {
-      const method = call.method as UnaryMethodName;
       const handle = startUnaryCall(
-        endpoint.client,
-        method,
-        call.request as never,
+        client,
+        call.method as UnaryMethodName,
+        request,
         sent,
         callOptions,
       );
-      const cancel = (): void => handle.cancel();
-      signal?.addEventListener('abort', cancel, { once: true });
+      const stopWatching = cancelOnAbort(signal, () => handle.cancel());
       try {
         yield await handle.result;
       } finally {
-        signal?.removeEventListener('abort', cancel);
+        stopWatching();
       }
       return;
     }
-    const method = call.method as StreamMethodName;
     const stream = startServerStream(
-      endpoint.client,
-      method,
-      call.request as never,
+      client,
+      call.method as StreamMethodName,
+      request,
       sent,
       callOptions,
     );
@@ -71,8 +70,7 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
     // arrives after the consumer left (the CANCELLED of our own cancel()) from being an
     // unhandled 'error' event.
     stream.on('error', () => {});
-    const cancel = (): void => stream.cancel();
-    signal?.addEventListener('abort', cancel, { once: true });
+    const stopWatching = cancelOnAbort(signal, () => stream.cancel());
     try {
       if (call.shape === 'collect') {
         const messages: unknown[] = [];
@@ -84,9 +82,15 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
         yield* stream;
       }
     } finally {
-      signal?.removeEventListener('abort', cancel);
+      stopWatching();
       // Ends the server side when the consumer left early; a no-op after the call ended.
       stream.cancel();
     }
   };
+}
+
+/** Calls `cancel` when `signal` aborts; returns the function that stops watching. */
+function cancelOnAbort(signal: AbortSignal | undefined, cancel: () => void): () => void {
+  signal?.addEventListener('abort', cancel, { once: true });
+  return () => signal?.removeEventListener('abort', cancel);
 }

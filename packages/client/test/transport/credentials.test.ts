@@ -11,16 +11,13 @@ import {
   UnauthenticatedError,
   UnavailableError,
   createTransport,
-  type Transport,
-  type TransportOptions,
 } from '../../src/index.js';
 import {
   cell,
   metadataValue,
   pause,
-  startServer,
+  serversAndTransports,
   statusError,
-  type TestServer,
 } from './support/servers.js';
 
 const READ = { idempotent: true, hedgeable: true } as const;
@@ -30,18 +27,17 @@ const TOKEN = 'tok_3f9a1c7e5b';
 describe('credentials: TLS, mutual TLS, bearer token', function () {
   this.timeout(15_000);
   let certs: TestCertificates;
-  const servers: TestServer[] = [];
-  const transports: Transport[] = [];
+  const { serve, connect } = serversAndTransports({
+    retry: { baseMs: 1, maxMs: 5 },
+    hedge: false,
+    waitForConnection: false,
+  });
 
   before(async () => {
     certs = await makeTestCertificates();
   });
   after(async () => {
     await certs?.remove();
-  });
-  afterEach(() => {
-    for (const transport of transports.splice(0)) transport.close();
-    for (const server of servers.splice(0)) server.stop();
   });
 
   /** TLS server credentials; `requireClientCert`: mutual TLS against the test CA. */
@@ -62,7 +58,7 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
     delayMs = 0,
   ) => {
     const authorizations: (string | undefined)[] = [];
-    const server = await startServer(
+    const server = await serve(
       {
         getCell: (call, callback) => {
           authorizations.push(metadataValue(call.metadata, 'authorization'));
@@ -74,20 +70,7 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
       },
       credentials,
     );
-    servers.push(server);
     return { server, authorizations };
-  };
-
-  const connect = (endpoints: string[], options: Partial<TransportOptions>) => {
-    const transport = createTransport({
-      endpoints,
-      retry: { baseMs: 1, maxMs: 5 },
-      hedge: false,
-      waitForConnection: false,
-      ...options,
-    });
-    transports.push(transport);
-    return transport;
   };
 
   it('over TLS, every attempt (retries included) carries the bearer token', async () => {

@@ -5,19 +5,13 @@
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
 import type { GetCellRequest } from '@shameless/proto';
-import {
-  createTransport,
-  type ClientMiddleware,
-  type Transport,
-  type TransportOptions,
-} from '../../src/index.js';
+import type { ClientMiddleware } from '../../src/index.js';
 import {
   cell,
   metadataValue,
   pause,
-  startServer,
+  serversAndTransports,
   statusError,
-  type TestServer,
 } from './support/servers.js';
 
 const READ = { idempotent: true, hedgeable: true } as const;
@@ -43,28 +37,17 @@ function recordingInterceptor(): { interceptor: ClientMiddleware; seen: Seen[] }
 
 describe('interceptors', function () {
   this.timeout(10_000);
-  const servers: TestServer[] = [];
-  const transports: Transport[] = [];
-  const connect = (endpoints: string[], options: Partial<TransportOptions>) => {
-    const transport = createTransport({ endpoints, retry: { baseMs: 1, maxMs: 5 }, ...options });
-    transports.push(transport);
-    return transport;
-  };
-  afterEach(() => {
-    for (const transport of transports.splice(0)) transport.close();
-    for (const server of servers.splice(0)) server.stop();
-  });
+  const { serve, connect } = serversAndTransports({ retry: { baseMs: 1, maxMs: 5 } });
 
   it('see every retry, and what they add reaches the server', async () => {
     const tags: (string | undefined)[] = [];
-    const server = await startServer({
+    const server = await serve({
       getCell: (call, callback) => {
         tags.push(metadataValue(call.metadata, 'x-attempt'));
         if (tags.length < 3) callback(statusError(status.UNAVAILABLE, 'partition 0 is down'));
         else callback(null, { cell: cell('u-1') });
       },
     });
-    servers.push(server);
     const { interceptor, seen } = recordingInterceptor();
     const transport = connect([server.address], { hedge: false, interceptors: [interceptor] });
     await transport.unary('getCell', getCell, READ);
@@ -78,15 +61,14 @@ describe('interceptors', function () {
   });
 
   it('see every hedge, on the endpoint it went to', async () => {
-    const slow = await startServer({
+    const slow = await serve({
       getCell: (_call, callback) => {
         void pause(2000).then(() => callback(null, { cell: cell('slow') }));
       },
     });
-    const fast = await startServer({
+    const fast = await serve({
       getCell: (_call, callback) => callback(null, { cell: cell('fast') }),
     });
-    servers.push(slow, fast);
     const { interceptor, seen } = recordingInterceptor();
     // The slow server first: round robin sends the first attempt there.
     const transport = connect([slow.address, fast.address], {
@@ -108,10 +90,9 @@ describe('interceptors', function () {
         order.push(name);
         yield* next(call, options);
       };
-    const server = await startServer({
+    const server = await serve({
       getCell: (_call, callback) => callback(null, { cell: cell('u-1') }),
     });
-    servers.push(server);
     const transport = connect([server.address], { interceptors: [named('a'), named('b')] });
     await transport.unary('getCell', getCell, READ);
     expect(order).to.deep.equal(['a', 'b']);

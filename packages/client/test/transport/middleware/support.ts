@@ -47,12 +47,4 @@ export async function run(
   return received;
 }
 
-/** The error `promise` rejects with (fails the test if it resolves). */
-export async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+export { rejection as failure } from '../../support/storeFixture.js';
