@@ -265,7 +265,10 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
       await h.clock.advance(39);
       expect(call.isSettled()).to.equal(false);
       await h.clock.advance(1);
-      expect((await call.outcome).error).to.be.instanceOf(DeadlineExceededError);
+      const { error } = await call.outcome;
+      expect(error).to.be.instanceOf(DeadlineExceededError);
+      expect(error?.message).to.equal('getCell: deadline of 100 ms exceeded after 2 attempt(s)');
+      expect(error?.cause).to.be.instanceOf(UnavailableError);
       expect(h.attempt(1).cancelled).to.equal(true);
     });
   });

@@ -1,6 +1,6 @@
 // The attempts of one logical call: what the retry, hedge and endpoint layers share about it
-// (which endpoints it used, which it is waiting on, how many hedges it sent). The retry layer
-// makes one per call and passes it down in the call's options.
+// (which endpoints it used, which it is waiting on, how many hedges it sent, how the latest one
+// failed). The deadline layer makes one per call and passes it down in the call's options.
 
 /** Why an attempt was sent. */
 export type AttemptKind = 'initial' | 'retry' | 'hedge';
@@ -25,6 +25,8 @@ export class AttemptLog {
   readonly tried = new Set<string>();
   /** Hedges sent so far (`maxHedges` counts per call, across retries). */
   hedges = 0;
+  /** The latest attempt's failure: the cause a deadline error gives. */
+  lastError: unknown;
   readonly #waitingOn = new Map<string, number>();
   #started = 0;
 

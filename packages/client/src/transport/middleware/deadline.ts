@@ -6,6 +6,7 @@
 
 import type { Clock } from '../clock.js';
 import { CancelledError, DeadlineExceededError } from '../errors.js';
+import { AttemptLog } from './attempts.js';
 import type { ClientMiddleware } from './compose.js';
 
 /** What the deadline layer needs. */
@@ -37,17 +38,18 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
     const deadlineAt = Number.isFinite(deadlineMs)
       ? clock.now() + deadlineMs
       : Number.POSITIVE_INFINITY;
-    const timer = Number.isFinite(deadlineMs)
-      ? clock.setTimeout(
-          () =>
-            controller.abort(
-              new DeadlineExceededError(`${call.method}: deadline of ${deadlineMs} ms exceeded`),
-            ),
-          deadlineMs,
-        )
-      : undefined;
+    const attempts = options.attempts ?? new AttemptLog();
+    const expire = (): void =>
+      controller.abort(
+        new DeadlineExceededError(
+          `${call.method}: deadline of ${deadlineMs} ms exceeded after ` +
+            `${attempts.started} attempt(s)`,
+          attempts.lastError === undefined ? undefined : { cause: attempts.lastError },
+        ),
+      );
+    const timer = Number.isFinite(deadlineMs) ? clock.setTimeout(expire, deadlineMs) : undefined;
     try {
-      yield* next(call, { ...options, deadlineAt, signal });
+      yield* next(call, { ...options, deadlineAt, signal, attempts });
     } catch (error) {
       throw signal.aborted ? (signal.reason as Error) : error;
     } finally {

@@ -158,6 +158,7 @@ class HedgedRound {
 
   #onError(racer: Racer, error: unknown): void {
     if (!this.#racing.delete(racer) || this.#settled) return;
+    this.#attempts.lastError = error;
     // Another attempt may still answer a transient failure.
     if (toShamelessError(error).retryable && this.#racing.size > 0) return;
     this.end();

@@ -42,6 +42,7 @@ export function retryLayer({ retry, budget, clock, counters }: RetrySettings): C
       } catch (raw) {
         if (options.signal?.aborted) throw options.signal.reason as Error;
         const error = toShamelessError(raw);
+        attempts.lastError = error;
         if (!error.retryable || received || retry === null || retries >= maxRetries) throw error;
         // A server that had answered before and has no connection now is restarting: waiting
         // for it costs no server anything, so it needs no budget.

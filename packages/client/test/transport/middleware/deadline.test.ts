@@ -37,7 +37,7 @@ describe('deadline layer', () => {
     await clock.advance(200);
     const error = await outcome;
     expect(error).to.be.instanceOf(DeadlineExceededError);
-    expect(error.message).to.equal('getCell: deadline of 200 ms exceeded');
+    expect(error.message).to.equal('getCell: deadline of 200 ms exceeded after 0 attempt(s)');
     expect(next.seen[0]?.signal?.aborted).to.equal(true);
     expect(clock.pendingTimers).to.equal(0);
   });
