@@ -1,8 +1,8 @@
 // The one place the transport's layers are put in order. Outermost first:
 //
 //   coalescing     calls of one tick → one batch call          (connect's default)
-//   counting       calls, failures
 //   deadline       one deadline and one AbortSignal per call
+//   counting       calls, failures
 //   retry          transient failures sent again, after backoff, within the budget
 //   hedge          slow reads raced against another endpoint
 //   budget         each attempt's account: success earns, transient failure costs
@@ -55,8 +55,10 @@ export function transportChain(parts: ChainParts, terminal: CallNext): CallNext 
   return composeMiddleware(
     [
       ...(parts.callLayers ?? []),
-      countingLayer(counters),
       deadlineLayer({ clock, defaultDeadlineMs: parts.defaultDeadlineMs }),
+      // Under the deadline layer: it watches the call's own signal, not the caller's (which
+      // many calls may share).
+      countingLayer(counters),
       retryLayer({ retry: parts.retry, budget, clock, counters }),
       hedgeLayer({
         hedge: parts.hedge,

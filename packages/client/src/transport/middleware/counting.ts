@@ -1,6 +1,7 @@
-// The outermost layer of a call: counts logical calls and those that failed (after every
-// retry). A batch the coalescing layer sends is one call. An aborted call counts as failed the
-// moment its signal aborts: from then on nothing can answer it.
+// Counts logical calls and those that failed (after every retry). A batch the coalescing layer
+// sends is one call. A call whose signal aborts (the caller's abort, the deadline) counts as
+// failed at that moment: from then on nothing can answer it. Calls the deadline layer refuses
+// before they start (an aborted signal, a deadline that is no deadline) are not counted.
 
 import type { TransportCounters } from '../stats.js';
 import type { ClientMiddleware } from './compose.js';
