@@ -31,6 +31,14 @@ describe('calls the model layer makes', function () {
     await fixture?.close();
   });
 
+  it('store.metrics() gives the transport counters as Prometheus text', async () => {
+    await Rate.put(rateValues(9, 'metrics', '2026-12-01'));
+    const calls = fixture.store.transport.stats().calls;
+    const text = fixture.store.metrics({ store: 'test' });
+    expect(text).to.include(`shameless_client_calls_total{store="test"} ${calls}\n`);
+    expect(text).to.include('# TYPE shameless_client_budget_tokens gauge');
+  });
+
   it('marks reads retryable and hedgeable, and writes retryable only, each with a requestId', async () => {
     const rate = await Rate.put(rateValues(1, '1 bed', '2026-12-01'));
     await rate.update({ net_price: 1 });

@@ -2,8 +2,10 @@
 // (a) one of two `shameless serve` processes is SIGKILLed under a steady stream of reads and
 //     writes: no call fails, and every acknowledged write is stored exactly once;
 // (b) one of two servers answers 10% of its reads 200 ms late: hedged reads cut the tail;
-// (c) every endpoint is down: calls fail fast with UnavailableError, and once the retry budget
-//     is spent they are not retried at all.
+// (c) every endpoint is down: with `waitForConnection: false` calls fail fast with
+//     UnavailableError, and once the retry budget is spent they are not retried at all;
+// (d) the one server is restarted under 8 writers: calls wait for it (the default) and none
+//     fails.
 
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -440,6 +442,9 @@ describe('faults', function () {
         deadlineMs: DEADLINE_MS,
         hedge: false,
         budget: { maxTokens: 10, tokenRatio: 0.1 },
+        // Fail at once rather than wait for the servers to come back (the default, tested in
+        // "a restart under load" below).
+        waitForConnection: false,
       });
       try {
         const Rate = await store.defineModel(RATE_SCHEMA);

@@ -19,12 +19,19 @@ import {
   type CallOptions,
   type WriteOptions,
 } from './callOptions.js';
-import type { ModelContext } from './context.js';
+import type { ModelPort, RecordHandle } from './modelPort.js';
 import { refuseIndexFields } from './definition.js';
 import { CellNotLoadedError } from './errors.js';
 import { type ExactInteger, fromWire, jsonSafe } from './integers.js';
-import type { RecordOf } from './record.js';
-import type { Body, CellName, CellValues, ModelSchema, WritableKey } from './schema.js';
+import type {
+  Body,
+  BodyKey,
+  BodyValue,
+  CellName,
+  CellValues,
+  ModelSchema,
+  WritableKey,
+} from './schema.js';
 
 /** Options of {@link Cell.update}. */
 export interface UpdateOptions extends WriteOptions {
@@ -91,12 +98,13 @@ const DEFINITE_FAILURES = [
  * `expectedRefKey`, so a save over someone else's newer version rejects with a
  * `ConflictError` instead of silently overwriting it.
  *
- * The type argument is the model's schema (`Cell<typeof Rate.schema>`, or `typeof rate.base`);
- * code that takes cells of any model takes `Cell<any>`.
+ * The type arguments are the model's schema (`Cell<typeof Rate.schema>`, or `typeof rate.base`)
+ * and the cell's body type (declared with `bodies` in the model definition; an untyped body by
+ * default); code that takes cells of any model takes `Cell<any>`.
  */
-export class Cell<S extends ModelSchema = ModelSchema> {
-  readonly #context: ModelContext<S>;
-  readonly #record: RecordOf<S>;
+export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> {
+  readonly #context: ModelPort<S>;
+  readonly #record: RecordHandle<S>;
   readonly #name: CellName<S>;
   #loaded = false;
   #version: StoredVersion | undefined;
@@ -116,8 +124,8 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * `null` for a cell known to have none, `undefined` for a cell not read yet.
    */
   constructor(
-    context: ModelContext<S>,
-    record: RecordOf<S>,
+    context: ModelPort<S>,
+    record: RecordHandle<S>,
     name: CellName<S>,
     version?: WireCell | null,
   ) {
@@ -133,7 +141,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   }
 
   /** The record this cell belongs to. */
-  get record(): RecordOf<S> {
+  get record(): RecordHandle<S> {
     return this.#record;
   }
 
@@ -181,15 +189,15 @@ export class Cell<S extends ModelSchema = ModelSchema> {
   }
 
   /** The body, unsaved edits included. Read-only: change it with `set` or `update`. */
-  get body(): Readonly<Body> {
+  get body(): Readonly<B> {
     this.#requireLoaded();
-    return this.#body;
+    return this.#body as B;
   }
 
   /** The value of `key` in the body, or undefined when the body has no such key. */
-  get(key: string): unknown {
+  get<K extends BodyKey<B>>(key: K): BodyValue<B, K> {
     this.#requireLoaded();
-    return Object.hasOwn(this.#body, key) ? this.#body[key] : undefined;
+    return (Object.hasOwn(this.#body, key) ? this.#body[key] : undefined) as BodyValue<B, K>;
   }
 
   /** Whether the body has `key` (even with a `null` or `false` value). */
@@ -216,7 +224,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    *   field and the index: index values never change.
    * @throws CellNotLoadedError when the cell has not been read.
    */
-  set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
+  set<K extends BodyKey<B>>(key: K & WritableKey<S, K>, value: BodyValue<B, K>): this {
     refuseIndexFields(this.#context.schema, [key]);
     this.#requireLoaded();
     this.#setKey(key, value);
@@ -269,7 +277,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    *   field of any index.
    * @throws ConflictError when the cell changed since it was read and no retries are left.
    */
-  async update(values: CellValues<S>, options: UpdateOptions = {}): Promise<this> {
+  async update(values: CellValues<S> & Partial<B>, options: UpdateOptions = {}): Promise<this> {
     refuseIndexFields(this.#context.schema, Object.keys(values));
     if (!this.#loaded) {
       await this.#write(
@@ -325,7 +333,7 @@ export class Cell<S extends ModelSchema = ModelSchema> {
    * Previous), or undefined at version 0 (without a call) and for a cell with no version.
    * Chainable: `(await (await cell.previous())?.previous())`... down to version 0.
    */
-  async previous(options: CallOptions = {}): Promise<Cell<S> | undefined> {
+  async previous(options: CallOptions = {}): Promise<Cell<S, B> | undefined> {
     if (!this.#loaded) await this.reload(options);
     const version = this.#version;
     if (version === undefined || version.refKey === 0) return undefined;

@@ -6,7 +6,7 @@ import type { EachRequest, EachResponse, Cell as WireCell } from '@shameless/pro
 import { ShamelessError } from '../transport/index.js';
 import type { Cell } from './cell.js';
 import type { CallOptions } from './callOptions.js';
-import type { ModelContext } from './context.js';
+import type { ModelPort } from './modelPort.js';
 import { type ExactInteger, fromWire, toWireUint64 } from './integers.js';
 import type { CellName, ModelSchema } from './schema.js';
 
@@ -59,12 +59,12 @@ export interface EachOptions extends CallOptions {
  * passes the checkpoints back as `cursors` (at-least-once).
  */
 export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>> {
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #options: EachOptions;
   readonly #cursors: Map<number, ExactInteger>;
 
   /** @internal Made by `Model.each`. */
-  constructor(context: ModelContext<S>, options: EachOptions) {
+  constructor(context: ModelPort<S>, options: EachOptions) {
     this.#context = context;
     this.#options = options;
     const cursors = options.cursors ?? new Map<number, number | bigint>();

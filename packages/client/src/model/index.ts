@@ -17,11 +17,16 @@ export {
 } from './model.js';
 export { ModelIndex, type IndexConditions } from './modelIndex.js';
 export { Query, type WhereOptions } from './query.js';
-export { ModelRecord, type NamedCells, type RecordOf } from './record.js';
+export { ModelRecord, type BaseBody, type NamedCells, type RecordOf } from './record.js';
 export {
   BASE_CELL,
   PRIMARY_INDEX,
+  body,
   type Body,
+  type BodyKey,
+  type BodyType,
+  type BodyValue,
+  type CellBody,
   type CellName,
   type CellValues,
   type Condition,

@@ -25,7 +25,7 @@ import {
   type WriteOptions,
 } from './callOptions.js';
 import { CellStream, type EachOptions } from './cellStream.js';
-import type { KnownVersions, ModelContext } from './context.js';
+import type { KnownVersions, ModelPort, ShardLocation, StoreHandle } from './modelPort.js';
 import { refuseIndexFields, type CompiledSchema } from './definition.js';
 import { type ExactInteger, fromWire, toWireInt64, toWireUint64 } from './integers.js';
 import { ModelIndex, type IndexConditions } from './modelIndex.js';
@@ -40,7 +40,6 @@ import {
   type ModelSchema,
   type PutValues,
 } from './schema.js';
-import type { ShardLocation, Store } from './store.js';
 
 /** Which page of a shard's log {@link Model.fetchLatestCells} reads. */
 export interface LogPageRequest {
@@ -126,15 +125,15 @@ export type InferRecord<M> = M extends Model<infer S> ? RecordOf<S> : never;
  * schema, so a wrong field name or type in `put` or `where` does not compile.
  */
 export class Model<S extends ModelSchema = ModelSchema> {
-  readonly #store: Store;
+  readonly #store: StoreHandle;
   readonly #schema: S;
   readonly #definition: ModelDefinition;
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #indices: { readonly [N in IndexName<S>]: ModelIndex<S, N> };
 
   /** @internal Made by {@link Store.defineModel}. */
   constructor(
-    store: Store,
+    store: StoreHandle,
     transport: Transport,
     schema: S,
     compiled: CompiledSchema,
@@ -144,7 +143,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
     this.#schema = schema;
     this.#definition = definition;
     const RecordClass = recordClassFor<S>(compiled.cells);
-    const context: ModelContext<S> = {
+    const context: ModelPort<S> = {
       model: this,
       transport,
       schema: compiled,
@@ -177,7 +176,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
   }
 
   /** The store the model is registered with. */
-  get store(): Store {
+  get store(): StoreHandle {
     return this.#store;
   }
 
@@ -425,5 +424,11 @@ export class Model<S extends ModelSchema = ModelSchema> {
   /** Calls `callback` with each shard number in turn (see {@link Store.eachShard}). */
   eachShard(callback: (shard: number) => unknown): Promise<void> {
     return this.#store.eachShard(callback);
+  }
+}
+
+declare module './modelPort.js' {
+  interface UpperLayers<S extends ModelSchema> {
+    model: Model<S>;
   }
 }

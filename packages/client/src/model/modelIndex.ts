@@ -1,7 +1,7 @@
 // One index of a model, queried with `where`: its conditions are typed by the index's fields.
 
 import { toWireConditions } from './conditions.js';
-import type { ModelContext } from './context.js';
+import type { ModelPort } from './modelPort.js';
 import { Query, type WhereOptions } from './query.js';
 import type {
   IndexName,
@@ -25,12 +25,12 @@ export type IndexConditions<S extends ModelSchema, N extends IndexName<S>> =
  * (`Rate.where` queries the primary index).
  */
 export class ModelIndex<S extends ModelSchema, N extends IndexName<S> = IndexName<S>> {
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #name: N;
   readonly #schema: IndexSchema;
 
   /** @internal Made by the model. */
-  constructor(context: ModelContext<S>, name: N, schema: IndexSchema) {
+  constructor(context: ModelPort<S>, name: N, schema: IndexSchema) {
     this.#context = context;
     this.#name = name;
     this.#schema = schema;

@@ -8,7 +8,7 @@ import {
   type WhereRequest,
 } from '@shameless/proto';
 import { readCall, type CallOptions } from './callOptions.js';
-import type { ModelContext } from './context.js';
+import type { ModelPort } from './modelPort.js';
 import type { RecordOf } from './record.js';
 import { BASE_CELL, type CellName, type ModelSchema } from './schema.js';
 
@@ -37,14 +37,14 @@ const DEFAULT_PAGE_SIZE = 1000;
  * cell (or the `cells` asked for) read.
  */
 export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> {
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #index: string;
   readonly #conditions: readonly WireCondition[];
   readonly #options: WhereOptions<S>;
 
   /** @internal Made by `Model.where` and `ModelIndex.where`. */
   constructor(
-    context: ModelContext<S>,
+    context: ModelPort<S>,
     index: string,
     conditions: readonly WireCondition[],
     options: WhereOptions<S>,

@@ -3,11 +3,12 @@
 
 import { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 import type { CallOptions, WriteOptions } from './callOptions.js';
-import type { KnownVersions, ModelContext } from './context.js';
-import type { Model } from './model.js';
+import type { KnownVersions, ModelHandle, ModelPort } from './modelPort.js';
 import {
   BASE_CELL,
-  type Body,
+  type BodyKey,
+  type BodyValue,
+  type CellBody,
   type CellName,
   type CellValues,
   type DeclaredCellName,
@@ -24,12 +25,12 @@ import {
  * accessors), or `InferRecord<typeof Rate>`.
  */
 export class ModelRecord<S extends ModelSchema = ModelSchema> {
-  readonly #context: ModelContext<S>;
+  readonly #context: ModelPort<S>;
   readonly #uuid: string;
   readonly #cells = new Map<string, Cell<S>>();
 
   /** @internal Records are made by their model (put, where, find, record, the log). */
-  constructor(context: ModelContext<S>, uuid: string, known: KnownVersions = new Map()) {
+  constructor(context: ModelPort<S>, uuid: string, known: KnownVersions = new Map()) {
     this.#context = context;
     this.#uuid = uuid;
     // The declared cells, then any other cell the store knows (e.g. one declared by another
@@ -49,12 +50,12 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The model the record belongs to. */
-  get model(): Model<S> {
+  get model(): ModelHandle<S> {
     return this.#context.model;
   }
 
   /** The base cell, which every record has: `put`, `where` and the field methods use it. */
-  get base(): Cell<S> {
+  get base(): Cell<S, BaseBody<S>> {
     return this.cell(BASE_CELL);
   }
 
@@ -64,8 +65,8 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The cell called `name` (`record.cell('meta')` is `record.meta`). */
-  cell(name: CellName<S>): Cell<S> {
-    const cell = this.#cells.get(name);
+  cell<C extends CellName<S>>(name: C): Cell<S, CellBody<S, C>> {
+    const cell = this.#cells.get(name) as Cell<S, CellBody<S, C>> | undefined;
     if (cell === undefined) {
       throw new RangeError(
         `model ${this.#context.schema.name} has no cell ${String(name)}; its cells are ` +
@@ -76,7 +77,7 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** The base cell's value of `key` (see {@link Cell.get}). */
-  get(key: string): unknown {
+  get<K extends BodyKey<BaseBody<S>>>(key: K): BodyValue<BaseBody<S>, K> {
     return this.base.get(key);
   }
 
@@ -94,13 +95,16 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
    * Sets `key` in the base body (see {@link Cell.set}); throws a ReadonlyFieldError for an
    * index field, before any call.
    */
-  set<K extends string>(key: K & WritableKey<S, K>, value: unknown): this {
+  set<K extends BodyKey<BaseBody<S>>>(
+    key: K & WritableKey<S, K>,
+    value: BodyValue<BaseBody<S>, K>,
+  ): this {
     this.base.set<K>(key, value);
     return this;
   }
 
   /** The base body, unsaved edits included. */
-  get body(): Readonly<Body> {
+  get body(): Readonly<BaseBody<S>> {
     return this.base.body;
   }
 
@@ -126,7 +130,10 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
   }
 
   /** Shallow-merges `values` into the base cell and writes it (see {@link Cell.update}). */
-  async update(values: CellValues<S>, options?: UpdateOptions): Promise<this> {
+  async update(
+    values: CellValues<S> & Partial<BaseBody<S>>,
+    options?: UpdateOptions,
+  ): Promise<this> {
     await this.base.update(values, options);
     return this;
   }
@@ -172,8 +179,11 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
  * {@link ModelRecord} (`uuid`, `body`, ...) is reached with `record.cell(name)` only.
  */
 export type NamedCells<S extends ModelSchema> = {
-  readonly [C in Exclude<DeclaredCellName<S>, keyof ModelRecord<S>>]: Cell<S>;
+  readonly [C in Exclude<DeclaredCellName<S>, keyof ModelRecord<S>>]: Cell<S, CellBody<S, C>>;
 };
+
+/** The body type of a model's base cell (see `bodies` in {@link ModelSchema}). */
+export type BaseBody<S extends ModelSchema> = CellBody<S, typeof BASE_CELL>;
 
 /** A record of a model with schema `S`: {@link ModelRecord} plus its named cell accessors. */
 export type RecordOf<S extends ModelSchema> = ModelRecord<S> & NamedCells<S>;
@@ -189,7 +199,7 @@ const RECORD_MEMBERS: ReadonlySet<string> = new Set(
  */
 export function recordClassFor<S extends ModelSchema>(
   cellNames: readonly string[],
-): new (context: ModelContext<S>, uuid: string, known?: KnownVersions) => RecordOf<S> {
+): new (context: ModelPort<S>, uuid: string, known?: KnownVersions) => RecordOf<S> {
   const RecordClass = class extends ModelRecord<S> {};
   for (const name of cellNames) {
     if (name === BASE_CELL || RECORD_MEMBERS.has(name)) continue;
@@ -202,8 +212,14 @@ export function recordClassFor<S extends ModelSchema>(
     });
   }
   return RecordClass as unknown as new (
-    context: ModelContext<S>,
+    context: ModelPort<S>,
     uuid: string,
     known?: KnownVersions,
   ) => RecordOf<S>;
+}
+
+declare module './modelPort.js' {
+  interface UpperLayers<S extends ModelSchema> {
+    record: RecordOf<S>;
+  }
 }

@@ -1,6 +1,6 @@
 // The model-definition DSL: plain object literals whose literal types flow into put, where and
-// the cell accessors. Everything here is types only; definition.ts turns a schema into the
-// wire definition sent with DefineModel.
+// the cell accessors. Everything here is types only (`body()` returns an empty marker);
+// definition.ts turns a schema into the wire definition sent with DefineModel.
 
 /** The type of an index field: `'integer'` (signed 64-bit) or `'string'` (up to 255 chars). */
 export type FieldType = 'integer' | 'string';
@@ -60,7 +60,46 @@ export interface ModelSchema {
   readonly indices?: { readonly [name: string]: IndexSchema };
   /** Cells besides `base`, which every model has (e.g. `['meta']`). */
   readonly cells?: readonly string[];
+  /**
+   * Optional TypeScript types of cell bodies, by cell name (`base` included), each made with
+   * {@link body}: `bodies: { meta: body<{ note: string }>() }`. A typed cell's `get`, `set`,
+   * `body` and `update` take and return that type; untyped cells stay `unknown`. Types only:
+   * nothing is checked at run time and nothing is sent to the store.
+   */
+  readonly bodies?: { readonly [cell: string]: BodyType<object> };
 }
+
+declare const BODY_TYPE: unique symbol;
+
+/** A cell's body type in a model definition (see {@link body}). Carries no value. */
+export interface BodyType<T extends object> {
+  readonly [BODY_TYPE]?: T;
+}
+
+/**
+ * Declares a cell's body type in a model definition: `bodies: { base: body<RateBody>() }`.
+ * Returns an empty object; only its type matters.
+ */
+export function body<T extends object>(): BodyType<T> {
+  return {};
+}
+
+/** The body type of cell `C` of schema `S`: its declared type, or {@link Body} when none. */
+export type CellBody<S extends ModelSchema, C extends string> = S extends {
+  readonly bodies: infer X;
+}
+  ? C extends keyof X
+    ? X[C] extends BodyType<infer T>
+      ? T
+      : Body
+    : Body
+  : Body;
+
+/** The keys of a body type (any string for an untyped body). */
+export type BodyKey<B extends object> = keyof B & string;
+
+/** The value type of `key` in a body type (`unknown` for an untyped body). */
+export type BodyValue<B extends object, K extends string> = K extends keyof B ? B[K] : unknown;
 
 /** The names of the integer fields of an index: the ones it may shard on. */
 export type IntegerFieldOf<F extends IndexFields> = {

@@ -3,6 +3,7 @@
 import type { ModelDefinition, Partition } from '@shameless/proto';
 import {
   createCoalescingTransport,
+  metricsText,
   type CoalescingOptions,
   type Transport,
   type TransportOptions,
@@ -11,18 +12,21 @@ import { readCall, writeCall, type CallOptions } from './callOptions.js';
 import { compileSchema } from './definition.js';
 import { toWireInt64 } from './integers.js';
 import { Model } from './model.js';
+import type { ShardLocation } from './modelPort.js';
 import type { ModelSchema, ValidSchema } from './schema.js';
 
 /**
- * Options of {@link connect}: the transport's settings (endpoints, deadline, retries, hedging,
- * budget, credentials, metadata, ...) and whether calls made in the same tick are coalesced
- * into batch calls (`coalesce`, default true), or an existing transport to use as it is.
+ * Options of {@link connect}: the transport's settings (endpoints, TLS, token, interceptors,
+ * deadline, retries, hedging, budget, ...) and whether calls made in the same tick are
+ * coalesced into batch calls (`coalesce`, default true), or an existing transport to use as it
+ * is.
  *
  * @example
  * const store = await connect({
  *   endpoints: ['10.0.0.1:50051', '10.0.0.2:50051'],
+ *   tls: { ca: readFileSync('ca.pem') },
+ *   token: () => currentToken(),
  *   deadlineMs: 2000,
- *   metadata: { authorization: `Bearer ${token}` },
  * });
  */
 export type ConnectOptions = (TransportOptions & CoalescingOptions) | ExistingTransport;
@@ -32,14 +36,6 @@ export interface ExistingTransport {
   readonly transport: Transport;
   /** Whether {@link Store.close} closes the transport too. Default false. */
   readonly closeTransport?: boolean;
-}
-
-/** Where a shard lives. */
-export interface ShardLocation {
-  /** The shard number. */
-  readonly shard: number;
-  /** The partition (index into {@link Store.partitions}) that holds the shard. */
-  readonly partition: number;
 }
 
 /** The store as DescribeStore tells it. */
@@ -94,6 +90,15 @@ export class Store {
       Array.from({ length: description.shardsCount }, (_, shard) => shard),
     );
     this.#ownsTransport = ownsTransport;
+  }
+
+  /**
+   * The transport's counters (calls, attempts, retries, hedges, budget, coalescing) in the
+   * Prometheus text format, for a process's own /metrics endpoint. `labels` are added to every
+   * sample (e.g. `{ store: 'rates' }`).
+   */
+  metrics(labels: Readonly<Record<string, string>> = {}): string {
+    return metricsText(this.#transport.stats(), labels);
   }
 
   /** The transport every call goes through (its `stats()` count calls, retries, hedges). */
@@ -197,5 +202,14 @@ export class Store {
    */
   async close(): Promise<void> {
     if (this.#ownsTransport) this.#transport.close();
+  }
+}
+
+export type { ShardLocation };
+
+declare module './modelPort.js' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface UpperLayers<S extends ModelSchema> {
+    store: Store;
   }
 }

@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import type { PendingCall } from './pendingCall.js';
 import type { TransportCounters } from './stats.js';
-import type { Transport } from './transport.js';
+import type { CallSender } from './transportInterface.js';
 
 /**
  * Whole-call failures after which each call is sent again on its own. The server checks every
@@ -31,7 +31,7 @@ const RESENT_ONE_BY_ONE: ReadonlySet<string> = new Set([
 
 /** What a batch call needs from the coalescing layer. */
 export interface BatchCallDeps {
-  readonly inner: Transport;
+  readonly inner: CallSender;
   readonly clock: Clock;
   readonly counters: Pick<
     TransportCounters,

@@ -16,8 +16,8 @@ import {
 } from '@shameless/proto';
 import type { BatchBounds, ItemSize } from './batchSplit.js';
 import { InternalError, NotFoundError, errorForStatus, type ShamelessError } from './errors.js';
-import type { Transport } from './transport.js';
-import type { UnaryCallOptions } from './unary.js';
+import type { CallSender } from './transportInterface.js';
+import type { UnaryCallOptions } from './transportInterface.js';
 
 /** The outcome of one item of a batch call: its own answer, or its own typed error. */
 export type ItemOutcome<Res> = { readonly ok: true; readonly value: Res } | ItemFailure;
@@ -44,13 +44,13 @@ export interface BatchForm<Req, Res> {
   /** The room the request takes in a batch. */
   sizeOf(request: Req): ItemSize;
   /** Sends the request as its single call. */
-  sendOne(inner: Transport, request: Req, options: UnaryCallOptions): Promise<Res>;
+  sendOne(inner: CallSender, request: Req, options: UnaryCallOptions): Promise<Res>;
   /**
    * Sends the requests as one batch call (the request objects themselves, so each write keeps
    * its requestId on every retry) and resolves with one outcome per request, in order.
    */
   sendBatch(
-    inner: Transport,
+    inner: CallSender,
     requests: readonly Req[],
     options: UnaryCallOptions,
   ): Promise<ItemOutcome<Res>[]>;

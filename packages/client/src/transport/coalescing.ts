@@ -10,16 +10,16 @@ import { sendBatch, type BatchCallDeps } from './batchCall.js';
 import { splitIntoBatches } from './batchSplit.js';
 import { systemClock, type Clock } from './clock.js';
 import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
-import { PendingCall } from './pendingCall.js';
-import { atTickEnd } from './tick.js';
 import {
-  DEFAULT_DEADLINE_MS,
-  createTransport,
-  type Transport,
-  type TransportOptions,
-} from './transport.js';
-import type { TransportStats } from './stats.js';
-import type { UnaryCallOptions } from './unary.js';
+  onlyMessage,
+  type CallNext,
+  type ClientCall,
+  type ClientMiddleware,
+} from './middleware/compose.js';
+import { PendingCall } from './pendingCall.js';
+import type { TransportCounters, TransportStats } from './stats.js';
+import { atTickEnd } from './tick.js';
+import type { CallSender, Transport, UnaryCallOptions } from './transportInterface.js';
 
 /** The option of {@link connect} that turns coalescing on or off. */
 export interface CoalescingOptions {
@@ -44,7 +44,15 @@ export interface CoalescingSettings {
   readonly defaultDeadlineMs: number;
   /** The clock the callers' deadlines are kept on. Default: the system clock. */
   readonly clock?: Clock;
+  /** Where the layer counts what it coalesced. Default: counters of its own. */
+  readonly counters?: CoalescingCounters;
 }
+
+/** The counters the coalescing layer keeps. */
+export type CoalescingCounters = Pick<
+  TransportCounters,
+  'coalescedCalls' | 'coalescedBatches' | 'batchFallbacks'
+>;
 
 /** The calls answered from a batch, by method. */
 const UNARY_FORMS: { readonly [M in UnaryMethodName]?: BatchForm<RequestOf<M>, ResponseOf<M>> } = {
@@ -58,19 +66,46 @@ const COLLECT_FORMS: {
   where: WHERE_PAGE,
 };
 
+/** The batch form that answers `call`, if it is one the layer coalesces. */
+function formOf(call: ClientCall): BatchForm<unknown, unknown> | undefined {
+  const forms: Readonly<Record<string, BatchForm<never, unknown> | undefined>> =
+    call.shape === 'unary' ? UNARY_FORMS : call.shape === 'collect' ? COLLECT_FORMS : {};
+  return forms[call.method] as BatchForm<unknown, unknown> | undefined;
+}
+
 /**
- * {@link createTransport}, wrapped in {@link coalesceCalls} unless `coalesce` is false: the
- * transport {@link connect} makes.
+ * The coalescing layer as a middleware, outermost in the transport's chain: the calls it
+ * coalesces are queued for the end of the tick and sent as batch calls through the rest of
+ * the chain (each batch one call: its own deadline, retries and hedges); every other call
+ * passes straight through.
  */
-export function createCoalescingTransport(
-  options: TransportOptions & CoalescingOptions,
-): Transport {
-  const inner = createTransport(options);
-  if (options.coalesce === false) return inner;
-  return coalesceCalls(inner, {
-    defaultDeadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    clock: options.clock,
-  });
+export function coalescingLayer(settings: CoalescingSettings): ClientMiddleware {
+  let coalescer: Coalescer | undefined;
+  return (call, options, next) => {
+    const form = formOf(call);
+    // What the layer does not coalesce goes on as it came, with no wrapper of this layer's.
+    if (form === undefined) return next(call, options);
+    coalescer ??= new Coalescer(senderOver(next), settings);
+    return answerOf(coalescer.call(form, call.request, options));
+  };
+}
+
+async function* answerOf(answer: Promise<unknown>): AsyncGenerator<unknown> {
+  yield await answer;
+}
+
+/** The rest of a chain as a {@link CallSender}. */
+function senderOver(next: CallNext): CallSender {
+  return {
+    unary: (method, request, options) => {
+      const call: ClientCall = { method, request, shape: 'unary' };
+      return onlyMessage(call, next(call, options));
+    },
+    collect: (method, request, options) => {
+      const call: ClientCall = { method, request, shape: 'collect' };
+      return onlyMessage(call, next(call, options));
+    },
+  };
 }
 
 /**
@@ -128,8 +163,8 @@ interface Queue<Req, Res> {
 }
 
 class Coalescer {
-  readonly counters = { coalescedCalls: 0, coalescedBatches: 0, batchFallbacks: 0 };
-  readonly #inner: Transport;
+  readonly counters: CoalescingCounters;
+  readonly #inner: CallSender;
   readonly #clock: Clock;
   readonly #defaultDeadlineMs: number;
   readonly #batchDeps: BatchCallDeps;
@@ -137,7 +172,12 @@ class Coalescer {
   readonly #queues = new Map<string, Queue<unknown, unknown>>();
   #flushScheduled = false;
 
-  constructor(inner: Transport, settings: CoalescingSettings) {
+  constructor(inner: CallSender, settings: CoalescingSettings) {
+    this.counters = settings.counters ?? {
+      coalescedCalls: 0,
+      coalescedBatches: 0,
+      batchFallbacks: 0,
+    };
     this.#inner = inner;
     this.#clock = settings.clock ?? systemClock;
     this.#defaultDeadlineMs = settings.defaultDeadlineMs;

@@ -3,6 +3,7 @@
 // the call has not used yet.
 
 import {
+  connectivityState,
   credentials as grpcCredentials,
   type ChannelCredentials,
   type ChannelOptions,
@@ -86,6 +87,11 @@ export class EndpointSelector implements EndpointPicker<{ readonly address: stri
   markUp(address: string): void {
     this.#downUntil.delete(address);
   }
+
+  /** True while every endpoint is marked down. */
+  allDown(): boolean {
+    return this.addresses.every((address) => this.isDown(address));
+  }
 }
 
 /** One server endpoint and its client (channel). */
@@ -113,6 +119,8 @@ export interface EndpointPoolOptions {
 export class EndpointPool implements EndpointPicker<Endpoint> {
   readonly #selector: EndpointSelector;
   readonly #endpoints = new Map<string, Endpoint>();
+  /** Endpoints that have answered at least once. */
+  readonly #answered = new Set<string>();
   #closed = false;
 
   constructor(options: EndpointPoolOptions) {
@@ -130,6 +138,10 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
         // 16 MiB cell must not fail on grpc-js's 4 MiB default.
         'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
         'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+        // A restarting server is back within a second or two: reconnect sooner than grpc-js's
+        // defaults (1 s first, up to 120 s), so calls waiting for it resume promptly.
+        'grpc.initial_reconnect_backoff_ms': 200,
+        'grpc.max_reconnect_backoff_ms': 1000,
         ...options.channelOptions,
       });
       this.#endpoints.set(address, { address, client });
@@ -164,7 +176,24 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
   }
 
   markUp(address: string): void {
+    this.#answered.add(address);
     this.#selector.markUp(address);
+  }
+
+  /** True while every endpoint is marked down. */
+  allDown(): boolean {
+    return this.#selector.allDown();
+  }
+
+  /**
+   * True when the endpoint has answered before and its channel has no connection now: its
+   * server is restarting (or gone), not misaddressed.
+   */
+  reconnecting(address: string): boolean {
+    const endpoint = this.#endpoints.get(address);
+    if (endpoint === undefined || !this.#answered.has(address)) return false;
+    const state = endpoint.client.getChannel().getConnectivityState(false);
+    return state !== connectivityState.READY && state !== connectivityState.SHUTDOWN;
   }
 
   /** Closes every channel. Calls already in flight are allowed to finish. */

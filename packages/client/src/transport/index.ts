@@ -12,10 +12,12 @@ export { DEFAULT_BUDGET, TokenBudget, type BudgetOptions } from './budget.js';
 export { ManualClock, sleep, systemClock, type Clock, type TimerHandle } from './clock.js';
 export {
   coalesceCalls,
-  createCoalescingTransport,
+  coalescingLayer,
+  type CoalescingCounters,
   type CoalescingOptions,
   type CoalescingSettings,
 } from './coalescing.js';
+export { transportChain, type ChainParts } from './chain.js';
 export {
   EndpointPool,
   EndpointSelector,
@@ -56,23 +58,28 @@ export {
   type RetryPolicy,
 } from './policy.js';
 export type { TransportStats } from './stats.js';
-export {
-  StreamExecutor,
-  type StartStream,
-  type StreamAttempt,
-  type StreamCallOptions,
-} from './stream.js';
+export { metricsText } from './metricsText.js';
 export {
   DEFAULT_DEADLINE_MS,
+  createCoalescingTransport,
   createTransport,
-  type Transport,
+  type TlsOptions,
   type TransportOptions,
 } from './transport.js';
+export type {
+  CallSender,
+  StreamCallOptions,
+  Transport,
+  UnaryCallOptions,
+} from './transportInterface.js';
+export { AttemptLog, type AttemptInfo, type AttemptKind } from './middleware/attempts.js';
 export {
-  UnaryExecutor,
-  type Attempt,
-  type AttemptContext,
-  type AttemptKind,
-  type StartAttempt,
-  type UnaryCallOptions,
-} from './unary.js';
+  composeMiddleware,
+  onlyMessage,
+  type CallNext,
+  type ClientCallOptions,
+  type CallShape,
+  type ClientCall,
+  type ClientMiddleware,
+} from './middleware/compose.js';
+export type { TokenSource } from './middleware/credentials.js';

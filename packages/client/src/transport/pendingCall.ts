@@ -3,7 +3,7 @@
 // caller awaits. Whatever happens to the batch, the caller is answered once.
 
 import { CancelledError, DeadlineExceededError } from './errors.js';
-import type { UnaryCallOptions } from './unary.js';
+import type { UnaryCallOptions } from './transportInterface.js';
 
 /** One caller's call, held by the coalescing layer until it is answered. */
 export class PendingCall<Req, Res> {

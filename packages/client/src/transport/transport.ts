@@ -1,22 +1,24 @@
-// createTransport: the endpoint pool, budget, latency tracker, policies and executors glued to
-// the generated grpc-js StoreClient.
+// createTransport: the endpoint pool, budget, latency tracker and policies, and the chain of
+// layers (chain.ts) over the gRPC call that every unary call, collected stream and server
+// stream goes through.
 
-import { Metadata, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import {
+  credentials as grpcCredentials,
+  type ChannelCredentials,
+  type ChannelOptions,
+} from '@grpc/grpc-js';
 import type { RandomSource } from './backoff.js';
 import { TokenBudget, type BudgetOptions } from './budget.js';
+import { transportChain } from './chain.js';
 import { systemClock, type Clock } from './clock.js';
-import { EndpointPool, type Endpoint } from './endpoints.js';
+import { coalescingLayer } from './coalescing.js';
+import { EndpointPool } from './endpoints.js';
 import { CancelledError } from './errors.js';
+import { grpcCall } from './grpcCall.js';
 import { LatencyTracker, type LatencyOptions } from './latency.js';
-import {
-  grpcDeadline,
-  startServerStream,
-  startUnaryCall,
-  type RequestOf,
-  type ResponseOf,
-  type StreamMethodName,
-  type UnaryMethodName,
-} from './methods.js';
+import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
+import { onlyMessage, type ClientCall, type ClientMiddleware } from './middleware/compose.js';
+import type { TokenSource } from './middleware/credentials.js';
 import {
   resolveHedgePolicy,
   resolveRetryPolicy,
@@ -24,20 +26,43 @@ import {
   type RetryOptions,
 } from './policy.js';
 import { newCounters, type TransportStats } from './stats.js';
-import { StreamExecutor, type StreamCallOptions } from './stream.js';
-import { UnaryExecutor, type UnaryCallOptions } from './unary.js';
+import type { StreamCallOptions, Transport, UnaryCallOptions } from './transportInterface.js';
 
 /** The default deadline of a call, ms. */
 export const DEFAULT_DEADLINE_MS = 5000;
+
+/** TLS settings: PEM contents (not file names). */
+export interface TlsOptions {
+  /** The CA that signed the servers' certificates. Default: the system's root CAs. */
+  readonly ca?: string | Buffer;
+  /** The client certificate, for servers that require one (mutual TLS). Needs `key`. */
+  readonly cert?: string | Buffer;
+  /** The client certificate's private key. */
+  readonly key?: string | Buffer;
+}
 
 /** Settings of {@link createTransport}. */
 export interface TransportOptions {
   /** Server addresses, `host:port`. Calls are spread over them round robin. */
   endpoints: readonly string[];
-  /** Channel credentials, e.g. `credentials.createSsl(...)`. Default: insecure. */
+  /** TLS to the servers (with `cert` and `key`: mutual TLS). Default: plaintext. */
+  tls?: TlsOptions;
+  /**
+   * A bearer token sent as `authorization: Bearer <token>` on every attempt (retries and
+   * hedges included), or a function (maybe async) asked for it on every attempt, for tokens
+   * that rotate. Never shown in an error message.
+   */
+  token?: TokenSource;
+  /** Channel credentials, for what `tls` does not cover. Not together with `tls`. */
   credentials?: ChannelCredentials;
-  /** Metadata sent with every call, e.g. `{ authorization: 'Bearer <token>' }`. */
+  /** Metadata sent with every call. */
   metadata?: Readonly<Record<string, string>>;
+  /**
+   * Your own middleware (tracing, per-call metadata, logging), run for every attempt, retries
+   * and hedges included, between the endpoint choice and the error mapping. See
+   * {@link ClientMiddleware}.
+   */
+  interceptors?: readonly ClientMiddleware[];
   /** The default deadline of a call (all attempts together), ms. Default 5000. */
   deadlineMs?: number;
   /** Retry settings, or `false` for none. Default: 4 attempts, backoff 20 ms .. 1 s. */
@@ -50,55 +75,24 @@ export interface TransportOptions {
   latency?: LatencyOptions;
   /** How long an endpoint that answered UNAVAILABLE is avoided, ms. Default 1000. */
   endpointDownMs?: number;
+  /**
+   * When every endpoint is down and a server that answered before has lost its connection
+   * (it is restarting), calls wait for it to come back within their deadline, spending no
+   * retry budget. Default true; `false`: such calls fail at once with UnavailableError.
+   * Endpoints that never answered (a wrong address) always fail at once.
+   */
+  waitForConnection?: boolean;
+  /**
+   * Whether calls made in the same tick are sent as batch calls (see `connect`). Default
+   * false here; `connect` turns it on.
+   */
+  coalesce?: boolean;
   /** grpc-js channel options (keepalive, message size limits, ...). */
   channelOptions?: ChannelOptions;
   /** The source of time. Default: the system clock. */
   clock?: Clock;
   /** The source of randomness for backoff jitter. Default: `Math.random`. */
   random?: RandomSource;
-}
-
-/** A connection to a set of Shameless servers: the layer under the model/record API. */
-export interface Transport {
-  /**
-   * Calls a unary method (`'getCell'`, `'put'`, ...) with the generated request type and
-   * resolves with the generated response type. Rejects with a ShamelessError subclass.
-   *
-   * Mark reads `{ idempotent: true, hedgeable: true }`, writes that carry a `requestId`
-   * `{ idempotent: true, hedgeable: false }` (and pass the same request object, with the same
-   * requestId, to every call for one logical write).
-   */
-  unary<M extends UnaryMethodName>(
-    method: M,
-    request: RequestOf<M>,
-    options: UnaryCallOptions,
-  ): Promise<ResponseOf<M>>;
-  /**
-   * Calls a server-streaming method (`'where'`, `'each'`). The call starts on the first
-   * `next()`; leaving the loop early cancels it.
-   */
-  serverStream<M extends StreamMethodName>(
-    method: M,
-    request: RequestOf<M>,
-    options?: StreamCallOptions,
-  ): AsyncIterableIterator<ResponseOf<M>>;
-  /**
-   * Calls a server-streaming method and resolves with all its messages once it ends: for a
-   * caller that needs the whole answer before using any of it (a Where page). Since nothing is
-   * handed out early, a stream broken midway can be sent again from the start, so it is
-   * retried and hedged exactly like a unary call with the same options.
-   */
-  collect<M extends StreamMethodName>(
-    method: M,
-    request: RequestOf<M>,
-    options: UnaryCallOptions,
-  ): Promise<ResponseOf<M>[]>;
-  /** A snapshot of the transport's counters. */
-  stats(): TransportStats;
-  /** The endpoint addresses. */
-  readonly endpoints: readonly string[];
-  /** Closes every channel. Later calls fail with a CancelledError. */
-  close(): void;
 }
 
 /** Builds a {@link Transport}: one channel per endpoint, shared policies and budget. */
@@ -109,38 +103,39 @@ export function createTransport(options: TransportOptions): Transport {
     throw new RangeError(`deadlineMs must be > 0 (or Infinity), got ${defaultDeadlineMs}`);
   }
   const latency = new LatencyTracker(options.latency);
-  const retry = resolveRetryPolicy(options.retry, options.random);
-  const hedge = resolveHedgePolicy(options.hedge, latency);
   const budget = new TokenBudget(options.budget);
   const counters = newCounters();
-  const metadata = toMetadata(options.metadata ?? {});
   const pool = new EndpointPool({
     endpoints: options.endpoints,
-    credentials: options.credentials,
+    credentials: channelCredentials(options),
     channelOptions: options.channelOptions,
     downMs: options.endpointDownMs,
     clock,
   });
-  const unaryExecutor = new UnaryExecutor<Endpoint>({
-    endpoints: pool,
-    clock,
-    budget,
-    retry,
-    hedge,
-    latency,
-    counters,
-    defaultDeadlineMs,
-  });
-  const streamExecutor = new StreamExecutor<Endpoint>({
-    endpoints: pool,
-    clock,
-    budget,
-    retry,
-    counters,
-    defaultDeadlineMs,
-  });
+  const chain = transportChain(
+    {
+      clock,
+      budget,
+      retry: resolveRetryPolicy(options.retry, options.random),
+      hedge: resolveHedgePolicy(options.hedge, latency),
+      latency,
+      counters,
+      endpoints: pool,
+      defaultDeadlineMs,
+      waitForConnection: options.waitForConnection,
+      token: options.token,
+      interceptors: options.interceptors,
+      callLayers:
+        options.coalesce === true ? [coalescingLayer({ defaultDeadlineMs, clock, counters })] : [],
+    },
+    grpcCall({ clock, metadata: options.metadata ?? {}, closed: () => pool.closed }),
+  );
   const closedError = (method: string): CancelledError =>
     new CancelledError(`${method}: the transport is closed`);
+  const answer = <T>(call: ClientCall, callOptions: UnaryCallOptions): Promise<T> =>
+    pool.closed
+      ? Promise.reject(closedError(call.method))
+      : onlyMessage<T>(call, chain(call, callOptions));
 
   return {
     endpoints: pool.addresses,
@@ -150,39 +145,23 @@ export function createTransport(options: TransportOptions): Transport {
       request: RequestOf<M>,
       callOptions: UnaryCallOptions,
     ): Promise<ResponseOf<M>> {
-      if (pool.closed) return Promise.reject(closedError(method));
-      return unaryExecutor.execute<ResponseOf<M>>(
-        method,
-        ({ endpoint, remainingMs }) => {
-          if (pool.closed) throw closedError(method);
-          return startUnaryCall(endpoint.client, method, request, metadata.clone(), {
-            deadline: grpcDeadline(remainingMs),
-          });
-        },
-        callOptions,
-      );
+      return answer({ method, request, shape: 'unary' }, callOptions);
     },
 
-    serverStream<M extends StreamMethodName>(
+    async *serverStream<M extends StreamMethodName>(
       method: M,
       request: RequestOf<M>,
       callOptions: StreamCallOptions = {},
     ): AsyncIterableIterator<ResponseOf<M>> {
-      return streamExecutor.open<ResponseOf<M>>(
-        method,
-        ({ endpoint, remainingMs }) => {
-          if (pool.closed) throw closedError(method);
-          const call = startServerStream(endpoint.client, method, request, metadata.clone(), {
-            deadline: grpcDeadline(remainingMs),
-          });
-          // Errors reach the consumer through iteration. This listener only keeps a status
-          // that arrives after the consumer left (the CANCELLED of our own cancel()) from
-          // being an unhandled 'error' event.
-          call.on('error', () => {});
-          return { messages: call, cancel: () => call.cancel() };
-        },
-        callOptions,
-      );
+      if (pool.closed) throw closedError(method);
+      // A stream is a read: retried before its first message, never hedged.
+      const streamOptions = { ...callOptions, idempotent: true, hedgeable: false };
+      for await (const message of chain(
+        { method, request, shape: 'serverStream' },
+        streamOptions,
+      )) {
+        yield message as ResponseOf<M>;
+      }
     },
 
     collect<M extends StreamMethodName>(
@@ -190,23 +169,7 @@ export function createTransport(options: TransportOptions): Transport {
       request: RequestOf<M>,
       callOptions: UnaryCallOptions,
     ): Promise<ResponseOf<M>[]> {
-      if (pool.closed) return Promise.reject(closedError(method));
-      return unaryExecutor.execute<ResponseOf<M>[]>(
-        method,
-        ({ endpoint, remainingMs }) => {
-          if (pool.closed) throw closedError(method);
-          const call = startServerStream(endpoint.client, method, request, metadata.clone(), {
-            deadline: grpcDeadline(remainingMs),
-          });
-          const result = (async () => {
-            const messages: ResponseOf<M>[] = [];
-            for await (const message of call) messages.push(message as ResponseOf<M>);
-            return messages;
-          })();
-          return { result, cancel: () => call.cancel() };
-        },
-        callOptions,
-      );
+      return answer({ method, request, shape: 'collect' }, callOptions);
     },
 
     stats(): TransportStats {
@@ -219,8 +182,24 @@ export function createTransport(options: TransportOptions): Transport {
   };
 }
 
-function toMetadata(values: Readonly<Record<string, string>>): Metadata {
-  const metadata = new Metadata();
-  for (const [key, value] of Object.entries(values)) metadata.set(key, value);
-  return metadata;
+/**
+ * {@link createTransport} with coalescing on unless `coalesce` is false: the transport
+ * `connect` makes.
+ */
+export function createCoalescingTransport(options: TransportOptions): Transport {
+  return createTransport({ ...options, coalesce: options.coalesce !== false });
+}
+
+function channelCredentials(options: TransportOptions): ChannelCredentials | undefined {
+  const { tls } = options;
+  if (tls === undefined) return options.credentials;
+  if (options.credentials !== undefined) {
+    throw new TypeError('pass either tls or credentials, not both');
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+    throw new TypeError('tls.cert and tls.key go together: pass both for mutual TLS, or neither');
+  }
+  const pem = (value: string | Buffer | undefined): Buffer | null =>
+    value === undefined ? null : Buffer.isBuffer(value) ? value : Buffer.from(value);
+  return grpcCredentials.createSsl(pem(tls.ca), pem(tls.key), pem(tls.cert));
 }

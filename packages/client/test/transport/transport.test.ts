@@ -4,7 +4,7 @@
 // construction; the exact timing logic is covered with a ManualClock in unary-policy.test.ts.
 
 import { expect } from 'chai';
-import { status, type ServerUnaryCall } from '@grpc/grpc-js';
+import { Metadata, status, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { GetCellRequest, GetCellResponse, PutRequest } from '@shameless/proto';
 import {
   CancelledError,
@@ -12,6 +12,7 @@ import {
   DeadlineExceededError,
   InvalidArgumentError,
   NotFoundError,
+  ResourceExhaustedError,
   UnavailableError,
   createTransport,
   type Transport,
@@ -282,6 +283,37 @@ describe('transport over real gRPC', function () {
     });
   });
 
+  it("honours the server's grpc-retry-pushback-ms trailer on RESOURCE_EXHAUSTED", async () => {
+    // The n-th call's pushback hint, or an answer when there is none.
+    const hints = ['60000', '30'];
+    let calls = 0;
+    const server = await serve({
+      getCell: (_call, callback) => {
+        const hint = hints[calls++];
+        if (hint === undefined) {
+          callback(null, { cell: cell('u-1') });
+          return;
+        }
+        const trailer = new Metadata();
+        trailer.set('grpc-retry-pushback-ms', hint);
+        const overloaded = statusError(status.RESOURCE_EXHAUSTED, 'over the in-flight limit');
+        callback(Object.assign(overloaded, { metadata: trailer }));
+      },
+    });
+    const transport = connect([server.address]);
+    // A hint past the deadline: no retry (the backoff alone, 1 to 5 ms, would have retried).
+    const error = await transport
+      .unary('getCell', getCell, { ...READ, deadlineMs: 2000 })
+      .catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(ResourceExhaustedError);
+    expect(calls).to.equal(1);
+    // A hint of 30 ms: retried after it.
+    const response = await transport.unary('getCell', getCell, READ);
+    expect(response.cell?.uuid).to.equal('u-1');
+    expect(calls).to.equal(3);
+    expect(transport.stats()).to.include({ attempts: 3, retries: 1 });
+  });
+
   describe('budget', () => {
     it('stops retrying once the budget is spent: fail fast when every endpoint is down', async () => {
       const transport = connect([await deadAddress(), await deadAddress()], {
@@ -311,9 +343,12 @@ describe('transport over real gRPC', function () {
       const server = await serve({
         getCell: (_call, callback) => callback(null, { cell: cell('u-1') }),
       });
+      // Failing at once, not waiting for the server to come back (the default): this counts
+      // the retries a live-but-failing endpoint gets.
       const transport = connect([server.address], {
         retry: { maxAttempts: 10, baseMs: 1, maxMs: 2 },
         budget: { maxTokens: 10, tokenRatio: 0.1 },
+        waitForConnection: false,
       });
       await transport.unary('getCell', getCell, READ);
       server.stop();

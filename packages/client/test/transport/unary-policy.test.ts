@@ -1,6 +1,7 @@
-// The retry/hedge/deadline scheduling of the unary pipeline, driven by a ManualClock. These
-// tests exercise the pipeline's decisions only: each attempt is a promise the test settles by
-// hand instead of a gRPC call. The same pipeline over real gRPC is tested in transport.test.ts.
+// The retry/hedge/deadline scheduling of the transport's chain of layers (chain.ts), driven by
+// a ManualClock. These tests exercise the chain's decisions only: its terminal is a scripted
+// attempt the test settles by hand instead of a gRPC call. The same chain over real gRPC is
+// tested in transport.test.ts.
 
 import { expect } from 'chai';
 import { TokenBudget } from '../../src/transport/budget.js';
@@ -22,13 +23,45 @@ import {
   type RetryOptions,
 } from '../../src/transport/policy.js';
 import { newCounters } from '../../src/transport/stats.js';
-import {
-  UnaryExecutor,
-  type AttemptContext,
-  type UnaryCallOptions,
-} from '../../src/transport/unary.js';
+import { transportChain } from '../../src/transport/chain.js';
+import type { AttemptKind } from '../../src/transport/middleware/attempts.js';
+import { onlyMessage, type CallNext } from '../../src/transport/middleware/compose.js';
+import type { UnaryCallOptions } from '../../src/transport/transportInterface.js';
 
 type Ep = { readonly address: string };
+
+/** What an attempt is told when it is started. */
+interface AttemptContext<E> {
+  readonly endpoint: E;
+  readonly kind: AttemptKind;
+  readonly index: number;
+  /** Time left before the call's deadline, ms. */
+  readonly remainingMs: number;
+}
+
+/** A chain terminal that starts each attempt with `start` and cancels it on its signal. */
+function scriptedTerminal(
+  clock: ManualClock,
+  start: (context: AttemptContext<Ep>) => { result: Promise<string>; cancel(): void },
+): CallNext {
+  return async function* attempt(_call, options) {
+    const { endpoint, attempt: info, signal } = options;
+    if (endpoint === undefined || info === undefined) throw new Error('no endpoint or attempt');
+    const started = start({
+      endpoint,
+      kind: info.kind,
+      index: info.index,
+      remainingMs: (options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now(),
+    });
+    const cancel = (): void => started.cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      yield await started.result;
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
+  };
+}
 
 interface Scripted {
   readonly context: AttemptContext<Ep>;
@@ -54,51 +87,49 @@ function harness(options: HarnessOptions = {}) {
   const budget = options.budget ?? new TokenBudget(SMALL_BUDGET);
   const latency = options.latency ?? new LatencyTracker();
   const counters = newCounters();
-  const executor = new UnaryExecutor<Ep>({
-    endpoints: new EndpointSelector(options.endpoints ?? ['a:1', 'b:1'], { clock }),
-    clock,
-    budget,
-    // random() = 0.5: every backoff delay is half its ceiling (ceilings 20, 40, 80, ...).
-    retry: resolveRetryPolicy(options.retry ?? { baseMs: 20, maxMs: 1000 }, () => 0.5),
-    hedge: resolveHedgePolicy(options.hedge ?? { delayMs: 50 }, latency),
-    latency,
-    counters,
-    defaultDeadlineMs: options.deadlineMs ?? 1000,
-  });
   const attempts: Scripted[] = [];
-  const call = (callOptions: UnaryCallOptions) => {
-    const outcome = executor
-      .execute<string>(
-        'getCell',
-        (context) => {
-          let succeed!: (value: string) => void;
-          let fail!: (error: unknown) => void;
-          const result = new Promise<string>((resolve, reject) => {
-            succeed = resolve;
-            fail = reject;
-          });
-          const scripted: Scripted = {
-            context,
-            startedAt: clock.now(),
-            cancelled: false,
-            succeed,
-            fail,
-          };
-          attempts.push(scripted);
-          return {
-            result,
-            cancel: () => {
-              scripted.cancelled = true;
-              fail(new CancelledError('Cancelled on client'));
-            },
-          };
+  const chain = transportChain(
+    {
+      endpoints: new EndpointSelector(options.endpoints ?? ['a:1', 'b:1'], { clock }),
+      clock,
+      budget,
+      // random() = 0.5: every backoff delay is half its ceiling (ceilings 20, 40, 80, ...).
+      retry: resolveRetryPolicy(options.retry ?? { baseMs: 20, maxMs: 1000 }, () => 0.5),
+      hedge: resolveHedgePolicy(options.hedge ?? { delayMs: 50 }, latency),
+      latency,
+      counters,
+      defaultDeadlineMs: options.deadlineMs ?? 1000,
+    },
+    scriptedTerminal(clock, (context) => {
+      let succeed!: (value: string) => void;
+      let fail!: (error: unknown) => void;
+      const result = new Promise<string>((resolve, reject) => {
+        succeed = resolve;
+        fail = reject;
+      });
+      const scripted: Scripted = {
+        context,
+        startedAt: clock.now(),
+        cancelled: false,
+        succeed,
+        fail,
+      };
+      attempts.push(scripted);
+      return {
+        result,
+        cancel: () => {
+          scripted.cancelled = true;
+          fail(new CancelledError('Cancelled on client'));
         },
-        callOptions,
-      )
-      .then(
-        (value) => ({ value, error: undefined }),
-        (error: unknown) => ({ value: undefined, error: error as ShamelessError }),
-      );
+      };
+    }),
+  );
+  const call = (callOptions: UnaryCallOptions) => {
+    const getCell = { method: 'getCell', request: {}, shape: 'unary' } as const;
+    const outcome = onlyMessage<string>(getCell, chain(getCell, callOptions)).then(
+      (value) => ({ value, error: undefined }),
+      (error: unknown) => ({ value: undefined, error: error as ShamelessError }),
+    );
     let settled = false;
     void outcome.then(() => (settled = true));
     return { outcome, isSettled: () => settled };
@@ -234,7 +265,10 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
       await h.clock.advance(39);
       expect(call.isSettled()).to.equal(false);
       await h.clock.advance(1);
-      expect((await call.outcome).error).to.be.instanceOf(DeadlineExceededError);
+      const { error } = await call.outcome;
+      expect(error).to.be.instanceOf(DeadlineExceededError);
+      expect(error?.message).to.equal('getCell: deadline of 100 ms exceeded after 2 attempt(s)');
+      expect(error?.cause).to.be.instanceOf(UnavailableError);
       expect(h.attempt(1).cancelled).to.equal(true);
     });
   });

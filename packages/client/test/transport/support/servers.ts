@@ -12,6 +12,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { StoreService, type Cell, type StoreServer } from '@shameless/proto';
+import { createTransport, type Transport, type TransportOptions } from '../../../src/index.js';
 
 /** A running scripted server. */
 export interface TestServer {
@@ -22,12 +23,18 @@ export interface TestServer {
   stop(): void;
 }
 
-/** Starts a grpc-js server on 127.0.0.1:0 serving the given Store handlers (others: UNIMPLEMENTED). */
-export async function startServer(handlers: Partial<StoreServer>): Promise<TestServer> {
+/**
+ * Starts a grpc-js server on 127.0.0.1:0 serving the given Store handlers (others:
+ * UNIMPLEMENTED); plaintext unless `credentials` say otherwise (TLS).
+ */
+export async function startServer(
+  handlers: Partial<StoreServer>,
+  credentials: ServerCredentials = ServerCredentials.createInsecure(),
+): Promise<TestServer> {
   const server = new Server();
   server.addService(StoreService, handlers as UntypedServiceImplementation);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) =>
+    server.bindAsync('127.0.0.1:0', credentials, (err, bound) =>
       err ? reject(err) : resolve(bound),
     );
   });
@@ -102,4 +109,30 @@ export function metadataValue(metadata: Metadata, key: string): string | undefin
 /** Waits `ms` of real time. */
 export function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Scripted servers and transports for the tests of one `describe`: `serve` starts a server,
+ * `connect` makes a transport (with `defaults` under its own options); both are stopped and
+ * closed after each test.
+ */
+export function serversAndTransports(defaults: Partial<TransportOptions> = {}) {
+  const servers: TestServer[] = [];
+  const transports: Transport[] = [];
+  afterEach(() => {
+    for (const transport of transports.splice(0)) transport.close();
+    for (const server of servers.splice(0)) server.stop();
+  });
+  return {
+    async serve(handlers: Partial<StoreServer>, credentials?: ServerCredentials) {
+      const server = await startServer(handlers, credentials);
+      servers.push(server);
+      return server;
+    },
+    connect(endpoints: string[], options: Partial<TransportOptions> = {}): Transport {
+      const transport = createTransport({ endpoints, ...defaults, ...options });
+      transports.push(transport);
+      return transport;
+    },
+  };
 }

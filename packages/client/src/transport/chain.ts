@@ -1,0 +1,83 @@
+// The one place the transport's layers are put in order. Outermost first:
+//
+//   coalescing     calls of one tick → one batch call          (connect's default)
+//   deadline       one deadline and one AbortSignal per call
+//   counting       calls, failures
+//   retry          transient failures sent again, after backoff, within the budget
+//   hedge          slow reads raced against another endpoint
+//   budget         each attempt's account: success earns, transient failure costs
+//   endpoint       which server; marked down/up; waiting for a restarting server
+//   token          authorization: Bearer <token>
+//   interceptors   the user's own (they see every attempt)
+//   errors         gRPC status → typed ShamelessError
+//   grpc call      grpc-js (the terminal)
+
+import type { TokenBudget } from './budget.js';
+import type { Clock } from './clock.js';
+import type { LatencyTracker } from './latency.js';
+import { budgetLayer } from './middleware/budget.js';
+import { composeMiddleware, type CallNext, type ClientMiddleware } from './middleware/compose.js';
+import { countingLayer } from './middleware/counting.js';
+import { tokenLayer, type TokenSource } from './middleware/credentials.js';
+import { deadlineLayer } from './middleware/deadline.js';
+import { endpointLayer, type EndpointSettings } from './middleware/endpoint.js';
+import { errorLayer } from './middleware/errors.js';
+import { hedgeLayer } from './middleware/hedge.js';
+import { retryLayer } from './middleware/retry.js';
+import type { HedgePolicy, RetryPolicy } from './policy.js';
+import type { TransportCounters } from './stats.js';
+
+/** Everything the chain's layers share across calls. */
+export interface ChainParts {
+  readonly clock: Clock;
+  readonly budget: TokenBudget;
+  /** Null: no retries. */
+  readonly retry: RetryPolicy | null;
+  /** Null: no hedging. */
+  readonly hedge: HedgePolicy | null;
+  readonly latency: LatencyTracker;
+  readonly counters: TransportCounters;
+  readonly endpoints: EndpointSettings['endpoints'];
+  /** The deadline of calls that set none, ms. */
+  readonly defaultDeadlineMs: number;
+  /** Whether attempts wait for a restarting server. Default true. */
+  readonly waitForConnection?: boolean;
+  readonly token?: TokenSource;
+  /** Outermost, over every other layer (the coalescing layer). */
+  readonly callLayers?: readonly ClientMiddleware[];
+  /** The user's interceptors, run for every attempt. */
+  readonly interceptors?: readonly ClientMiddleware[];
+}
+
+/** The transport's chain over `terminal` (the gRPC call, or a scripted one in tests). */
+export function transportChain(parts: ChainParts, terminal: CallNext): CallNext {
+  const { clock, budget, counters } = parts;
+  return composeMiddleware(
+    [
+      ...(parts.callLayers ?? []),
+      deadlineLayer({ clock, defaultDeadlineMs: parts.defaultDeadlineMs }),
+      // Under the deadline layer: it watches the call's own signal, not the caller's (which
+      // many calls may share).
+      countingLayer(counters),
+      retryLayer({ retry: parts.retry, budget, clock, counters }),
+      hedgeLayer({
+        hedge: parts.hedge,
+        budget,
+        latency: parts.latency,
+        clock,
+        counters,
+        endpointCount: parts.endpoints.addresses.length,
+      }),
+      budgetLayer(budget),
+      endpointLayer({
+        endpoints: parts.endpoints,
+        counters,
+        waitForConnection: parts.waitForConnection,
+      }),
+      ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
+      ...(parts.interceptors ?? []),
+      errorLayer,
+    ],
+    terminal,
+  );
+}

@@ -1,0 +1,96 @@
+// The end of the chain: sends one attempt over the grpc-js client of the endpoint the endpoint
+// layer picked, with the attempt's metadata and the time left before the call's deadline, and
+// cancels it when the attempt's signal aborts. Errors leave as grpc-js raised them; the error
+// layer above maps them.
+
+import { Metadata } from '@grpc/grpc-js';
+import type { Clock } from './clock.js';
+import type { Endpoint } from './endpoints.js';
+import { CancelledError } from './errors.js';
+import {
+  grpcDeadline,
+  startServerStream,
+  startUnaryCall,
+  type StreamMethodName,
+  type UnaryMethodName,
+} from './methods.js';
+import type { CallNext } from './middleware/compose.js';
+
+/** What the gRPC terminal needs. */
+export interface GrpcCallSettings {
+  readonly clock: Clock;
+  /** Metadata sent with every call, under what the layers add. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** True once the transport is closed: nothing more is sent. */
+  readonly closed: () => boolean;
+}
+
+export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNext {
+  return async function* sendAttempt(call, options) {
+    const endpoint = options.endpoint as Endpoint | undefined;
+    if (endpoint?.client === undefined) {
+      throw new TypeError(`${call.method}: no endpoint was chosen for the attempt`);
+    }
+    if (closed()) throw new CancelledError(`${call.method}: the transport is closed`);
+    const signal = options.signal;
+    if (signal?.aborted) throw signal.reason as Error;
+    const sent = new Metadata(options.waitForReady === true ? { waitForReady: true } : undefined);
+    for (const [key, value] of Object.entries({ ...metadata, ...options.metadata })) {
+      sent.set(key, value);
+    }
+    const callOptions = {
+      deadline: grpcDeadline((options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now()),
+    };
+    const { client } = endpoint;
+    const request = call.request as never;
+    if (call.shape === 'unary') {
+      const handle = startUnaryCall(
+        client,
+        call.method as UnaryMethodName,
+        request,
+        sent,
+        callOptions,
+      );
+      const stopWatching = cancelOnAbort(signal, () => handle.cancel());
+      try {
+        yield await handle.result;
+      } finally {
+        stopWatching();
+      }
+      return;
+    }
+    const stream = startServerStream(
+      client,
+      call.method as StreamMethodName,
+      request,
+      sent,
+      callOptions,
+    );
+    // Errors reach the consumer through iteration. This listener only keeps a status that
+    // arrives after the consumer left (the CANCELLED of our own cancel()) from being an
+    // unhandled 'error' event.
+    stream.on('error', () => {});
+    const stopWatching = cancelOnAbort(signal, () => stream.cancel());
+    try {
+      if (call.shape === 'collect') {
+        const messages: unknown[] = [];
+        for await (const message of stream) messages.push(message);
+        yield messages;
+      } else {
+        // The stream's own async iteration stops reading from the network while the consumer
+        // is slow: backpressure reaches the server.
+        yield* stream;
+      }
+    } finally {
+      stopWatching();
+      // Ends the server side when the consumer left early; a no-op after the call ended.
+      stream.cancel();
+    }
+  };
+}
+
+/** Calls `cancel` when `signal` aborts; returns the function that stops watching. */
+function cancelOnAbort(signal: AbortSignal | undefined, cancel: () => void): () => void {
+  signal?.addEventListener('abort', cancel, { once: true });
+  return () => signal?.removeEventListener('abort', cancel);
+}

@@ -1,0 +1,28 @@
+// Counts logical calls and those that failed (after every retry). A batch the coalescing layer
+// sends is one call. A call whose signal aborts (the caller's abort, the deadline) counts as
+// failed at that moment: from then on nothing can answer it. Calls the deadline layer refuses
+// before they start (an aborted signal, a deadline that is no deadline) are not counted.
+
+import type { TransportCounters } from '../stats.js';
+import type { ClientMiddleware } from './compose.js';
+
+export function countingLayer(counters: TransportCounters): ClientMiddleware {
+  return async function* countCall(call, options, next) {
+    counters.calls++;
+    let failed = false;
+    const fail = (): void => {
+      if (!failed) counters.failures++;
+      failed = true;
+    };
+    const signal = options.signal;
+    signal?.addEventListener('abort', fail, { once: true });
+    try {
+      yield* next(call, options);
+    } catch (error) {
+      fail();
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', fail);
+    }
+  };
+}

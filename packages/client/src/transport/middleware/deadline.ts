@@ -1,0 +1,60 @@
+// The call's deadline and cancellation: one overall deadline (the caller's `deadlineMs`, or the
+// transport's default) covering every attempt, and one AbortSignal for the call that aborts
+// when the caller's does or the deadline passes. Layers below see `deadlineAt` (to give each
+// attempt the time left) and the call's signal (to stop waiting); the reason of an abort is the
+// typed error the caller gets.
+
+import type { Clock } from '../clock.js';
+import { CancelledError, DeadlineExceededError } from '../errors.js';
+import { AttemptLog } from './attempts.js';
+import type { ClientMiddleware } from './compose.js';
+
+/** What the deadline layer needs. */
+export interface DeadlineSettings {
+  readonly clock: Clock;
+  /** The deadline of calls that set none, ms. */
+  readonly defaultDeadlineMs: number;
+}
+
+export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): ClientMiddleware {
+  return async function* applyDeadline(call, options, next) {
+    const deadlineMs = options.deadlineMs ?? defaultDeadlineMs;
+    if (!(deadlineMs > 0)) {
+      throw new DeadlineExceededError(`${call.method}: invalid deadline: ${deadlineMs} ms`);
+    }
+    const callerSignal = options.signal;
+    if (callerSignal?.aborted) {
+      throw new CancelledError(`${call.method}: the call was aborted`, {
+        cause: callerSignal.reason,
+      });
+    }
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const onCallerAbort = (): void =>
+      controller.abort(
+        new CancelledError(`${call.method}: the call was aborted`, { cause: callerSignal?.reason }),
+      );
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const deadlineAt = Number.isFinite(deadlineMs)
+      ? clock.now() + deadlineMs
+      : Number.POSITIVE_INFINITY;
+    const attempts = options.attempts ?? new AttemptLog();
+    const expire = (): void =>
+      controller.abort(
+        new DeadlineExceededError(
+          `${call.method}: deadline of ${deadlineMs} ms exceeded after ` +
+            `${attempts.started} attempt(s)`,
+          attempts.lastError === undefined ? undefined : { cause: attempts.lastError },
+        ),
+      );
+    const timer = Number.isFinite(deadlineMs) ? clock.setTimeout(expire, deadlineMs) : undefined;
+    try {
+      yield* next(call, { ...options, deadlineAt, signal, attempts });
+    } catch (error) {
+      throw signal.aborted ? (signal.reason as Error) : error;
+    } finally {
+      if (timer !== undefined) clock.clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    }
+  };
+}

@@ -1,0 +1,17 @@
+// Error mapping, the innermost layer: whatever the attempt threw becomes a typed
+// ShamelessError (errors.ts holds the one status -> class table). An attempt this client
+// cancelled fails with the reason it was cancelled for (the deadline, an abort, a hedge that
+// lost); a CANCELLED it did not cause is a lost connection.
+
+import { asConnectionLoss, toShamelessError } from '../errors.js';
+import type { ClientMiddleware } from './compose.js';
+
+export const errorLayer: ClientMiddleware = async function* mapErrors(call, options, next) {
+  try {
+    yield* next(call, options);
+  } catch (raw) {
+    const signal = options.signal;
+    if (signal?.aborted) throw toShamelessError(signal.reason);
+    throw asConnectionLoss(toShamelessError(raw));
+  }
+};

@@ -1,0 +1,79 @@
+// Retries: a call safe to repeat (`idempotent`) whose attempt failed with a transient status
+// before the caller saw any of its messages is sent again, after a full-jitter backoff, up to
+// `maxAttempts` attempts, while the token budget allows, and never past the deadline. A stream
+// that already handed out messages is not retried: its caller resumes from its own cursor.
+
+import type { TokenBudget } from '../budget.js';
+import { sleep, type Clock } from '../clock.js';
+import { toShamelessError, type ShamelessError } from '../errors.js';
+import type { RetryPolicy } from '../policy.js';
+import type { TransportCounters } from '../stats.js';
+import { AttemptLog, type AttemptKind } from './attempts.js';
+import type { ClientMiddleware } from './compose.js';
+
+/** What the retry layer needs. */
+export interface RetrySettings {
+  /** Null: no retries. */
+  readonly retry: RetryPolicy | null;
+  /** Asked before each retry (`canRetry`); the budget layer below keeps its account. */
+  readonly budget: Pick<TokenBudget, 'canRetry'>;
+  readonly clock: Clock;
+  readonly counters: Pick<TransportCounters, 'retries' | 'budgetRefusals'>;
+}
+
+export function retryLayer({ retry, budget, clock, counters }: RetrySettings): ClientMiddleware {
+  return async function* retryTransient(call, options, next) {
+    if (options.hedgeable && !options.idempotent) {
+      throw new TypeError(`${call.method}: a hedgeable call must also be idempotent`);
+    }
+    const attempts = options.attempts ?? new AttemptLog();
+    const maxRetries = options.idempotent && retry !== null ? retry.maxAttempts - 1 : 0;
+    const deadlineAt = options.deadlineAt ?? Number.POSITIVE_INFINITY;
+    let kind: AttemptKind = 'initial';
+    for (let retries = 0; ; retries++) {
+      const attempt = attempts.start(kind);
+      let received = false;
+      try {
+        for await (const message of next(call, { ...options, attempts, attempt })) {
+          received = true;
+          yield message;
+        }
+        return;
+      } catch (raw) {
+        if (options.signal?.aborted) throw options.signal.reason as Error;
+        const error = toShamelessError(raw);
+        attempts.lastError = error;
+        if (!error.retryable || received || retry === null || retries >= maxRetries) throw error;
+        // A server that had answered before and has no connection now is restarting: waiting
+        // for it costs no server anything, so it needs no budget.
+        if (!attempt.unreachable && !budget.canRetry()) {
+          counters.budgetRefusals++;
+          throw error;
+        }
+        const delay = retryPushbackMs(error) ?? retry.backoff.delay(retries);
+        // Waiting would use up the deadline: the transient error is the more useful answer.
+        if (clock.now() + delay >= deadlineAt) throw error;
+        try {
+          await sleep(clock, delay, options.signal);
+        } catch {
+          throw options.signal?.reason as Error;
+        }
+        counters.retries++;
+        kind = 'retry';
+      }
+    }
+  };
+}
+
+/**
+ * The server's retry hint (gRFC A6): the trailer `grpc-retry-pushback-ms`, decimal
+ * milliseconds, sent with RESOURCE_EXHAUSTED by an overloaded server. It replaces the backoff
+ * of that retry; an absent or malformed hint leaves the backoff as it is.
+ */
+export function retryPushbackMs(error: ShamelessError): number | undefined {
+  const value = error.metadata?.get('grpc-retry-pushback-ms')[0];
+  if (value === undefined) return undefined;
+  const text = value.toString().trim();
+  if (!/^\d{1,9}$/.test(text)) return undefined;
+  return Number(text);
+}

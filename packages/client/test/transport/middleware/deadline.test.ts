@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { ManualClock } from '../../../src/transport/clock.js';
+import { CancelledError, DeadlineExceededError } from '../../../src/transport/errors.js';
+import { deadlineLayer } from '../../../src/transport/middleware/deadline.js';
+import { failing, failure, messages, run, scriptedNext } from './support.js';
+
+/** An answer that never comes unless its signal aborts (then it fails, as grpc-js would). */
+function hanging(signal: AbortSignal | undefined): AsyncGenerator<unknown> {
+  return (async function* () {
+    await new Promise<void>((resolve) =>
+      signal?.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    yield* failing(new Error('cancelled'));
+  })();
+}
+
+describe('deadline layer', () => {
+  it('gives the layers below the deadline and a signal of the call', async () => {
+    const clock = new ManualClock(1000);
+    const next = scriptedNext(() => messages('ok'));
+    await run(deadlineLayer({ clock, defaultDeadlineMs: 300 }), next);
+    expect(next.seen[0]?.deadlineAt).to.equal(1300);
+    expect(next.seen[0]?.signal).to.be.instanceOf(AbortSignal);
+    expect(clock.pendingTimers).to.equal(0);
+  });
+
+  it('fails with DeadlineExceededError when the deadline passes, aborting the call', async () => {
+    const clock = new ManualClock();
+    const next = scriptedNext((_, options) => hanging(options.signal));
+    const outcome = failure(
+      run(deadlineLayer({ clock, defaultDeadlineMs: 5000 }), next, {
+        idempotent: true,
+        hedgeable: true,
+        deadlineMs: 200,
+      }),
+    );
+    await clock.advance(200);
+    const error = await outcome;
+    expect(error).to.be.instanceOf(DeadlineExceededError);
+    expect(error.message).to.equal('getCell: deadline of 200 ms exceeded after 0 attempt(s)');
+    expect(next.seen[0]?.signal?.aborted).to.equal(true);
+    expect(clock.pendingTimers).to.equal(0);
+  });
+
+  it("fails with CancelledError when the caller's signal aborts", async () => {
+    const clock = new ManualClock();
+    const controller = new AbortController();
+    const outcome = failure(
+      run(
+        deadlineLayer({ clock, defaultDeadlineMs: 5000 }),
+        scriptedNext((_, options) => hanging(options.signal)),
+        { idempotent: true, hedgeable: true, signal: controller.signal },
+      ),
+    );
+    await clock.advance(10);
+    controller.abort(new Error('caller left'));
+    const error = await outcome;
+    expect(error).to.be.instanceOf(CancelledError);
+    expect((error.cause as Error).message).to.equal('caller left');
+  });
+
+  it('refuses a deadline that is no deadline, and sets no timer for Infinity', async () => {
+    const clock = new ManualClock();
+    const layer = deadlineLayer({ clock, defaultDeadlineMs: 5000 });
+    const next = scriptedNext(() => messages(1));
+    const zero = { idempotent: true, hedgeable: false, deadlineMs: 0 };
+    expect(await failure(run(layer, next, zero))).to.be.instanceOf(DeadlineExceededError);
+    expect(next.seen).to.have.length(0);
+    await run(layer, next, { idempotent: true, hedgeable: false, deadlineMs: Infinity });
+    expect(next.seen[0]?.deadlineAt).to.equal(Infinity);
+  });
+});

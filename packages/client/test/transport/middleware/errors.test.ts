@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { status } from '@grpc/grpc-js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  PermissionDeniedError,
+  UnauthenticatedError,
+  UnavailableError,
+} from '../../../src/transport/errors.js';
+import { errorLayer } from '../../../src/transport/middleware/errors.js';
+import { READ, failing, failure, run, scriptedNext } from './support.js';
+
+const serviceError = (code: number, details: string) =>
+  Object.assign(new Error(`${code} ${details}`), { code, details });
+
+describe('error layer', () => {
+  it('maps a gRPC status to its typed error; credentials failures are not retryable', async () => {
+    const cases = [
+      [status.UNAVAILABLE, UnavailableError, true],
+      [status.UNAUTHENTICATED, UnauthenticatedError, false],
+      [status.PERMISSION_DENIED, PermissionDeniedError, false],
+    ] as const;
+    for (const [code, ErrorClass, retryable] of cases) {
+      const error = await failure(
+        run(
+          errorLayer,
+          scriptedNext(() => failing(serviceError(code, 'no'))),
+        ),
+      );
+      expect(error).to.be.instanceOf(ErrorClass);
+      expect((error as UnavailableError).retryable).to.equal(retryable);
+    }
+  });
+
+  it('a CANCELLED this client did not cause is a lost connection', async () => {
+    const next = scriptedNext(() => failing(serviceError(status.CANCELLED, 'reset')));
+    expect(await failure(run(errorLayer, next))).to.be.instanceOf(UnavailableError);
+  });
+
+  it("an attempt this client cancelled fails with its signal's reason", async () => {
+    const controller = new AbortController();
+    controller.abort(new DeadlineExceededError('getCell: deadline of 5 ms exceeded'));
+    const next = scriptedNext(() => failing(serviceError(status.CANCELLED, 'Cancelled on client')));
+    const error = await failure(run(errorLayer, next, { ...READ, signal: controller.signal }));
+    expect(error).to.be.instanceOf(DeadlineExceededError);
+    expect(error).to.not.be.instanceOf(CancelledError);
+  });
+});
