@@ -36,8 +36,13 @@ describe('faults', function () {
 
   describe('a server is killed mid-stream', () => {
     const WORKERS = 8;
-    const RUN_MS = 4000;
-    const KILL_AT_MS = 1500;
+    // The run is counted in calls, not timed: the kill comes after this many calls have
+    // succeeded, and the workers stop once as many more have succeeded after it, however slow
+    // the machine is. MAX_RUN_MS only stops a run that cannot make progress (the test then fails
+    // on its count of calls after the kill).
+    const CALLS_BEFORE_KILL = 200;
+    const CALLS_AFTER_KILL = 200;
+    const MAX_RUN_MS = 30_000;
     const MAX_OPS = 4000;
 
     let cluster: TwoServers;
@@ -79,7 +84,11 @@ describe('faults', function () {
 
       const work = async (worker: number): Promise<void> => {
         const own = owned[worker] as RecordOf<Rate>;
-        for (let n = 0; performance.now() - start < RUN_MS && ops < MAX_OPS; n++) {
+        const done = () =>
+          (killed && opCounts.afterKill >= CALLS_AFTER_KILL) ||
+          performance.now() - start >= MAX_RUN_MS ||
+          ops >= MAX_OPS;
+        for (let n = 0; !done(); n++) {
           ops++;
           const label = `worker ${worker} op ${n}`;
           try {
@@ -142,7 +151,9 @@ describe('faults', function () {
       };
 
       const running = Promise.all(Array.from({ length: WORKERS }, (_, worker) => work(worker)));
-      await sleep(KILL_AT_MS);
+      while (opCounts.beforeKill < CALLS_BEFORE_KILL && performance.now() - start < MAX_RUN_MS) {
+        await sleep(5);
+      }
       const atKill = store.transport.stats();
       let lowestTokens = atKill.budgetTokens;
       const watchBudget = setInterval(() => {
@@ -165,8 +176,8 @@ describe('faults', function () {
           `the lowest`,
       );
       expect(failures, 'failed calls').to.deep.equal([]);
-      expect(opCounts.beforeKill, 'calls before the kill').to.be.greaterThan(100);
-      expect(opCounts.afterKill, 'calls after the kill').to.be.greaterThan(100);
+      expect(opCounts.beforeKill, 'calls before the kill').to.be.at.least(CALLS_BEFORE_KILL);
+      expect(opCounts.afterKill, 'calls after the kill').to.be.at.least(CALLS_AFTER_KILL);
       expect(stats.retries - atKill.retries, 'calls retried on the survivor').to.be.greaterThan(0);
 
       // The log of every shard: each save is one meta version, contiguous from 0, holding the
@@ -315,6 +326,8 @@ describe('faults', function () {
           p95: percentile(latencies, 0.95),
           p99: percentile(latencies, 0.99),
           max: percentile(latencies, 1),
+          /** Reads that took at least as long as a slow answer. */
+          slowCalls: latencies.filter((ms) => ms >= SLOW_MS).length,
           calls: stats.calls - before.calls,
           hedges: stats.hedges - before.hedges,
           hedgesWon: stats.hedgesWon - before.hedgesWon,
@@ -328,7 +341,9 @@ describe('faults', function () {
       }
     };
 
-    it(`without hedging p99 >= ${SLOW_MS} ms; with a ${HEDGE_DELAY_MS} ms hedge p99 < 50 ms and hedges < 15%`, async () => {
+    // Counted, not timed: a read the slow server delays takes at least SLOW_MS unless a hedge to
+    // the other server answers it first, whatever the machine's speed; the p99 is printed.
+    it(`without hedging every slow answer is waited for; with a ${HEDGE_DELAY_MS} ms hedge most are not`, async () => {
       const plain = await measure(false);
       const hedged = await measure({ delayMs: HEDGE_DELAY_MS });
       const hedgeRatio = hedged.hedges / hedged.calls;
@@ -345,9 +360,15 @@ describe('faults', function () {
       );
       expect(plain.failures + hedged.failures, 'failed calls').to.equal(0);
       expect(plain.hedges, 'hedges with hedging off').to.equal(0);
-      expect(plain.p99, 'p99 without hedging').to.be.at.least(SLOW_MS);
-      expect(hedged.p99, 'p99 with hedging').to.be.below(50);
-      expect(hedgeRatio, 'hedges per call').to.be.below(0.15);
+      expect(plain.delayed, 'slow answers without hedging').to.be.greaterThan(0);
+      expect(plain.slowCalls, 'reads as slow as a slow answer, hedging off').to.be.at.least(
+        plain.delayed,
+      );
+      expect(hedged.delayed, 'slow answers with hedging').to.be.greaterThan(0);
+      expect(hedged.hedgesWon, 'hedges that answered first').to.be.greaterThan(0);
+      expect(hedged.slowCalls, 'reads as slow as a slow answer, hedging on').to.be.below(
+        hedged.delayed / 2,
+      );
     });
   });
 
