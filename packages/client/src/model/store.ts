@@ -4,6 +4,7 @@ import type { ModelDefinition, Partition } from '@shameless/proto';
 import {
   createCoalescingTransport,
   metricsText,
+  PermissionDeniedError,
   type CoalescingOptions,
   type Transport,
   type TransportOptions,
@@ -14,6 +15,7 @@ import { toWireInt64 } from './integers.js';
 import { Model } from './model.js';
 import type { ShardLocation } from './modelPort.js';
 import type { ModelSchema, ValidSchema } from './schema.js';
+import { storedModelLacks } from './storedDefinition.js';
 
 /**
  * Options of {@link connect}: the transport's settings (endpoints, TLS, token, interceptors,
@@ -130,6 +132,9 @@ export class Store {
    * Registers a model with the store (sends DefineModel), creating its tables on every shard
    * if needed, and returns it. Defining the same model again is a no-op and adding cells is
    * allowed; any other change to a stored model is refused (FailedPreconditionError).
+   * With a token that may not define models (DefineModel needs the admin role), the model an
+   * admin defined is used when it has every index and cell of the schema; otherwise
+   * PermissionDeniedError says what differs.
    *
    * The schema's literal types drive the model's method signatures: `put` requires every
    * index field with its type; `where` takes the fields of the index it queries.
@@ -143,18 +148,41 @@ export class Store {
     options: CallOptions = {},
   ): Promise<Model<S>> {
     const compiled = compileSchema(schema);
-    const response = await this.#transport.unary(
-      'defineModel',
-      { model: compiled.definition },
-      // Idempotent (it creates tables only if missing) but not worth hedging.
-      writeCall(options),
-    );
-    return new Model<S>(
-      this,
-      this.#transport,
-      schema,
-      compiled,
-      response.model ?? compiled.definition,
+    const stored = await this.#transport
+      .unary(
+        'defineModel',
+        { model: compiled.definition },
+        // Idempotent (it creates tables only if missing) but not worth hedging.
+        writeCall(options),
+      )
+      .then(
+        (response) => response.model ?? compiled.definition,
+        (error: unknown) => {
+          if (!(error instanceof PermissionDeniedError)) throw error;
+          return this.#definedByAnother(compiled.definition, error, options);
+        },
+      );
+    return new Model<S>(this, this.#transport, schema, compiled, stored);
+  }
+
+  /**
+   * With a token that may not define models (a reader or writer), the model an admin defined:
+   * usable when it has every index and cell the schema names; otherwise the refusal says why.
+   */
+  async #definedByAnother(
+    requested: ModelDefinition,
+    refusal: PermissionDeniedError,
+    options: CallOptions,
+  ): Promise<ModelDefinition> {
+    const description = await this.describe(options);
+    const stored = description.models.find((model) => model.name === requested.name);
+    const lacks = stored ? storedModelLacks(stored, requested) : 'is not defined';
+    if (stored && lacks === undefined) return stored;
+    throw new PermissionDeniedError(
+      `model ${requested.name} cannot be defined with this token (${refusal.details}), and the ` +
+        `store's ${stored ? `model differs: ${lacks}` : `model ${lacks}`}; define it with an ` +
+        'admin token first (shameless define --file, or defineModel as admin)',
+      { cause: refusal },
     );
   }
 
