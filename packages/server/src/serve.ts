@@ -22,6 +22,13 @@ export async function serve(settings: Settings): Promise<void> {
         maxBytes: settings.writeGroupMaxBytes,
         maxQueuedBytes: settings.writeQueueMaxBytes,
       },
+      queryLimits: {
+        maxConditions: settings.maxWhereConditions,
+        maxInValues: settings.maxInValues,
+        maxPageRecords: settings.maxPageRecords,
+        maxBatchKeys: settings.maxBatchKeys,
+        maxPutBatch: settings.maxPutBatch,
+      },
     },
     logger,
   );

@@ -158,6 +158,48 @@ export const SETTINGS = {
     defaultValue: 64 * 1024 * 1024,
     parse: integer(1024),
   },
+  maxWhereConditions: {
+    scope: 'server',
+    flag: '--max-where-conditions <n>',
+    env: 'SHAMELESS_MAX_WHERE_CONDITIONS',
+    description: 'most conditions one Where query may have (INVALID_ARGUMENT beyond)',
+    defaultValue: 16,
+    parse: integer(1, 1000),
+  },
+  maxInValues: {
+    scope: 'server',
+    flag: '--max-in-values <n>',
+    env: 'SHAMELESS_MAX_IN_VALUES',
+    description: 'most values one IN condition may list (INVALID_ARGUMENT beyond)',
+    defaultValue: 1000,
+    parse: integer(1, 100_000),
+  },
+  maxPageRecords: {
+    scope: 'server',
+    flag: '--max-page-records <n>',
+    env: 'SHAMELESS_MAX_PAGE_RECORDS',
+    description:
+      'most records one Where page, cells one FetchLatestCells page or one Each batch may ask for (INVALID_ARGUMENT beyond)',
+    defaultValue: 10_000,
+    parse: integer(1, 1_000_000),
+  },
+  maxBatchKeys: {
+    scope: 'server',
+    flag: '--max-batch-keys <n>',
+    env: 'SHAMELESS_MAX_BATCH_KEYS',
+    description:
+      'most keys one GetCells or writes one WriteCells may carry (INVALID_ARGUMENT beyond)',
+    defaultValue: 10_000,
+    parse: integer(1, 1_000_000),
+  },
+  maxPutBatch: {
+    scope: 'server',
+    flag: '--max-put-batch <n>',
+    env: 'SHAMELESS_MAX_PUT_BATCH',
+    description: 'most puts one PutMany may carry (INVALID_ARGUMENT beyond)',
+    defaultValue: 1000,
+    parse: integer(1, 100_000),
+  },
   graceMs: {
     scope: 'server',
     flag: '--grace-ms <ms>',

@@ -4,6 +4,7 @@ import { type AppendOutcome, CellWriter } from './cellWriter.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limits.js';
 import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
@@ -32,10 +33,6 @@ export interface WriteCellInput {
   requestId: string;
 }
 
-/** The most writes (WriteCells) or keys (GetCells) one batch call may carry. */
-export const MAX_BATCH = 10_000;
-/** The most puts one PutMany may carry. */
-export const MAX_PUT_BATCH = 1000;
 /** The most queries one WhereMany may carry, and the most records they may ask for in all. */
 export const MAX_WHERE_BATCH = 1000;
 export const MAX_WHERE_BATCH_RECORDS = 10_000;
@@ -63,6 +60,16 @@ export interface StoreDescription {
   shardsCount: number;
   partitions: PartitionInfo[];
   models: ModelSpec[];
+  /** The largest body a cell may have. */
+  maxCellBytes: number;
+}
+
+export interface EngineOptions {
+  followPollIntervalMs: number;
+  groupLimits?: GroupLimits;
+  queryLimits?: QueryLimits;
+  /** The largest body a cell may have (see limits.ts). */
+  maxCellBytes: number;
 }
 
 export class Engine {
@@ -72,20 +79,30 @@ export class Engine {
   private readonly puts: PutOperation;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
+  readonly limits: QueryLimits;
+  readonly maxCellBytes: number;
 
   constructor(
     readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     logger: Logger,
-    options: { followPollIntervalMs: number; groupLimits?: GroupLimits },
+    options: EngineOptions,
   ) {
+    this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
+    this.maxCellBytes = options.maxCellBytes;
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
     this.puts = new PutOperation(layout, partitions, this.cells, new PrimaryLookups(partitions));
     this.latest = new LatestCells(layout, partitions);
-    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest);
-    this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
+    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest, this.limits);
+    this.log = new ShardLog(
+      layout,
+      partitions,
+      notifier,
+      options.followPollIntervalMs,
+      this.limits.maxPageRecords,
+    );
   }
 
   defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
@@ -109,6 +126,7 @@ export class Engine {
         };
       }),
       models: this.models.all().map((model) => model.spec),
+      maxCellBytes: this.maxCellBytes,
     };
   }
 
@@ -126,7 +144,7 @@ export class Engine {
   async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
-    return this.puts.put(this.puts.prepare(model, values), requestId);
+    return this.puts.put(this.puts.prepare(model, values, 'values', this.maxCellBytes), requestId);
   }
 
   /**
@@ -136,12 +154,12 @@ export class Engine {
    * call once every put has settled.
    */
   async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
-    requireBatchSize(inputs.length, 'puts', MAX_PUT_BATCH);
+    requireBatchSize(inputs.length, 'puts', this.limits.maxPutBatch);
     const puts: PreparedPut[] = [];
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`));
+      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes));
     }
     const settled = await Promise.allSettled(
       puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
@@ -163,7 +181,7 @@ export class Engine {
    * write succeeds or is refused on its own; the outcomes come in request order.
    */
   async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
-    requireBatchSize(inputs.length, 'writes', MAX_BATCH);
+    requireBatchSize(inputs.length, 'writes', this.limits.maxBatchKeys);
     const writes: AppendRequest[] = [];
     for (const [i, input] of inputs.entries()) {
       writes.push(await this.checkWrite(input, `writes[${i}]`));
@@ -190,6 +208,7 @@ export class Engine {
         'must be -1 (no version yet) or a version',
       );
     }
+    requireCellSize(input.body, field('body'), this.maxCellBytes);
     const body = parseBody(input.body, field('body'));
     rejectIndexFields(model, body, field('body'));
     return {
@@ -198,7 +217,11 @@ export class Engine {
       cell,
       content:
         input.mode === 'merge'
-          ? { mode: 'merge', patch: body }
+          ? {
+              mode: 'merge',
+              patch: body,
+              limit: { bytes: this.maxCellBytes, field: field('body') },
+            }
           : { mode: 'replace', bytes: input.body },
       expectedRefKey: input.expectedRefKey,
       requestId: input.requestId,
@@ -242,7 +265,7 @@ export class Engine {
     keys: readonly { uuid: string; cell: string }[],
   ): Promise<(StoredCell | undefined)[]> {
     let model = await this.models.get(modelName);
-    requireBatchSize(keys.length, 'keys', MAX_BATCH);
+    requireBatchSize(keys.length, 'keys', this.limits.maxBatchKeys);
     const cells: CellKey[] = [];
     for (const [i, key] of keys.entries()) {
       requireUuid(key.uuid, `keys[${i}].uuid`);
@@ -350,6 +373,8 @@ async function naming<T>(field: string | undefined, lookup: Promise<T>): Promise
     if (error instanceof NotFoundError) {
       throw new NotFoundError(`${field}: ${error.message}`, { cause: error });
     }
+    // The lookup names its own field (`model`); in a batch it is this one (`puts[3].model`).
+    if (error instanceof InvalidArgumentError) throw new InvalidArgumentError(field, error.reason);
     throw error;
   }
 }

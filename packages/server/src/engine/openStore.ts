@@ -5,6 +5,7 @@ import { applySchemaChanges } from './applySchemaChanges.js';
 import { Engine } from './engine.js';
 import type { GroupLimits } from './groupCommit.js';
 import { isNamespace } from './identifiers.js';
+import { type QueryLimits, maxCellBytesFor } from './limits.js';
 import { StoreLayout } from './layout.js';
 import type { Logger } from './logger.js';
 import {
@@ -19,6 +20,7 @@ import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
+import { readMaxAllowedPacket } from './sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
@@ -38,6 +40,8 @@ export interface StoreConfig {
   followPollIntervalMs: number;
   /** How writes are grouped into transactions; the defaults otherwise. */
   groupLimits?: GroupLimits;
+  /** Caps on what one request may ask; the defaults otherwise. */
+  queryLimits?: QueryLimits;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -126,8 +130,10 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     config.shardsCount,
   );
   try {
+    const maxAllowedPackets: number[] = [];
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
+        maxAllowedPackets.push(await readMaxAllowedPacket(pool));
         const existing = await inspectTables(pool, bookkeepingTables(layout));
         await applySchemaChanges(
           pool,
@@ -151,6 +157,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     const engine = new Engine(layout, partitions, logger, {
       followPollIntervalMs: config.followPollIntervalMs,
       groupLimits: config.groupLimits,
+      queryLimits: config.queryLimits,
+      maxCellBytes: maxCellBytesFor(maxAllowedPackets),
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

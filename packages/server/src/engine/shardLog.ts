@@ -30,7 +30,6 @@ export type EachEvent =
 
 const DEFAULT_PAGE = 1000;
 const DEFAULT_BATCH = 500;
-const MAX_PAGE = 10_000;
 const DEFAULT_HEARTBEAT_MS = 1000;
 /**
  * Each reads the next pages of several shards in one round trip per partition, but holds at
@@ -44,6 +43,8 @@ export class ShardLog {
     private readonly partitions: PartitionSet,
     private readonly notifier: LogNotifier,
     private readonly pollIntervalMs: number,
+    /** The most cells of one page or batch. */
+    private readonly maxPage: number,
   ) {}
 
   async fetchPage(
@@ -53,7 +54,12 @@ export class ShardLog {
     limit: number,
   ): Promise<LogPage> {
     requireShard(shard, this.layout.shardsCount, 'shard');
-    const pageSize = requireLimit(limit, 'limit', DEFAULT_PAGE, MAX_PAGE);
+    const pageSize = requireLimit(
+      limit,
+      'limit',
+      Math.min(DEFAULT_PAGE, this.maxPage),
+      this.maxPage,
+    );
     return this.readPage(model, shard, cursor, pageSize);
   }
 
@@ -86,7 +92,15 @@ export class ShardLog {
             requireShard(shard, this.layout.shardsCount, `shards[${i}]`),
           )
         : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
-    const batchSize = requireLimit(input.batchSize, 'batch_size', DEFAULT_BATCH, MAX_PAGE);
+    for (const shard of input.cursors.keys()) {
+      requireShard(shard, this.layout.shardsCount, `cursors[${shard}]`);
+    }
+    const batchSize = requireLimit(
+      input.batchSize,
+      'batch_size',
+      Math.min(DEFAULT_BATCH, this.maxPage),
+      this.maxPage,
+    );
     const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;
     const cursors = new Map<number, RowId>(
       shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]),

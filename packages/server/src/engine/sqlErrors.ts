@@ -1,6 +1,6 @@
 // Which MySQL failures mean "this partition is unavailable, try again" and which are ours to
 // handle (duplicate keys). Driver error codes are read here and nowhere else.
-import { UnavailableError } from './errors.js';
+import { InternalError, UnavailableError } from './errors.js';
 
 interface DriverError {
   code?: string;
@@ -35,10 +35,21 @@ function asDriverError(error: unknown): DriverError | undefined {
   return typeof error === 'object' && error !== null ? (error as DriverError) : undefined;
 }
 
+/**
+ * A statement larger than the server's max_allowed_packet. The server drops the connection
+ * after it, but the partition is not down: retrying would only break another connection.
+ * Requests are sized against max_allowed_packet before any SQL (limits.ts), so this is a bug.
+ */
+function isPacketTooLarge(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  return driverError?.code === 'ER_NET_PACKET_TOO_LARGE' || driverError?.errno === 1153;
+}
+
 /** True when the error says the connection itself is unusable. */
 export function isConnectionError(error: unknown): boolean {
   const driverError = asDriverError(error);
   if (!driverError) return false;
+  if (isPacketTooLarge(error)) return true;
   return (
     (driverError.code !== undefined && CONNECTION_CODES.has(driverError.code)) ||
     driverError.fatal === true ||
@@ -80,6 +91,11 @@ export function isDeadlock(error: unknown): boolean {
 
 /** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
 export function translateSqlError(error: unknown, partition: number): unknown {
+  if (isPacketTooLarge(error)) {
+    return new InternalError(`a statement exceeded partition ${partition}'s max_allowed_packet`, {
+      cause: error,
+    });
+  }
   if (isConnectionError(error)) {
     return new UnavailableError(partition, `partition ${partition} is unavailable; retry later`, {
       cause: error,

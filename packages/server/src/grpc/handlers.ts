@@ -5,6 +5,8 @@ import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc
 import type { Logger } from '../engine/logger.js';
 import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
+import { InvalidArgumentError } from '../engine/errors.js';
+import { malformation } from './requestDecoding.js';
 import { toServiceError } from './statusMapping.js';
 
 /** Every open server stream, so that shutdown can end them (a follow stream never ends by itself). */
@@ -49,6 +51,7 @@ export function createHandlerFactory(
   return {
     unary<Req, Res>(method: string, handle: (request: Req, context: CallContext) => Promise<Res>) {
       const asStream = async function* (request: Req, context: CallContext) {
+        requireWellFormed(request, method);
         yield await handle(request, context);
       };
       return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
@@ -71,8 +74,12 @@ export function createHandlerFactory(
 
     serverStream<Req, Res>(
       method: string,
-      produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
+      produceWellFormed: (request: Req, context: CallContext) => AsyncIterable<Res>,
     ) {
+      const produce = async function* (request: Req, context: CallContext) {
+        requireWellFormed(request, method);
+        yield* produceWellFormed(request, context);
+      };
       return (call: ServerWritableStream<Req, Res>) => {
         const controller = streams.open();
         const onCancelled = () => controller.abort();
@@ -96,6 +103,17 @@ export function createHandlerFactory(
       };
     },
   };
+}
+
+/** Layers see a malformed request as any other; the handler refuses it. */
+function requireWellFormed(request: unknown, method: string): void {
+  const problem = malformation(request);
+  if (problem !== undefined) {
+    throw new InvalidArgumentError(
+      'request',
+      `is not a valid ${method}Request protobuf message (${problem})`,
+    );
+  }
 }
 
 function callContext(

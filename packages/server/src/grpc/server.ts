@@ -6,6 +6,7 @@ import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
+import { withTolerantDecoding } from './requestDecoding.js';
 import { createStoreService } from './storeService.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
@@ -45,7 +46,7 @@ export async function startServer(
     streams,
     composeMiddleware(options.middleware ?? []),
   );
-  server.addService(StoreService, createStoreService(engine, handlers));
+  server.addService(withTolerantDecoding(StoreService), createStoreService(engine, handlers));
   const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
 

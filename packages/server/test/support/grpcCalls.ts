@@ -1,6 +1,7 @@
 // Promise wrappers over the generated grpc-js client, for tests that speak the raw contract.
 import {
   type CallOptions,
+  type ChannelOptions,
   type ClientReadableStream,
   type ClientUnaryCall,
   Metadata,
@@ -37,8 +38,8 @@ const EACH_DEFAULTS: EachRequest = {
 };
 
 /** The Store's unary methods as promises, each with a deadline, plus the raw client. */
-export function connectStore(address: string) {
-  const client = new StoreClient(address, credentials.createInsecure());
+export function connectStore(address: string, channelOptions: ChannelOptions = {}) {
+  const client = new StoreClient(address, credentials.createInsecure(), channelOptions);
   const unary =
     <Req, Res>(method: UnaryMethod<Req, Res>) =>
     (request: Req): Promise<Res> =>

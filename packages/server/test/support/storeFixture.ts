@@ -7,6 +7,7 @@ import { openStore } from '../../src/engine/openStore.js';
 import { type Logger, silentLogger } from '../../src/engine/logger.js';
 import type { CreatedAtKind } from '../../src/engine/sql/contentRows.js';
 import type { Engine } from '../../src/engine/engine.js';
+import type { QueryLimits } from '../../src/engine/limits.js';
 import type { ServerMiddleware } from '../../src/grpc/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type StoreApi, connectStore } from './grpcCalls.js';
@@ -32,6 +33,8 @@ export interface FixtureOptions {
   logger?: Logger;
   /** The server's middleware chain, outermost first. */
   middleware?: readonly ServerMiddleware[];
+  /** Caps on what one request may ask; the defaults otherwise. */
+  queryLimits?: QueryLimits;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -49,6 +52,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,
+      queryLimits: options.queryLimits,
     },
     options.logger ?? silentLogger,
   );
