@@ -1,5 +1,6 @@
 // `shameless serve`: open the store, serve it, and shut down gracefully on SIGTERM/SIGINT.
 import { openStore } from './engine/openStore.js';
+import { Admission } from './grpc/admission.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
 import type { Settings } from './settings.js';
@@ -34,7 +35,17 @@ export async function serve(settings: Settings): Promise<void> {
   );
   const server = await startServer(
     engine,
-    { listen: settings.listen, maxMessageBytes: settings.maxMessageBytes },
+    {
+      listen: settings.listen,
+      maxMessageBytes: settings.maxMessageBytes,
+      middleware: [
+        new Admission({
+          maxConcurrentCalls: settings.maxConcurrentCalls,
+          maxInFlightBytes: settings.maxInFlightBytes,
+          retryPushbackMs: settings.retryPushbackMs,
+        }).layer,
+      ],
+    },
     logger,
   );
   const host = settings.listen.replace(/:\d+$/, '');

@@ -158,6 +158,32 @@ export const SETTINGS = {
     defaultValue: 64 * 1024 * 1024,
     parse: integer(1024),
   },
+  maxConcurrentCalls: {
+    scope: 'server',
+    flag: '--max-concurrent-calls <n>',
+    env: 'SHAMELESS_MAX_CONCURRENT_CALLS',
+    description:
+      'Store calls (streams included) in progress at once; beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+    defaultValue: 256,
+    parse: integer(1, 1_000_000),
+  },
+  maxInFlightBytes: {
+    scope: 'server',
+    flag: '--max-in-flight-bytes <n>',
+    env: 'SHAMELESS_MAX_IN_FLIGHT_BYTES',
+    description:
+      'bytes of requests and unsent responses calls may hold at once (a call reserves what its method answered lately); beyond, RESOURCE_EXHAUSTED',
+    defaultValue: 256 * 1024 * 1024,
+    parse: integer(1024),
+  },
+  retryPushbackMs: {
+    scope: 'server',
+    flag: '--retry-pushback-ms <ms>',
+    env: 'SHAMELESS_RETRY_PUSHBACK_MS',
+    description: 'how long a call refused for being beyond those bounds is told to wait',
+    defaultValue: 100,
+    parse: integer(0, 60_000),
+  },
   maxWhereConditions: {
     scope: 'server',
     flag: '--max-where-conditions <n>',

@@ -41,7 +41,13 @@ export function toServiceError(
   method: string,
   logger: Logger,
 ): Partial<ServiceError> {
-  if (error instanceof StatusError) return { code: error.code, details: error.details };
+  if (error instanceof StatusError) {
+    return {
+      code: error.code,
+      details: error.details,
+      ...(error.trailer ? { metadata: error.trailer } : {}),
+    };
+  }
   if (error instanceof EngineError && error.kind !== 'internal') {
     const metadata = new Metadata();
     if (error instanceof InvalidArgumentError) metadata.set('shameless-field', error.field);
