@@ -143,4 +143,34 @@ describe('shameless serve (process)', function () {
     health.close();
     api.close();
   });
+
+  it('on SIGTERM: ends health Watch streams after NOT_SERVING and exits without waiting out the grace', async function () {
+    // Waiting out the 60 s grace would fail this test by its timeout.
+    this.timeout(30_000);
+    const server = await startServerProcess([
+      ...partitionArgs(),
+      '--shards-count',
+      '4',
+      '--grace-ms',
+      '60000',
+    ]);
+    const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
+    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
+      watch(request: { service: string }): NodeJS.EventEmitter;
+      close(): void;
+    };
+    const watch = health.watch({ service: 'shameless.v1.Store' });
+    const statuses: string[] = [];
+    const ended = new Promise<string>((resolve) => {
+      watch.on('data', (response: { status: string }) => statuses.push(response.status));
+      watch.on('end', () => resolve('end'));
+      watch.on('error', (error) => resolve(`error ${(error as { code?: number }).code}`));
+    });
+    while (statuses.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    server.process.kill('SIGTERM');
+    expect(await ended).to.equal('end');
+    expect(statuses).to.deep.equal(['SERVING', 'NOT_SERVING']);
+    expect(await server.exited).to.equal(0);
+    health.close();
+  });
 });

@@ -1,10 +1,10 @@
 // The gRPC server: the Store service, the standard health service, and a graceful shutdown.
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
-import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { HealthService } from './healthService.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
 import { withTolerantDecoding } from './requestDecoding.js';
 import { createStoreService } from './storeService.js';
@@ -47,8 +47,8 @@ export async function startServer(
     composeMiddleware(options.middleware ?? []),
   );
   server.addService(withTolerantDecoding(StoreService), createStoreService(engine, handlers));
-  const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
-  health.addToServer(server);
+  const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
+  health.addTo(server);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.listen, ServerCredentials.createInsecure(), (error, boundPort) =>
@@ -61,6 +61,7 @@ export async function startServer(
     (stopping ??= (async () => {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(STORE_SERVICE_NAME, 'NOT_SERVING');
+      health.endWatches();
       streams.abortAll();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
