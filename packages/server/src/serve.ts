@@ -15,6 +15,7 @@ export async function serve(settings: Settings): Promise<void> {
       createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
+      statementTimeoutMs: settings.statementTimeoutMs,
       startupTimeoutMs: settings.startupTimeoutMs,
       followPollIntervalMs: settings.followPollMs,
       groupLimits: {

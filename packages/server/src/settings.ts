@@ -106,6 +106,15 @@ export const SETTINGS = {
     defaultValue: 2000,
     parse: integer(100),
   },
+  statementTimeoutMs: {
+    scope: 'server',
+    flag: '--statement-timeout-ms <ms>',
+    env: 'SHAMELESS_STATEMENT_TIMEOUT_MS',
+    description:
+      'the longest a MySQL statement may wait for its answer; then its connection is destroyed and replaced, and the call answers UNAVAILABLE (a hung partition)',
+    defaultValue: 30_000,
+    parse: integer(100),
+  },
   startupTimeoutMs: {
     scope: 'server',
     flag: '--startup-timeout-ms <ms>',

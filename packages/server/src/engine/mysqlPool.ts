@@ -95,6 +95,11 @@ export function redactUrl(url: string): string {
 export interface PoolOptions {
   connectionLimit: number;
   connectTimeoutMs: number;
+  /**
+   * The longest a statement may wait for its answer: after it the connection is destroyed (it
+   * may be hung) and the pool opens a new one. Unbounded when left out.
+   */
+  statementTimeoutMs?: number;
 }
 
 export function createMysqlPool(location: MysqlLocation, options: PoolOptions): MysqlPool {
@@ -118,15 +123,16 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     supportBigNumbers: true,
     charset: 'utf8mb4_bin',
   });
+  const timeout = options.statementTimeoutMs;
   return {
-    query: (sql, values) => runQuery(pool, sql, values),
+    query: (sql, values) => runQuery(pool, sql, values, timeout),
     getConnection: async () => {
       const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
         pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
       );
       let destroyed = false;
       return {
-        query: (sql, values) => runQuery(connection, sql, values),
+        query: (sql, values) => runQuery(connection, sql, values, timeout),
         release: () => {
           if (!destroyed) connection.release();
         },
@@ -147,9 +153,12 @@ function runQuery<T>(
   target: mysql.Pool | mysql.PoolConnection,
   sql: string,
   values: readonly SqlValue[] | undefined,
+  timeout: number | undefined,
 ): Promise<T> {
+  // mysql2 destroys a connection whose statement outlives `timeout` (a fatal error).
+  const options: mysql.QueryOptions = timeout === undefined ? { sql } : { sql, timeout };
   return new Promise<T>((resolve, reject) =>
-    target.query(sql, values as SqlValue[], (error, rows) =>
+    target.query(options, values as SqlValue[], (error, rows) =>
       error ? reject(error) : resolve(rows as T),
     ),
   );

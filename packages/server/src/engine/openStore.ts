@@ -35,6 +35,8 @@ export interface StoreConfig {
   createdAt?: CreatedAtKind;
   poolSize: number;
   connectTimeoutMs: number;
+  /** The longest one statement may run before its connection is destroyed; unbounded if left out. */
+  statementTimeoutMs?: number;
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
@@ -124,6 +126,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
           createMysqlPool(location, {
             connectionLimit: config.poolSize,
             connectTimeoutMs: config.connectTimeoutMs,
+            statementTimeoutMs: config.statementTimeoutMs,
           }),
         ),
     ),

@@ -35,6 +35,8 @@ export interface FixtureOptions {
   middleware?: readonly ServerMiddleware[];
   /** Caps on what one request may ask; the defaults otherwise. */
   queryLimits?: QueryLimits;
+  /** The longest one statement may run; unbounded by default. */
+  statementTimeoutMs?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -53,6 +55,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,
       queryLimits: options.queryLimits,
+      statementTimeoutMs: options.statementTimeoutMs,
     },
     options.logger ?? silentLogger,
   );
