@@ -1,12 +1,14 @@
 // Which MySQL failures mean "this partition is unavailable, try again" and which are ours to
 // handle (duplicate keys). Driver error codes are read here and nowhere else.
-import { InternalError, UnavailableError } from './errors.js';
+import { DeadlineExceededError, InternalError, UnavailableError } from './errors.js';
 
 interface DriverError {
   code?: string;
   errno?: number;
   message?: string;
   fatal?: boolean;
+  /** Set by mysqlPool.ts when the statement was stopped at its call's deadline. */
+  callDeadlinePassed?: boolean;
 }
 
 const CONNECTION_CODES = new Set([
@@ -91,6 +93,12 @@ export function isDeadlock(error: unknown): boolean {
 
 /** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
 export function translateSqlError(error: unknown, partition: number): unknown {
+  if (asDriverError(error)?.callDeadlinePassed) {
+    return new DeadlineExceededError(
+      `the call's deadline passed while partition ${partition} was answering; its statement was stopped`,
+      { cause: error },
+    );
+  }
   if (isPacketTooLarge(error)) {
     return new InternalError(`a statement exceeded partition ${partition}'s max_allowed_packet`, {
       cause: error,

@@ -5,6 +5,7 @@ import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc
 import type { Logger } from '../engine/logger.js';
 import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
+import { withDeadline } from '../engine/callDeadline.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import { malformation } from './requestDecoding.js';
 import { toServiceError } from './statusMapping.js';
@@ -59,7 +60,10 @@ export function createHandlerFactory(
         const onCancelled = () => controller.abort();
         call.once('cancelled', onCancelled);
         const context = callContext(call, method, 'unary', controller.signal);
-        single(middleware(call.request, context, asStream)).then(
+        // The engine stops the call's statements at its deadline.
+        withDeadline(context.deadline, () =>
+          single(middleware(call.request, context, asStream)),
+        ).then(
           (response) => {
             call.off('cancelled', onCancelled);
             callback(null, response);
@@ -85,7 +89,7 @@ export function createHandlerFactory(
         const onCancelled = () => controller.abort();
         call.on('cancelled', onCancelled);
         const context = callContext(call, method, 'serverStream', controller.signal);
-        void (async () => {
+        void withDeadline(context.deadline, async () => {
           try {
             for await (const message of middleware(call.request, context, produce)) {
               if (controller.signal.aborted) break;
@@ -99,7 +103,7 @@ export function createHandlerFactory(
             call.off('cancelled', onCancelled);
             streams.close(controller);
           }
-        })();
+        });
       };
     },
   };

@@ -21,6 +21,7 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   already_exists: status.ALREADY_EXISTS,
   resource_exhausted: status.RESOURCE_EXHAUSTED,
   unavailable: status.UNAVAILABLE,
+  deadline_exceeded: status.DEADLINE_EXCEEDED,
   internal: status.INTERNAL,
 };
 
