@@ -16,6 +16,7 @@ export async function serve(settings: Settings): Promise<void> {
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
       statementTimeoutMs: settings.statementTimeoutMs,
+      healthCheckIntervalMs: settings.healthCheckMs,
       startupTimeoutMs: settings.startupTimeoutMs,
       followPollIntervalMs: settings.followPollMs,
       groupLimits: {

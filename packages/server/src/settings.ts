@@ -115,6 +115,15 @@ export const SETTINGS = {
     defaultValue: 30_000,
     parse: integer(100),
   },
+  healthCheckMs: {
+    scope: 'server',
+    flag: '--health-check-ms <ms>',
+    env: 'SHAMELESS_HEALTH_CHECK_MS',
+    description:
+      'how often each partition is probed (SELECT 1); one that does not answer within it is NOT_SERVING in health (shameless.v1.Store/partition/N) and down in DescribeStore',
+    defaultValue: 1000,
+    parse: integer(100),
+  },
   startupTimeoutMs: {
     scope: 'server',
     flag: '--startup-timeout-ms <ms>',

@@ -11,6 +11,8 @@ import {
   createTestDatabases,
   startTcpProxy,
 } from '@shameless/testkit';
+import { makeClientConstructor, credentials } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
 import { rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
@@ -88,6 +90,51 @@ describe('a hung partition', function () {
         proxy.setFaults({});
         proxy.resetAll();
         expect((await getBase(onSecond)).cell?.uuid).to.equal(onSecond);
+      });
+
+      it('reports each partition in health and DescribeStore, down while it hangs', async () => {
+        const { store, proxy } = setup;
+        const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
+        const health = new Health(store.address, credentials.createInsecure()) as unknown as {
+          check(
+            request: { service: string },
+            callback: (error: Error | null, response: { status: string }) => void,
+          ): void;
+          close(): void;
+        };
+        const check = (partition: number) =>
+          new Promise<string>((resolve, reject) =>
+            health.check(
+              { service: `shameless.v1.Store/partition/${partition}` },
+              (error, response) => (error ? reject(error) : resolve(response.status)),
+            ),
+          );
+        const until = async (partition: number, wanted: string) => {
+          while ((await check(partition)) !== wanted) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        };
+        // The test before hung partition 1 too: it is back once a probe says so.
+        await until(1, 'SERVING');
+        expect(await check(0)).to.equal('SERVING');
+        expect((await store.api.describeStore({})).partitions.map((p) => p.down)).to.deep.equal([
+          false,
+          false,
+        ]);
+
+        proxy.setFaults({ blackhole: true });
+        await until(1, 'NOT_SERVING');
+        expect(await check(0)).to.equal('SERVING');
+        expect((await store.api.describeStore({})).partitions.map((p) => p.down)).to.deep.equal([
+          false,
+          true,
+        ]);
+
+        proxy.setFaults({});
+        proxy.resetAll();
+        await until(1, 'SERVING');
+        expect((await store.api.describeStore({})).partitions[1]?.down).to.equal(false);
+        health.close();
       });
     });
   });

@@ -11,6 +11,7 @@ import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
 import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
+import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
 import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
@@ -53,6 +54,8 @@ export interface PartitionInfo {
   database: string;
   firstShard: number;
   lastShard: number;
+  /** The last health probe of the partition got no answer. */
+  down: boolean;
 }
 
 export interface StoreDescription {
@@ -70,6 +73,8 @@ export interface EngineOptions {
   queryLimits?: QueryLimits;
   /** The largest body a cell may have (see limits.ts). */
   maxCellBytes: number;
+  /** How often every partition is probed; 1000 ms when left out. */
+  healthCheckIntervalMs?: number;
 }
 
 export class Engine {
@@ -81,6 +86,8 @@ export class Engine {
   private readonly log: ShardLog;
   readonly limits: QueryLimits;
   readonly maxCellBytes: number;
+  /** Which partitions answer, probed in the background from start() to close(). */
+  readonly health: PartitionHealth;
 
   constructor(
     readonly layout: StoreLayout,
@@ -90,6 +97,7 @@ export class Engine {
   ) {
     this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
     this.maxCellBytes = options.maxCellBytes;
+    this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
@@ -109,8 +117,14 @@ export class Engine {
     return this.models.define(spec);
   }
 
+  /**
+   * The store's shape and models. Models come from partition 0; with it down the last ones
+   * read are described, so that the answer can still say which partitions are down.
+   */
   async describe(): Promise<StoreDescription> {
-    await this.models.refresh();
+    await this.models.refresh().catch((error: unknown) => {
+      if (this.health.isUp(0)) throw error;
+    });
     return {
       namespace: this.layout.namespace,
       shardsCount: this.layout.shardsCount,
@@ -123,6 +137,7 @@ export class Engine {
           database: partition.location.database,
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
+          down: !this.health.isUp(partition.index),
         };
       }),
       models: this.models.all().map((model) => model.spec),
@@ -339,6 +354,7 @@ export class Engine {
   }
 
   close(): Promise<void> {
+    this.health.stop();
     return this.partitions.end();
   }
 }

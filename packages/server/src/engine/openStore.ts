@@ -37,6 +37,8 @@ export interface StoreConfig {
   connectTimeoutMs: number;
   /** The longest one statement may run before its connection is destroyed; unbounded if left out. */
   statementTimeoutMs?: number;
+  /** How often every partition is probed for health; 1000 ms when left out. */
+  healthCheckIntervalMs?: number;
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
@@ -162,10 +164,12 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       groupLimits: config.groupLimits,
       queryLimits: config.queryLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
+      healthCheckIntervalMs: config.healthCheckIntervalMs,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();
     if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
+    engine.health.start();
     return engine;
   } catch (error) {
     await partitions.end();

@@ -47,7 +47,19 @@ export async function startServer(
     composeMiddleware(options.middleware ?? []),
   );
   server.addService(withTolerantDecoding(StoreService), createStoreService(engine, handlers));
+  const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
+  const partitionCount = engine.layout.partitionCount;
   const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
+  for (let index = 0; index < partitionCount; index++) {
+    health.setStatus(
+      partitionService(index),
+      engine.health.isUp(index) ? 'SERVING' : 'NOT_SERVING',
+    );
+  }
+  let stopped = false;
+  engine.health.onChange((index, up) => {
+    if (!stopped) health.setStatus(partitionService(index), up ? 'SERVING' : 'NOT_SERVING');
+  });
   health.addTo(server);
 
   const port = await new Promise<number>((resolve, reject) =>
@@ -61,6 +73,10 @@ export async function startServer(
     (stopping ??= (async () => {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(STORE_SERVICE_NAME, 'NOT_SERVING');
+      stopped = true;
+      for (let index = 0; index < partitionCount; index++) {
+        health.setStatus(partitionService(index), 'NOT_SERVING');
+      }
       health.endWatches();
       streams.abortAll();
       await new Promise<void>((resolve) => {
