@@ -6,7 +6,9 @@
 // What a call will hold is unknown when it arrives, so each call reserves the size of the
 // largest message calls of its method answered lately, on average (plus its request's size on
 // the wire); the reservation becomes the actual size of each message as it is produced, and is
-// released when the call ends. A stream holds a message only until the client has taken it (the handler waits for
+// released when the call ends. Until a method has answered once, its calls reserve a
+// sixteenth of the bytes allowed: a burst of calls of a method not yet measured cannot all start
+// at once. A stream holds a message only until the client has taken it (the handler waits for
 // 'drain' before asking for the next).
 import { Metadata, status } from '@grpc/grpc-js';
 import type { CallContext } from './callContext.js';
@@ -28,6 +30,13 @@ export type MessageSizer = (message: unknown) => number;
 
 /** Weight of the newest call in a method's running average of its largest message. */
 const AVERAGE_WEIGHT = 0.2;
+/** What a call of a method not yet measured reserves: this share of the bytes allowed. */
+const UNMEASURED_SHARE = 1 / 16;
+/**
+ * A response is in memory about twice: as the message (and the rows it was made of) and as
+ * its encoding on its way to the socket.
+ */
+const COPIES_HELD = 2;
 
 export class Admission {
   private calls = 0;
@@ -56,14 +65,16 @@ export class Admission {
     next: NextHandler<Req, Res>,
   ): AsyncGenerator<Res> {
     const requestBytes = requestWireBytes(request);
-    let held = requestBytes + (this.typicalBytes.get(context.method) ?? 0);
+    const typical =
+      this.typicalBytes.get(context.method) ?? this.limits.maxInFlightBytes * UNMEASURED_SHARE;
+    let held = requestBytes + typical;
     this.refuseBeyondLimits(context.method, held);
     this.calls += 1;
     this.bytes += held;
     let largest = 0;
     try {
       for await (const message of next(request, context)) {
-        const size = this.sizeOf(message);
+        const size = COPIES_HELD * this.sizeOf(message);
         largest = Math.max(largest, size);
         this.bytes += requestBytes + size - held;
         held = requestBytes + size;
