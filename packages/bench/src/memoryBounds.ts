@@ -5,7 +5,7 @@
 // figures.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
-import { type GetCellsResponse, StoreClient } from '@shameless/proto';
+import { type EachRequest, type GetCellsResponse, StoreClient } from '@shameless/proto';
 import type { BenchStore, SeededSet } from './benchStore.js';
 import { sampleMemory } from './memorySampler.js';
 
@@ -90,6 +90,16 @@ export async function concurrentLargeReads(
   }
 }
 
+/** Each of the whole model from the start, with server defaults. */
+const everyShard = (follow: boolean): EachRequest => ({
+  model: 'rate',
+  shards: [],
+  cursors: {},
+  follow,
+  batchSize: 0,
+  heartbeatIntervalMs: 0,
+});
+
 /** `streams` Each streams of the whole model that are never read, held open for `holdMs`. */
 export async function neverReadStreams(
   bench: BenchStore,
@@ -100,27 +110,13 @@ export async function neverReadStreams(
   try {
     // One stream read to its first message first: the server learns what Each messages and
     // cells weigh (admission and read-ahead size themselves by that), as after any warm-up.
-    const warmUp = client.each({
-      model: 'rate',
-      shards: [],
-      cursors: {},
-      follow: false,
-      batchSize: 0,
-      heartbeatIntervalMs: 0,
-    });
+    const warmUp = client.each(everyShard(false));
     await new Promise((resolve) => warmUp.once('data', resolve));
     warmUp.cancel();
     warmUp.on('error', () => {});
     const peak = await measured(bench, async () => {
       const calls = Array.from({ length: options.streams }, () => {
-        const call = client.each({
-          model: 'rate',
-          shards: [],
-          cursors: {},
-          follow: true,
-          batchSize: 0,
-          heartbeatIntervalMs: 0,
-        });
+        const call = client.each(everyShard(true));
         call.pause();
         call.on('error', (error: ServiceError) => {
           const name = status[error.code];

@@ -11,6 +11,7 @@ import {
   type StoreFixture,
   pack,
   requestId,
+  putRate,
   startStoreFixture,
 } from './support/storeFixture.js';
 
@@ -55,19 +56,7 @@ describe('admission control', function () {
   before(async () => {
     store = await startStoreFixture({ middleware: [admission.layer] });
     await store.api.defineModel({ model: RATE_MODEL });
-    uuid = (
-      await store.api.put({
-        model: 'rate',
-        values: pack({
-          hotel_id: 1,
-          room_type: 'double',
-          check_in_date: '2026-01-01',
-          gateway: 'pegasus',
-          discount_type: 'geo',
-        }),
-        requestId: requestId(),
-      })
-    ).uuid;
+    uuid = await putRate(store.api, 1);
     await store.api.writeCell({
       model: 'rate',
       uuid,

@@ -12,6 +12,7 @@ import {
   type StoreFixture,
   pack,
   requestId,
+  putRate,
   startStoreFixture,
 } from './support/storeFixture.js';
 
@@ -21,6 +22,16 @@ function mapOfSize(total: number): Buffer {
   header.writeUInt32BE(total - header.length, 4);
   return Buffer.concat([header, Buffer.alloc(total - header.length, 7)]);
 }
+
+/** A write of the test record's meta cell. */
+const metaWrite = (uuid: string, body: Buffer, mode = WriteMode.WRITE_MODE_REPLACE) => ({
+  model: 'rate',
+  uuid,
+  cell: 'meta',
+  body,
+  mode,
+  requestId: requestId(),
+});
 
 function expectInvalid(error: ServiceError, field: string): void {
   expect(error.code, error.details).to.equal(status.INVALID_ARGUMENT);
@@ -48,19 +59,7 @@ describe('Exact statuses', function () {
     });
     big = connectStore(store.address, { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
     await store.api.defineModel({ model: RATE_MODEL });
-    uuid = (
-      await store.api.put({
-        model: 'rate',
-        values: pack({
-          hotel_id: 1,
-          room_type: 'double',
-          check_in_date: '2026-01-01',
-          gateway: 'pegasus',
-          discount_type: 'geo',
-        }),
-        requestId: requestId(),
-      })
-    ).uuid;
+    uuid = await putRate(store.api, 1);
     maxCellBytes = (await store.api.describeStore({})).maxCellBytes;
   });
   after(async () => {
@@ -82,28 +81,14 @@ describe('Exact statuses', function () {
 
     it('is stored at exactly max_cell_bytes and read back whole', async () => {
       const body = mapOfSize(maxCellBytes);
-      await big.writeCell({
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body,
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        requestId: requestId(),
-      });
+      await big.writeCell(metaWrite(uuid, body));
       const { cell } = await big.getCell({ model: 'rate', uuid, cell: 'meta' });
       expect(cell?.body.equals(body)).to.equal(true);
     });
 
     it('is INVALID_ARGUMENT one byte past it, for WriteCell, WriteCells, Put and PutMany', async () => {
       const body = mapOfSize(maxCellBytes + 1);
-      const write = {
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body,
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        requestId: requestId(),
-      };
+      const write = metaWrite(uuid, body);
       expectInvalid(await rejection(big.writeCell(write)), 'body');
       expectInvalid(await rejection(big.writeCells({ writes: [write] })), 'writes[0].body');
       const put = { model: 'rate', values: body, requestId: requestId() };
@@ -113,24 +98,10 @@ describe('Exact statuses', function () {
 
     it('refuses a merge whose result would pass it, naming the body', async () => {
       const half = mapOfSize(Math.ceil(maxCellBytes / 2) + 16);
-      await big.writeCell({
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body: half,
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        requestId: requestId(),
-      });
+      await big.writeCell(metaWrite(uuid, half));
       const other = Buffer.concat([Buffer.from([0x81, 0xa1, 0x63]), half.subarray(3)]);
       const error = await rejection(
-        big.writeCell({
-          model: 'rate',
-          uuid,
-          cell: 'meta',
-          body: other,
-          mode: WriteMode.WRITE_MODE_MERGE,
-          requestId: requestId(),
-        }),
+        big.writeCell(metaWrite(uuid, other, WriteMode.WRITE_MODE_MERGE)),
       );
       expectInvalid(error, 'body');
       expect(error.details).to.contain('merged');
@@ -179,16 +150,7 @@ describe('Exact statuses', function () {
         'queries[0].order',
       );
       expectInvalid(
-        await rejection(
-          store.api.writeCell({
-            model: 'rate',
-            uuid,
-            cell: 'meta',
-            body: pack({}),
-            mode: 7 as WriteMode,
-            requestId: requestId(),
-          }),
-        ),
+        await rejection(store.api.writeCell(metaWrite(uuid, pack({}), 7 as WriteMode))),
         'mode',
       );
     });
@@ -288,14 +250,7 @@ describe('Exact statuses', function () {
         requestId: requestId(),
       }));
       expectInvalid(await rejection(store.api.putMany({ puts })), 'puts');
-      const writes = Array.from({ length: 21 }, () => ({
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body: pack({}),
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        requestId: requestId(),
-      }));
+      const writes = Array.from({ length: 21 }, () => metaWrite(uuid, pack({})));
       expectInvalid(await rejection(store.api.writeCells({ writes })), 'writes');
       expect(await store.api.getCells({ model: 'rate', keys: keys.slice(1) })).to.have.property(
         'results',

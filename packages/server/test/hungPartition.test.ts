@@ -11,14 +11,11 @@ import {
   createTestDatabases,
   startTcpProxy,
 } from '@shameless/testkit';
-import { makeClientConstructor, credentials } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
-import { rejection } from './support/grpcCalls.js';
+import { connectHealth, rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
   type StoreFixture,
-  pack,
-  requestId,
+  putRate,
   startStoreFixture,
 } from './support/storeFixture.js';
 
@@ -46,20 +43,7 @@ function withProxiedStore(statementTimeoutMs: number, tests: (setup: ProxiedStor
       statementTimeoutMs,
     });
     await setup.store.api.defineModel({ model: RATE_MODEL });
-    setup.put = async (hotelId) =>
-      (
-        await setup.store.api.put({
-          model: 'rate',
-          values: pack({
-            hotel_id: hotelId,
-            room_type: 'double',
-            check_in_date: '2026-01-01',
-            gateway: 'pegasus',
-            discount_type: 'geo',
-          }),
-          requestId: requestId(),
-        })
-      ).uuid;
+    setup.put = (hotelId) => putRate(setup.store.api, hotelId);
   });
   after(async () => {
     await setup.store?.close();
@@ -94,21 +78,9 @@ describe('a hung partition', function () {
 
       it('reports each partition in health and DescribeStore, down while it hangs', async () => {
         const { store, proxy } = setup;
-        const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
-        const health = new Health(store.address, credentials.createInsecure()) as unknown as {
-          check(
-            request: { service: string },
-            callback: (error: Error | null, response: { status: string }) => void,
-          ): void;
-          close(): void;
-        };
+        const health = connectHealth(store.address);
         const check = (partition: number) =>
-          new Promise<string>((resolve, reject) =>
-            health.check(
-              { service: `shameless.v1.Store/partition/${partition}` },
-              (error, response) => (error ? reject(error) : resolve(response.status)),
-            ),
-          );
+          health.check(`shameless.v1.Store/partition/${partition}`);
         const until = async (partition: number, wanted: string) => {
           while ((await check(partition)) !== wanted) {
             await new Promise((resolve) => setTimeout(resolve, 50));

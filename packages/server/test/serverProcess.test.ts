@@ -1,11 +1,9 @@
 // The `shameless serve` process: data survives a restart, a changed layout is refused, and
 // SIGTERM shuts down gracefully.
 import { expect } from 'chai';
-import { credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
-import { service as healthService } from 'grpc-health-check';
-import { makeClientConstructor } from '@grpc/grpc-js';
-import { connectStore, rejection } from './support/grpcCalls.js';
+import { connectHealth, connectStore, rejection } from './support/grpcCalls.js';
 import { runServerExpectingFailure, startServerProcess } from './support/serverProcess.js';
 import { RATE_MODEL, pack, requestId, unpack } from './support/storeFixture.js';
 
@@ -105,20 +103,8 @@ describe('shameless serve (process)', function () {
       '5000',
     ]);
     const api = connectStore(server.address);
-    const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
-    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
-      check(
-        request: { service: string },
-        callback: (error: Error | null, response: { status: string }) => void,
-      ): void;
-      close(): void;
-    };
-    const check = () =>
-      new Promise<string>((resolve, reject) =>
-        health.check({ service: 'shameless.v1.Store' }, (error, response) =>
-          error ? reject(error) : resolve(response.status),
-        ),
-      );
+    const health = connectHealth(server.address);
+    const check = () => health.check('shameless.v1.Store');
     expect(await check()).to.equal('SERVING');
 
     const stream = api.client.each({
@@ -154,12 +140,8 @@ describe('shameless serve (process)', function () {
       '--grace-ms',
       '60000',
     ]);
-    const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
-    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
-      watch(request: { service: string }): NodeJS.EventEmitter;
-      close(): void;
-    };
-    const watch = health.watch({ service: 'shameless.v1.Store' });
+    const health = connectHealth(server.address);
+    const watch = health.watch('shameless.v1.Store');
     const statuses: string[] = [];
     const ended = new Promise<string>((resolve) => {
       watch.on('data', (response: { status: string }) => statuses.push(response.status));

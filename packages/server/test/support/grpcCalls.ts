@@ -7,8 +7,10 @@ import {
   Metadata,
   type ServiceError,
   credentials,
+  makeClientConstructor,
 } from '@grpc/grpc-js';
 import { type EachRequest, SortOrder, StoreClient, type WhereRequest } from '@shameless/proto';
+import { service as healthService } from 'grpc-health-check';
 
 type UnaryMethod<Req, Res> = (
   request: Req,
@@ -96,4 +98,27 @@ export async function rejection(promise: Promise<unknown>): Promise<ServiceError
     return error as ServiceError;
   }
   throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** A grpc.health.v1.Health client: `check` answers a service's status (`SERVING`, …). */
+export function connectHealth(address: string) {
+  const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
+  const client = new Health(address, credentials.createInsecure()) as unknown as {
+    check(
+      request: { service: string },
+      callback: (error: Error | null, response: { status: string }) => void,
+    ): void;
+    watch(request: { service: string }): NodeJS.EventEmitter;
+    close(): void;
+  };
+  return {
+    check: (service: string) =>
+      new Promise<string>((resolve, reject) =>
+        client.check({ service }, (error, response) =>
+          error ? reject(error) : resolve(response.status),
+        ),
+      ),
+    watch: (service: string) => client.watch({ service }),
+    close: () => client.close(),
+  };
 }

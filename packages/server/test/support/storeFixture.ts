@@ -144,6 +144,26 @@ export const RATE_MODEL: ModelDefinition = {
   cells: ['meta'],
 };
 
+/** Creates a rate of hotel `hotelId` (its index shard is hotelId mod shardsCount); its uuid. */
+export async function putRate(
+  api: StoreApi,
+  hotelId: number,
+  date = '2026-01-01',
+): Promise<string> {
+  const created = await api.put({
+    model: 'rate',
+    values: pack({
+      hotel_id: hotelId,
+      room_type: 'double',
+      check_in_date: date,
+      gateway: 'pegasus',
+      discount_type: 'geo',
+    }),
+    requestId: requestId(),
+  });
+  return created.uuid;
+}
+
 let counter = 0;
 /** A fresh request id for each logical write. */
 export function requestId(): string {
