@@ -6,13 +6,14 @@
 // What a call will hold is unknown when it arrives, so each call reserves the size of the
 // largest message calls of its method answered lately, on average (plus its request's size on
 // the wire); the reservation becomes the actual size of each message as it is produced, and is
-// released when the call ends. Until a method has answered once, its calls reserve a
-// sixteenth of the bytes allowed: a burst of calls of a method not yet measured cannot all start
-// at once. A stream holds a message only until the client has taken it (the handler waits for
+// released when the call ends. Until a method has answered once, its calls reserve an even
+// share of the bytes allowed (maxInFlightBytes / maxConcurrentCalls), so that a first burst of
+// small calls is not refused for want of a measure. A stream holds a message only until the client has taken it (the handler waits for
 // 'drain' before asking for the next).
 import { Metadata, status } from '@grpc/grpc-js';
 import type { CallContext } from './callContext.js';
 import type { NextHandler, ServerMiddleware } from './middleware.js';
+import { messageBytes } from './messageSize.js';
 import { requestWireBytes } from './requestDecoding.js';
 import { StatusError } from './statusError.js';
 
@@ -25,13 +26,11 @@ export interface AdmissionLimits {
   readonly retryPushbackMs: number;
 }
 
-/** How much a response message holds in memory; see {@link messageBytes}. */
+/** How much a response message holds in memory; see messageSize.ts. */
 export type MessageSizer = (message: unknown) => number;
 
 /** Weight of the newest call in a method's running average of its largest message. */
 const AVERAGE_WEIGHT = 0.2;
-/** What a call of a method not yet measured reserves: this share of the bytes allowed. */
-const UNMEASURED_SHARE = 1 / 16;
 /**
  * A response is in memory about twice: as the message (and the rows it was made of) and as
  * its encoding on its way to the socket.
@@ -66,7 +65,8 @@ export class Admission {
   ): AsyncGenerator<Res> {
     const requestBytes = requestWireBytes(request);
     const typical =
-      this.typicalBytes.get(context.method) ?? this.limits.maxInFlightBytes * UNMEASURED_SHARE;
+      this.typicalBytes.get(context.method) ??
+      this.limits.maxInFlightBytes / this.limits.maxConcurrentCalls;
     let held = requestBytes + typical;
     this.refuseBeyondLimits(context.method, held);
     this.calls += 1;
@@ -110,29 +110,4 @@ export class Admission {
       trailer,
     );
   }
-}
-
-/**
- * About the bytes a response message holds: the cell bodies it carries (which dominate any
- * message that is large) and a little for everything else, found without encoding it.
- */
-export function messageBytes(message: unknown): number {
-  let bytes = 64;
-  const visit = (value: unknown, depth: number): void => {
-    if (depth > 6 || value === null || typeof value !== 'object') {
-      if (typeof value === 'string') bytes += value.length;
-      else bytes += 8;
-      return;
-    }
-    if (Buffer.isBuffer(value) || value instanceof Uint8Array) {
-      bytes += value.byteLength;
-      return;
-    }
-    if (value instanceof Date) return;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      visit(child, depth + 1);
-    }
-  };
-  visit(message, 0);
-  return bytes;
 }

@@ -7,6 +7,7 @@ import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
 import { withDeadline } from '../engine/callDeadline.js';
 import { InvalidArgumentError } from '../engine/errors.js';
+import { messageBytes } from './messageSize.js';
 import { malformation } from './requestDecoding.js';
 import { toServiceError } from './statusMapping.js';
 
@@ -89,11 +90,12 @@ export function createHandlerFactory(
         const onCancelled = () => controller.abort();
         call.on('cancelled', onCancelled);
         const context = callContext(call, method, 'serverStream', controller.signal);
+        const buffer = new StreamBuffer(call);
         void withDeadline(context.deadline, async () => {
           try {
             for await (const message of middleware(call.request, context, produce)) {
               if (controller.signal.aborted) break;
-              if (!call.write(message)) await drained(call, controller.signal);
+              await buffer.write(message, controller.signal);
             }
             if (!call.cancelled) call.end();
           } catch (error) {
@@ -146,6 +148,42 @@ async function single<Res>(messages: AsyncIterable<Res>): Promise<Res> {
   }
   if (!response) throw new Error('a unary handler answered nothing');
   return response.value;
+}
+
+/**
+ * Bytes of a stream's messages that grpc-js may hold unsent before the handler stops producing
+ * more. grpc-js's own bound counts messages (16), not bytes: 16 large messages per stream that
+ * a client does not read would be held.
+ */
+const STREAM_BUFFER_BYTES = 512 * 1024;
+
+/** Writes a stream's messages, waiting while the client has not taken enough of them. */
+class StreamBuffer {
+  private unsentBytes = 0;
+  private flushed: (() => void) | undefined;
+
+  constructor(private readonly call: ServerWritableStream<unknown, unknown>) {}
+
+  async write(message: unknown, signal: AbortSignal): Promise<void> {
+    const size = messageBytes(message);
+    this.unsentBytes += size;
+    const accepted = this.call.write(message, () => {
+      this.unsentBytes -= size;
+      this.flushed?.();
+    });
+    if (!accepted) await drained(this.call, signal);
+    while (this.unsentBytes > STREAM_BUFFER_BYTES && !signal.aborted && !this.call.cancelled) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.flushed = undefined;
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        this.flushed = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
 }
 
 function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
