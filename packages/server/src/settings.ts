@@ -85,7 +85,8 @@ export const SETTINGS = {
     scope: 'server',
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
-    description: 'largest gRPC message accepted or sent (cells are MEDIUMBLOBs: up to 16 MiB)',
+    description:
+      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB)",
     defaultValue: 16 * 1024 * 1024 + 64 * 1024,
     parse: integer(1024),
   },
