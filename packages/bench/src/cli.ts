@@ -13,6 +13,7 @@ import mysql from 'mysql2/promise';
 import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
 import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
+import { concurrentLargeReads, neverReadStreams } from './memoryBounds.js';
 import { soak, streamToSlowConsumer } from './memoryRuns.js';
 import { formatOneAtATime, oneAtATimeChecks } from './oneAtATime.js';
 import { buildPlan, workloadIds } from './plan.js';
@@ -146,6 +147,10 @@ const program = new Command('bench')
     (value: string) => value.split(',').map(positiveInteger),
   )
   .option(
+    '--memory',
+    'instead of the suite: server RSS under 64 concurrent GetCells of 16 MiB answers and 50 Each streams never read (issue 12)',
+  )
+  .option(
     '--soak [minutes]',
     'instead of the suite: a mixed load for this long (default 5), sampling server memory',
     positiveInteger,
@@ -166,12 +171,13 @@ const options = program.opts<{
   out: string;
   scale?: number[] | true;
   soak?: number | true;
+  memory?: boolean;
   profile?: string | true;
   profileSdk: boolean;
   previous?: string;
 }>();
-if (options.profileSdk && (options.scale || options.soak)) {
-  program.error('error: --profile-sdk profiles the suite; leave out --scale and --soak');
+if (options.profileSdk && (options.scale || options.soak || options.memory)) {
+  program.error('error: --profile-sdk profiles the suite; leave out --scale, --soak and --memory');
 }
 
 const progress = stderrProgress();
@@ -207,6 +213,7 @@ const sdkProfiler = options.profileSdk
 try {
   if (options.scale) await scaleMode(options.scale === true ? DEFAULT_SCALE : options.scale);
   else if (options.soak) await soakMode(options.soak === true ? 5 : options.soak);
+  else if (options.memory) await memoryMode();
   else await suiteMode();
 } finally {
   sdkProfiler?.close();
@@ -308,6 +315,29 @@ async function scaleMode(steps: readonly number[]) {
   await writeFile(chart, scaleChartSvg(points));
   console.log(`Chart: ${relative(process.cwd(), chart)}`);
   await save(`${reportName}-scale`, { points, stream });
+}
+
+async function memoryMode() {
+  const seeded = await seedRates(
+    bench.rate,
+    { firstHotel: 1, hotels: 10, perHotel: 100, bodyBytes: 16 * 1024 },
+    progress,
+  );
+  // Streams first, from the heap the seeding left: the reads' heap would hide their growth.
+  progress.note('50 Each streams never read, held 10 s');
+  const streams = await neverReadStreams(bench, { streams: 50, holdMs: 10_000 });
+  console.log(
+    `50 Each streams never read: server RSS ${streams.beforeMiB.toFixed(0)} MiB before, ${streams.peakMiB.toFixed(0)} MiB at most ` +
+      `(+${(streams.peakMiB - streams.beforeMiB).toFixed(0)} MiB), ${streams.afterMiB.toFixed(0)} MiB after cancel; ` +
+      `refused ${JSON.stringify(streams.statuses)}`,
+  );
+  progress.note('64 concurrent GetCells of 1,000 cells of 16 KB, 5 rounds');
+  const reads = await concurrentLargeReads(bench, seeded, { concurrency: 64, rounds: 5 });
+  console.log(
+    `64 concurrent GetCells of ${reads.answerMiB.toFixed(1)} MiB, 5 rounds: server RSS ${reads.beforeMiB.toFixed(0)} MiB before, ` +
+      `${reads.peakMiB.toFixed(0)} MiB at most, ${reads.afterMiB.toFixed(0)} MiB after; statuses ${JSON.stringify(reads.statuses)}`,
+  );
+  await save(`${reportName}-memory`, { reads, streams });
 }
 
 async function soakMode(minutes: number) {

@@ -6,6 +6,7 @@ import {
   type Row,
   type StatementReader,
   type WriteItem,
+  MEDIUMBLOB_BYTES,
   lookupPrimary,
   parseBody,
   queryIndex,
@@ -79,7 +80,11 @@ const mergeInto = (pools: BaselinePools, uuid: string, cell: string, body: Buffe
   model: pools.model,
   uuid,
   cell,
-  content: { mode: 'merge', patch: parseBody(body, 'body') },
+  content: {
+    mode: 'merge',
+    patch: parseBody(body, 'body'),
+    limit: { bytes: MEDIUMBLOB_BYTES, field: 'body' },
+  },
   requestId: randomUUID(),
 });
 

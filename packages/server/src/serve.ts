@@ -5,6 +5,7 @@ import { accessLogLayer } from './grpc/accessLog.js';
 import { routeGrpcJsLogs } from './grpc/grpcJsLogs.js';
 import type { ServerMiddleware } from './grpc/middleware.js';
 import { rpcMetricsLayer } from './grpc/rpcMetrics.js';
+import { Admission } from './grpc/admission.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
 import { registerEngineMetrics } from './metrics/engineMetrics.js';
@@ -25,6 +26,8 @@ export async function serve(settings: Settings): Promise<void> {
       createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
+      statementTimeoutMs: settings.statementTimeoutMs,
+      healthCheckIntervalMs: settings.healthCheckMs,
       startupTimeoutMs: settings.startupTimeoutMs,
       followPollIntervalMs: settings.followPollMs,
       groupLimits: {
@@ -32,6 +35,13 @@ export async function serve(settings: Settings): Promise<void> {
         maxItems: settings.writeGroupMaxItems,
         maxBytes: settings.writeGroupMaxBytes,
         maxQueuedBytes: settings.writeQueueMaxBytes,
+      },
+      queryLimits: {
+        maxConditions: settings.maxWhereConditions,
+        maxInValues: settings.maxInValues,
+        maxPageRecords: settings.maxPageRecords,
+        maxBatchKeys: settings.maxBatchKeys,
+        maxPutBatch: settings.maxPutBatch,
       },
     },
     logger,
@@ -54,8 +64,17 @@ export async function serve(settings: Settings): Promise<void> {
       listen: settings.listen,
       maxMessageBytes: settings.maxMessageBytes,
       credentials: security.credentials,
-      // Security inside metrics and the access log, so refused calls are counted and logged.
-      middleware: [...middleware, ...security.middleware],
+      // Outermost first: metrics and the access log see every call, refused ones included;
+      // the token check comes before admission, so unknown callers hold no slot or bytes.
+      middleware: [
+        ...middleware,
+        ...security.middleware,
+        new Admission({
+          maxConcurrentCalls: settings.maxConcurrentCalls,
+          maxInFlightBytes: settings.maxInFlightBytes,
+          retryPushbackMs: settings.retryPushbackMs,
+        }).layer,
+      ],
     },
     logger,
   );

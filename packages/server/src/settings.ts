@@ -129,7 +129,8 @@ export const SETTINGS = {
     scope: 'server',
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
-    description: 'largest gRPC message accepted or sent (cells are MEDIUMBLOBs: up to 16 MiB)',
+    description:
+      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB)",
     defaultValue: 16 * 1024 * 1024 + 64 * 1024,
     parse: integer(1024),
   },
@@ -148,6 +149,24 @@ export const SETTINGS = {
     description:
       'how long a MySQL connection attempt may take before the partition counts as unavailable',
     defaultValue: 2000,
+    parse: integer(100),
+  },
+  statementTimeoutMs: {
+    scope: 'server',
+    flag: '--statement-timeout-ms <ms>',
+    env: 'SHAMELESS_STATEMENT_TIMEOUT_MS',
+    description:
+      'the longest a MySQL statement may wait for its answer; then its connection is destroyed and replaced, and the call answers UNAVAILABLE (a hung partition)',
+    defaultValue: 30_000,
+    parse: integer(100),
+  },
+  healthCheckMs: {
+    scope: 'server',
+    flag: '--health-check-ms <ms>',
+    env: 'SHAMELESS_HEALTH_CHECK_MS',
+    description:
+      'how often each partition is probed (SELECT 1); one that does not answer within it is NOT_SERVING in health (shameless.v1.Store/partition/N) and down in DescribeStore',
+    defaultValue: 1000,
     parse: integer(100),
   },
   startupTimeoutMs: {
@@ -202,6 +221,74 @@ export const SETTINGS = {
       'bytes of bodies that may wait for a partition; writes beyond are refused with RESOURCE_EXHAUSTED (the SDK backs off and retries)',
     defaultValue: 64 * 1024 * 1024,
     parse: integer(1024),
+  },
+  maxConcurrentCalls: {
+    scope: 'server',
+    flag: '--max-concurrent-calls <n>',
+    env: 'SHAMELESS_MAX_CONCURRENT_CALLS',
+    description:
+      'Store calls (streams included) in progress at once; beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+    defaultValue: 256,
+    parse: integer(1, 1_000_000),
+  },
+  maxInFlightBytes: {
+    scope: 'server',
+    flag: '--max-in-flight-bytes <n>',
+    env: 'SHAMELESS_MAX_IN_FLIGHT_BYTES',
+    description:
+      'bytes of requests and unsent responses calls may hold at once (a call reserves what its method answered lately); beyond, RESOURCE_EXHAUSTED',
+    defaultValue: 256 * 1024 * 1024,
+    parse: integer(1024),
+  },
+  retryPushbackMs: {
+    scope: 'server',
+    flag: '--retry-pushback-ms <ms>',
+    env: 'SHAMELESS_RETRY_PUSHBACK_MS',
+    description: 'how long a call refused for being beyond those bounds is told to wait',
+    defaultValue: 100,
+    parse: integer(0, 60_000),
+  },
+  maxWhereConditions: {
+    scope: 'server',
+    flag: '--max-where-conditions <n>',
+    env: 'SHAMELESS_MAX_WHERE_CONDITIONS',
+    description: 'most conditions one Where query may have (INVALID_ARGUMENT beyond)',
+    defaultValue: 16,
+    parse: integer(1, 1000),
+  },
+  maxInValues: {
+    scope: 'server',
+    flag: '--max-in-values <n>',
+    env: 'SHAMELESS_MAX_IN_VALUES',
+    description: 'most values one IN condition may list (INVALID_ARGUMENT beyond)',
+    defaultValue: 1000,
+    parse: integer(1, 100_000),
+  },
+  maxPageRecords: {
+    scope: 'server',
+    flag: '--max-page-records <n>',
+    env: 'SHAMELESS_MAX_PAGE_RECORDS',
+    description:
+      'most records one Where page, cells one FetchLatestCells page or one Each batch may ask for (INVALID_ARGUMENT beyond)',
+    defaultValue: 10_000,
+    parse: integer(1, 1_000_000),
+  },
+  maxBatchKeys: {
+    scope: 'server',
+    flag: '--max-batch-keys <n>',
+    env: 'SHAMELESS_MAX_BATCH_KEYS',
+    description:
+      'most keys one GetCells or writes one WriteCells may carry (INVALID_ARGUMENT beyond)',
+    defaultValue: 10_000,
+    parse: integer(1, 1_000_000),
+  },
+  maxPutBatch: {
+    scope: 'server',
+    flag: '--max-put-batch <n>',
+    env: 'SHAMELESS_MAX_PUT_BATCH',
+    description: 'most puts one PutMany may carry (INVALID_ARGUMENT beyond)',
+    defaultValue: 1000,
+    parse: integer(1, 100_000),
   },
   graceMs: {
     scope: 'server',

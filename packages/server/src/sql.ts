@@ -17,6 +17,7 @@ export {
 // The transaction every content write goes through, for a baseline that runs it one write at a
 // time (no group commit, no gRPC) over its own pool.
 export { parseBody } from './engine/body.js';
+export { MEDIUMBLOB_BYTES } from './engine/limits.js';
 export { StoreLayout } from './engine/layout.js';
 export { LogNotifier } from './engine/logNotifier.js';
 export { CompiledModel } from './engine/model.js';

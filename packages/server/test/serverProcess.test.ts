@@ -1,11 +1,9 @@
 // The `shameless serve` process: data survives a restart, a changed layout is refused, and
 // SIGTERM shuts down gracefully.
 import { expect } from 'chai';
-import { credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
-import { service as healthService } from 'grpc-health-check';
-import { makeClientConstructor } from '@grpc/grpc-js';
-import { connectStore, rejection } from './support/grpcCalls.js';
+import { connectHealth, connectStore, rejection } from './support/grpcCalls.js';
 import { runServerExpectingFailure, startServerProcess } from './support/serverProcess.js';
 import { RATE_MODEL, pack, requestId, unpack } from './support/storeFixture.js';
 
@@ -105,20 +103,8 @@ describe('shameless serve (process)', function () {
       '5000',
     ]);
     const api = connectStore(server.address);
-    const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
-    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
-      check(
-        request: { service: string },
-        callback: (error: Error | null, response: { status: string }) => void,
-      ): void;
-      close(): void;
-    };
-    const check = () =>
-      new Promise<string>((resolve, reject) =>
-        health.check({ service: 'shameless.v1.Store' }, (error, response) =>
-          error ? reject(error) : resolve(response.status),
-        ),
-      );
+    const health = connectHealth(server.address);
+    const check = () => health.check('shameless.v1.Store');
     expect(await check()).to.equal('SERVING');
 
     const stream = api.client.each({
@@ -142,5 +128,31 @@ describe('shameless serve (process)', function () {
     expect(after.code).to.equal(status.UNAVAILABLE);
     health.close();
     api.close();
+  });
+
+  it('on SIGTERM: ends health Watch streams after NOT_SERVING and exits without waiting out the grace', async function () {
+    // Waiting out the 60 s grace would fail this test by its timeout.
+    this.timeout(30_000);
+    const server = await startServerProcess([
+      ...partitionArgs(),
+      '--shards-count',
+      '4',
+      '--grace-ms',
+      '60000',
+    ]);
+    const health = connectHealth(server.address);
+    const watch = health.watch('shameless.v1.Store');
+    const statuses: string[] = [];
+    const ended = new Promise<string>((resolve) => {
+      watch.on('data', (response: { status: string }) => statuses.push(response.status));
+      watch.on('end', () => resolve('end'));
+      watch.on('error', (error) => resolve(`error ${(error as { code?: number }).code}`));
+    });
+    while (statuses.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    server.process.kill('SIGTERM');
+    expect(await ended).to.equal('end');
+    expect(statuses).to.deep.equal(['SERVING', 'NOT_SERVING']);
+    expect(await server.exited).to.equal(0);
+    health.close();
   });
 });

@@ -5,12 +5,14 @@ import type { EngineStats, PartitionActivity } from './engineStats.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limits.js';
 import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
 import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
+import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
 import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
@@ -33,10 +35,6 @@ export interface WriteCellInput {
   requestId: string;
 }
 
-/** The most writes (WriteCells) or keys (GetCells) one batch call may carry. */
-export const MAX_BATCH = 10_000;
-/** The most puts one PutMany may carry. */
-export const MAX_PUT_BATCH = 1000;
 /** The most queries one WhereMany may carry, and the most records they may ask for in all. */
 export const MAX_WHERE_BATCH = 1000;
 export const MAX_WHERE_BATCH_RECORDS = 10_000;
@@ -57,6 +55,8 @@ export interface PartitionInfo {
   database: string;
   firstShard: number;
   lastShard: number;
+  /** The last health probe of the partition got no answer. */
+  down: boolean;
 }
 
 export interface StoreDescription {
@@ -64,6 +64,18 @@ export interface StoreDescription {
   shardsCount: number;
   partitions: PartitionInfo[];
   models: ModelSpec[];
+  /** The largest body a cell may have. */
+  maxCellBytes: number;
+}
+
+export interface EngineOptions {
+  followPollIntervalMs: number;
+  groupLimits?: GroupLimits;
+  queryLimits?: QueryLimits;
+  /** The largest body a cell may have (see limits.ts). */
+  maxCellBytes: number;
+  /** How often every partition is probed; 1000 ms when left out. */
+  healthCheckIntervalMs?: number;
 }
 
 export class Engine implements EngineStats {
@@ -73,28 +85,47 @@ export class Engine implements EngineStats {
   private readonly puts: PutOperation;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
+  readonly limits: QueryLimits;
+  readonly maxCellBytes: number;
+  /** Which partitions answer, probed in the background from start() to close(). */
+  readonly health: PartitionHealth;
 
   constructor(
     readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     logger: Logger,
-    options: { followPollIntervalMs: number; groupLimits?: GroupLimits },
+    options: EngineOptions,
   ) {
+    this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
+    this.maxCellBytes = options.maxCellBytes;
+    this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
     this.puts = new PutOperation(layout, partitions, this.cells, new PrimaryLookups(partitions));
     this.latest = new LatestCells(layout, partitions);
-    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest);
-    this.log = new ShardLog(layout, partitions, notifier, options.followPollIntervalMs);
+    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest, this.limits);
+    this.log = new ShardLog(
+      layout,
+      partitions,
+      notifier,
+      options.followPollIntervalMs,
+      this.limits.maxPageRecords,
+    );
   }
 
   defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     return this.models.define(spec);
   }
 
+  /**
+   * The store's shape and models. Models come from partition 0; with it down the last ones
+   * read are described, so that the answer can still say which partitions are down.
+   */
   async describe(): Promise<StoreDescription> {
-    await this.models.refresh();
+    await this.models.refresh().catch((error: unknown) => {
+      if (this.health.isUp(0)) throw error;
+    });
     return {
       namespace: this.layout.namespace,
       shardsCount: this.layout.shardsCount,
@@ -107,9 +138,11 @@ export class Engine implements EngineStats {
           database: partition.location.database,
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
+          down: !this.health.isUp(partition.index),
         };
       }),
       models: this.models.all().map((model) => model.spec),
+      maxCellBytes: this.maxCellBytes,
     };
   }
 
@@ -127,7 +160,7 @@ export class Engine implements EngineStats {
   async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
-    return this.puts.put(this.puts.prepare(model, values), requestId);
+    return this.puts.put(this.puts.prepare(model, values, 'values', this.maxCellBytes), requestId);
   }
 
   /**
@@ -137,12 +170,12 @@ export class Engine implements EngineStats {
    * call once every put has settled.
    */
   async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
-    requireBatchSize(inputs.length, 'puts', MAX_PUT_BATCH);
+    requireBatchSize(inputs.length, 'puts', this.limits.maxPutBatch);
     const puts: PreparedPut[] = [];
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`));
+      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes));
     }
     const settled = await Promise.allSettled(
       puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
@@ -164,7 +197,7 @@ export class Engine implements EngineStats {
    * write succeeds or is refused on its own; the outcomes come in request order.
    */
   async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
-    requireBatchSize(inputs.length, 'writes', MAX_BATCH);
+    requireBatchSize(inputs.length, 'writes', this.limits.maxBatchKeys);
     const writes: AppendRequest[] = [];
     for (const [i, input] of inputs.entries()) {
       writes.push(await this.checkWrite(input, `writes[${i}]`));
@@ -191,6 +224,7 @@ export class Engine implements EngineStats {
         'must be -1 (no version yet) or a version',
       );
     }
+    requireCellSize(input.body, field('body'), this.maxCellBytes);
     const body = parseBody(input.body, field('body'));
     rejectIndexFields(model, body, field('body'));
     return {
@@ -199,7 +233,11 @@ export class Engine implements EngineStats {
       cell,
       content:
         input.mode === 'merge'
-          ? { mode: 'merge', patch: body }
+          ? {
+              mode: 'merge',
+              patch: body,
+              limit: { bytes: this.maxCellBytes, field: field('body') },
+            }
           : { mode: 'replace', bytes: input.body },
       expectedRefKey: input.expectedRefKey,
       requestId: input.requestId,
@@ -243,7 +281,7 @@ export class Engine implements EngineStats {
     keys: readonly { uuid: string; cell: string }[],
   ): Promise<(StoredCell | undefined)[]> {
     let model = await this.models.get(modelName);
-    requireBatchSize(keys.length, 'keys', MAX_BATCH);
+    requireBatchSize(keys.length, 'keys', this.limits.maxBatchKeys);
     const cells: CellKey[] = [];
     for (const [i, key] of keys.entries()) {
       requireUuid(key.uuid, `keys[${i}].uuid`);
@@ -326,6 +364,7 @@ export class Engine implements EngineStats {
   }
 
   close(): Promise<void> {
+    this.health.stop();
     return this.partitions.end();
   }
 }
@@ -360,6 +399,8 @@ async function naming<T>(field: string | undefined, lookup: Promise<T>): Promise
     if (error instanceof NotFoundError) {
       throw new NotFoundError(`${field}: ${error.message}`, { cause: error });
     }
+    // The lookup names its own field (`model`); in a batch it is this one (`puts[3].model`).
+    if (error instanceof InvalidArgumentError) throw new InvalidArgumentError(field, error.reason);
     throw error;
   }
 }

@@ -10,6 +10,7 @@ export abstract class EngineError extends Error {
     | 'already_exists'
     | 'resource_exhausted'
     | 'unavailable'
+    | 'deadline_exceeded'
     | 'internal';
 }
 
@@ -59,6 +60,11 @@ export class UnavailableError extends EngineError {
   ) {
     super(message, options);
   }
+}
+
+/** The call's deadline passed while a statement ran for it; the statement was stopped. */
+export class DeadlineExceededError extends EngineError {
+  readonly kind = 'deadline_exceeded';
 }
 
 /** Anything unexpected. The message is generic; the cause is for the server's log only. */

@@ -3,6 +3,7 @@
 // its commit (each commit is a log flush). A lone write waits for nothing: with a transaction
 // slot free it starts at the end of the current turn of the event loop, so that writes arriving
 // together (a batch call, requests read from the same socket) still share one.
+import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import { ResourceExhaustedError } from './errors.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
 
@@ -57,6 +58,8 @@ export interface GroupActivity extends GroupStats {
 interface Unit {
   readonly items: readonly WriteItem[];
   readonly bytes: number;
+  /** The caller's deadline: the group's statements run until the last of its callers' passes. */
+  readonly deadline: number;
   resolve(outcomes: ItemOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -95,7 +98,7 @@ export class GroupCommit {
     }
     this.queuedBytes += bytes;
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, bytes, resolve, reject });
+      this.queue.push({ items, bytes, deadline: currentDeadline(), resolve, reject });
       this.schedule();
     });
   }
@@ -165,7 +168,8 @@ export class GroupCommit {
     const bucket = GROUP_SIZE_BOUNDS.findIndex((bound) => items.length <= bound);
     this.groupSizes[bucket === -1 ? GROUP_SIZE_BOUNDS.length : bucket]! += 1;
     try {
-      const outcomes = await this.runGroup(items);
+      const deadline = latestDeadline(units.map((unit) => unit.deadline));
+      const outcomes = await withDeadline(deadline, () => this.runGroup(items));
       let offset = 0;
       for (const unit of units) {
         unit.resolve(outcomes.slice(offset, offset + unit.items.length));

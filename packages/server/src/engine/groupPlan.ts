@@ -2,7 +2,7 @@
 // version each append writes or why it is refused, and which creates keep their index rows.
 // Pure: the shard transaction reads, this decides, the transaction writes what was decided.
 import { mergeIntoStored } from './body.js';
-import { ConflictError, NotFoundError } from './errors.js';
+import { ConflictError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { BASE_CELL } from './model.js';
 import type { NewCell, StoredCell } from './sql/contentRows.js';
 import type { AlreadyExistsError } from './errors.js';
@@ -66,7 +66,9 @@ export function planAppend(
   request: AppendRequest,
   latest: LatestVersion | undefined,
   recordExists: boolean,
-): { refKey: number; body: Buffer } | { refused: NotFoundError | ConflictError } {
+):
+  | { refKey: number; body: Buffer }
+  | { refused: NotFoundError | ConflictError | InvalidArgumentError } {
   if (!recordExists) {
     return {
       refused: new NotFoundError(
@@ -82,10 +84,19 @@ export function planAppend(
       ),
     };
   }
-  const body =
-    request.content.mode === 'replace'
-      ? request.content.bytes
-      : mergeIntoStored(latest?.body, request.content.patch);
+  if (request.content.mode === 'replace') {
+    return { refKey: latestRefKey + 1, body: request.content.bytes };
+  }
+  const body = mergeIntoStored(latest?.body, request.content.patch);
+  const { limit } = request.content;
+  if (body.length > limit.bytes) {
+    return {
+      refused: new InvalidArgumentError(
+        limit.field,
+        `merged into version ${latestRefKey} it makes a body of ${body.length} bytes; a cell holds at most ${limit.bytes} bytes`,
+      ),
+    };
+  }
   return { refKey: latestRefKey + 1, body };
 }
 

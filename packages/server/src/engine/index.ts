@@ -1,8 +1,6 @@
 export type { AppendOutcome } from './cellWriter.js';
 export {
   Engine,
-  MAX_BATCH,
-  MAX_PUT_BATCH,
   MAX_WHERE_BATCH,
   MAX_WHERE_BATCH_RECORDS,
   type PutInput,
@@ -13,6 +11,7 @@ export {
 export type { EngineStats, PartitionActivity } from './engineStats.js';
 export * from './errors.js';
 export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
+export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';

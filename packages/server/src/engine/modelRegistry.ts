@@ -1,7 +1,12 @@
 // Model definitions: defining (tables first, then the definition as the commit point), and a
 // cache that refreshes from the schema table when another server has defined something new.
 import { applySchemaChanges } from './applySchemaChanges.js';
-import { FailedPreconditionError, InternalError, NotFoundError } from './errors.js';
+import {
+  FailedPreconditionError,
+  InternalError,
+  InvalidArgumentError,
+  NotFoundError,
+} from './errors.js';
 import type { Logger } from './logger.js';
 import type { StoreLayout } from './layout.js';
 import {
@@ -77,6 +82,7 @@ export class ModelRegistry {
 
   /** The named model; NOT_FOUND when no server has defined it. */
   async get(name: string): Promise<CompiledModel> {
+    if (name === '') throw new InvalidArgumentError('model', "is required: a defined model's name");
     const cached = this.models.get(name);
     if (cached) return cached;
     // Another server may have defined it since this one last looked.

@@ -2,6 +2,7 @@
 // mysql2 implementation. Everything else in the engine sees only these interfaces.
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
+import { currentDeadline } from './callDeadline.js';
 
 /**
  * A value bound to a `?`. An array expands to a list (`IN (?)` with ['a', 'b'] is
@@ -126,6 +127,12 @@ export function redactUrl(url: string): string {
 export interface PoolOptions {
   connectionLimit: number;
   connectTimeoutMs: number;
+  /**
+   * The longest a statement may wait for its answer: after it (or after the deadline of the
+   * call it serves, if sooner) the connection is destroyed (it may be hung) and the pool opens
+   * a new one. Unbounded when left out.
+   */
+  statementTimeoutMs?: number;
 }
 
 export function createMysqlPool(location: MysqlLocation, options: PoolOptions): MysqlPool {
@@ -149,25 +156,37 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     supportBigNumbers: true,
     charset: 'utf8mb4_bin',
   });
+  const timeout = options.statementTimeoutMs;
+  const getConnection = async (): Promise<SqlConnection> => {
+    const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
+      pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
+    );
+    let destroyed = false;
+    const destroy = () => {
+      destroyed = true;
+      connection.destroy();
+    };
+    return {
+      query: (sql, values) => runQuery(connection, sql, values, timeout, destroy),
+      release: () => {
+        if (!destroyed) connection.release();
+      },
+      destroy,
+    };
+  };
   return {
-    query: (sql, values) => runQuery(pool, sql, values),
-    getConnection: async () => {
-      const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
-        pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
-      );
-      let destroyed = false;
-      return {
-        query: (sql, values) => runQuery(connection, sql, values),
-        release: () => {
-          if (!destroyed) connection.release();
-        },
-        destroy: () => {
-          destroyed = true;
-          connection.destroy();
-        },
-      };
+    // As mysql2's pool.query, but a connection whose statement timed out is destroyed, not
+    // returned to the pool: it may be hung, or answer the abandoned statement later.
+    query: async (sql, values) => {
+      const connection = await getConnection();
+      try {
+        return await connection.query(sql, values);
+      } finally {
+        connection.release();
+      }
     },
     usage: () => usageOf(pool, options.connectionLimit),
+    getConnection,
     end: () =>
       new Promise<void>((resolve, reject) =>
         pool.end((error) => (error ? reject(error) : resolve())),
@@ -176,14 +195,24 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
 }
 
 function runQuery<T>(
-  target: mysql.Pool | mysql.PoolConnection,
+  connection: mysql.PoolConnection,
   sql: string,
   values: readonly SqlValue[] | undefined,
+  statementTimeoutMs: number | undefined,
+  destroy: () => void,
 ): Promise<T> {
+  const deadline = currentDeadline();
+  const untilDeadline = Math.max(1, deadline - Date.now());
+  const timeout = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
+  const options: mysql.QueryOptions = Number.isFinite(timeout) ? { sql, timeout } : { sql };
   return new Promise<T>((resolve, reject) =>
-    target.query(sql, values as SqlValue[], (error, rows) =>
-      error ? reject(error) : resolve(rows as T),
-    ),
+    connection.query(options, values as SqlValue[], (error, rows) => {
+      if (!error) return resolve(rows as T);
+      if (error.code !== 'PROTOCOL_SEQUENCE_TIMEOUT') return reject(error);
+      // mysql2 gives up on the statement but keeps the connection, which may be hung.
+      destroy();
+      reject(Date.now() >= deadline ? Object.assign(error, { callDeadlinePassed: true }) : error);
+    }),
   );
 }
 

@@ -5,6 +5,7 @@ import { applySchemaChanges } from './applySchemaChanges.js';
 import { Engine } from './engine.js';
 import type { GroupLimits } from './groupCommit.js';
 import { isNamespace } from './identifiers.js';
+import { type QueryLimits, maxCellBytesFor } from './limits.js';
 import { StoreLayout } from './layout.js';
 import type { Logger } from './logger.js';
 import {
@@ -20,6 +21,7 @@ import { shardLayoutProblem } from './sharding.js';
 import { isAccessDenied } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
+import { readMaxAllowedPacket } from './sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
@@ -34,11 +36,17 @@ export interface StoreConfig {
   createdAt?: CreatedAtKind;
   poolSize: number;
   connectTimeoutMs: number;
+  /** The longest one statement may run before its connection is destroyed; unbounded if left out. */
+  statementTimeoutMs?: number;
+  /** How often every partition is probed for health; 1000 ms when left out. */
+  healthCheckIntervalMs?: number;
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
   /** How writes are grouped into transactions; the defaults otherwise. */
   groupLimits?: GroupLimits;
+  /** Caps on what one request may ask; the defaults otherwise. */
+  queryLimits?: QueryLimits;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -121,14 +129,17 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
           createMysqlPool(location, {
             connectionLimit: config.poolSize,
             connectTimeoutMs: config.connectTimeoutMs,
+            statementTimeoutMs: config.statementTimeoutMs,
           }),
         ),
     ),
     config.shardsCount,
   );
   try {
+    const maxAllowedPackets: number[] = [];
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
+        maxAllowedPackets.push(await readMaxAllowedPacket(pool));
         const existing = await inspectTables(pool, bookkeepingTables(layout));
         await applySchemaChanges(
           pool,
@@ -152,10 +163,14 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     const engine = new Engine(layout, partitions, logger, {
       followPollIntervalMs: config.followPollIntervalMs,
       groupLimits: config.groupLimits,
+      queryLimits: config.queryLimits,
+      maxCellBytes: maxCellBytesFor(maxAllowedPackets),
+      healthCheckIntervalMs: config.healthCheckIntervalMs,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();
     if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
+    engine.health.start();
     return engine;
   } catch (error) {
     await partitions.end();

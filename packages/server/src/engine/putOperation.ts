@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { type Body, parseBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
 import { NotFoundError, UnavailableError } from './errors.js';
+import { requireCellSize } from './limits.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
@@ -56,6 +57,8 @@ export interface PreparedPut {
   readonly values: Body;
   readonly field: string;
   readonly primary: PrimaryRow;
+  /** The largest base body an update may merge the values into. */
+  readonly maxCellBytes: number;
 }
 
 /** A record's row in an index, and the partition that index row lives on. */
@@ -73,7 +76,13 @@ export class PutOperation {
    * A put's values checked and read, before anything is written. `field` names the values in
    * errors: `values`, or `puts[3].values` in a batch.
    */
-  prepare(model: CompiledModel, valuesBytes: Buffer, field = 'values'): PreparedPut {
+  prepare(
+    model: CompiledModel,
+    valuesBytes: Buffer,
+    field: string,
+    maxCellBytes: number,
+  ): PreparedPut {
+    requireCellSize(valuesBytes, field, maxCellBytes);
     const values = parseBody(valuesBytes, field);
     return {
       model,
@@ -81,6 +90,7 @@ export class PutOperation {
       values,
       field,
       primary: this.primaryRow(model, values, field),
+      maxCellBytes,
     };
   }
 
@@ -97,7 +107,7 @@ export class PutOperation {
         if (created.kind === 'created') return created.result;
         owner = created.owner;
       }
-      const updated = await this.update(model, owner, values, requestId, field);
+      const updated = await this.update(put, owner, requestId);
       if (updated) return updated;
       if (attempt >= ATTEMPTS) {
         throw new UnavailableError(
@@ -158,19 +168,22 @@ export class PutOperation {
 
   /** Undefined when the record does not exist (any more). */
   private async update(
-    model: CompiledModel,
+    put: PreparedPut,
     uuid: string,
-    values: Body,
     requestId: string,
-    field: string,
   ): Promise<PutResult | undefined> {
+    const { model, values, field, maxCellBytes } = put;
     let appended;
     try {
       appended = await this.cells.append({
         model,
         uuid,
         cell: BASE_CELL,
-        content: { mode: 'merge', patch: withoutIndexFields(model, values) },
+        content: {
+          mode: 'merge',
+          patch: withoutIndexFields(model, values),
+          limit: { bytes: maxCellBytes, field },
+        },
         requestId,
       });
     } catch (error) {

@@ -2,6 +2,7 @@
 // round trip carries every caller's statements (as Vitess's query consolidator and DataLoader
 // share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
 // MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
+import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import type { SqlSession } from './mysqlPool.js';
 import { isConnectionError } from './sqlErrors.js';
 import { type Statement, type StatementReader, runTogether } from './sql/statement.js';
@@ -21,6 +22,8 @@ export const DEFAULT_COALESCING_LIMITS: CoalescingLimits = {
 interface PendingRead {
   readonly statements: readonly Statement[];
   readonly bytes: number;
+  /** The caller's deadline: a shared round trip runs until the last of its callers' passes. */
+  readonly deadline: number;
   resolve(results: unknown[]): void;
   reject(error: unknown): void;
 }
@@ -37,7 +40,13 @@ export class ReadCoalescer implements StatementReader {
   read(statements: readonly Statement[]): Promise<unknown[]> {
     if (statements.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.pending.push({ statements, bytes: sizeOf(statements), resolve, reject });
+      this.pending.push({
+        statements,
+        bytes: sizeOf(statements),
+        deadline: currentDeadline(),
+        resolve,
+        reject,
+      });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -69,7 +78,13 @@ export class ReadCoalescer implements StatementReader {
     if (trip.length > 0) void this.send(trip);
   }
 
-  private async send(trip: readonly PendingRead[]): Promise<void> {
+  private send(trip: readonly PendingRead[]): Promise<void> {
+    return withDeadline(latestDeadline(trip.map((read) => read.deadline)), () =>
+      this.sendNow(trip),
+    );
+  }
+
+  private async sendNow(trip: readonly PendingRead[]): Promise<void> {
     if (trip.length === 1) {
       const [read] = trip;
       return runTogether(this.session, read!.statements).then(read!.resolve, read!.reject);

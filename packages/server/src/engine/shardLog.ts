@@ -30,20 +30,31 @@ export type EachEvent =
 
 const DEFAULT_PAGE = 1000;
 const DEFAULT_BATCH = 500;
-const MAX_PAGE = 10_000;
 const DEFAULT_HEARTBEAT_MS = 1000;
 /**
  * Each reads the next pages of several shards in one round trip per partition, but holds at
- * most about this many cells for a consumer that has not taken them yet.
+ * most about this many cells, and about this many bytes of them, for a consumer that has not
+ * taken them yet (a client that does not read holds its stream at that).
  */
 const MAX_READ_AHEAD_CELLS = 5000;
+const MAX_READ_AHEAD_BYTES = 256 * 1024;
+/** What a cell is assumed to weigh until streams have read some. */
+const ASSUMED_CELL_BYTES = 16 * 1024;
+/** Weight of the latest read in the running average of a cell's weight. */
+const CELL_BYTES_WEIGHT = 0.3;
 
 export class ShardLog {
+  /** What cells read by streams weighed lately, on average: it sizes their next reads. */
+  private cellBytes = ASSUMED_CELL_BYTES;
+  private cellBytesLearned = false;
+
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly notifier: LogNotifier,
     private readonly pollIntervalMs: number,
+    /** The most cells of one page or batch. */
+    private readonly maxPage: number,
   ) {}
 
   async fetchPage(
@@ -53,7 +64,12 @@ export class ShardLog {
     limit: number,
   ): Promise<LogPage> {
     requireShard(shard, this.layout.shardsCount, 'shard');
-    const pageSize = requireLimit(limit, 'limit', DEFAULT_PAGE, MAX_PAGE);
+    const pageSize = requireLimit(
+      limit,
+      'limit',
+      Math.min(DEFAULT_PAGE, this.maxPage),
+      this.maxPage,
+    );
     return this.readPage(model, shard, cursor, pageSize);
   }
 
@@ -86,7 +102,15 @@ export class ShardLog {
             requireShard(shard, this.layout.shardsCount, `shards[${i}]`),
           )
         : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
-    const batchSize = requireLimit(input.batchSize, 'batch_size', DEFAULT_BATCH, MAX_PAGE);
+    for (const shard of input.cursors.keys()) {
+      requireShard(shard, this.layout.shardsCount, `cursors[${shard}]`);
+    }
+    const batchSize = requireLimit(
+      input.batchSize,
+      'batch_size',
+      Math.min(DEFAULT_BATCH, this.maxPage),
+      this.maxPage,
+    );
     const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;
     const cursors = new Map<number, RowId>(
       shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]),
@@ -96,19 +120,21 @@ export class ShardLog {
     let pending = new Set(shards);
     let lastSent = Date.now();
 
-    const shardsPerRead = Math.max(1, Math.floor(MAX_READ_AHEAD_CELLS / batchSize));
-
     while (!signal.aborted) {
       // Several shards' next pages per read (one round trip per partition); each shard's
-      // pages still come in id order.
+      // pages still come in id order. Large cells make smaller pages (fewer cells a message).
+      const aheadCells = Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes);
+      const pageSize = Math.max(1, Math.min(batchSize, Math.floor(aheadCells)));
+      const shardsPerRead = Math.max(1, Math.floor(aheadCells / pageSize));
       const round = [...pending].slice(0, shardsPerRead);
-      const pages = await this.readPages(model, round, cursors, batchSize);
+      const pages = await this.readPages(model, round, cursors, pageSize);
+      this.learnCellBytes(pages.flat());
       for (const [i, shard] of round.entries()) {
         if (signal.aborted) return;
         const cells = pages[i]!;
         // A shard with more to read goes to the back: shards take turns.
         pending.delete(shard);
-        if (cells.length === batchSize) pending.add(shard);
+        if (cells.length === pageSize) pending.add(shard);
         if (cells.length === 0) continue;
         const cursor = cells[cells.length - 1]!.id;
         cursors.set(shard, cursor);
@@ -131,6 +157,15 @@ export class ShardLog {
       if (signal.aborted) return;
       pending = await this.shardsWithNewRows(model, shards, cursors);
     }
+  }
+
+  private learnCellBytes(cells: readonly StoredCell[]): void {
+    if (cells.length === 0) return;
+    const average = cells.reduce((sum, cell) => sum + cell.body.length + 64, 0) / cells.length;
+    this.cellBytes = this.cellBytesLearned
+      ? this.cellBytes + CELL_BYTES_WEIGHT * (average - this.cellBytes)
+      : average;
+    this.cellBytesLearned = true;
   }
 
   /** The next page of each shard, in order: one round trip per partition, in parallel. */

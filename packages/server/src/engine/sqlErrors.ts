@@ -1,12 +1,14 @@
 // Which MySQL failures mean "this partition is unavailable, try again" and which are ours to
 // handle (duplicate keys). Driver error codes are read here and nowhere else.
-import { UnavailableError } from './errors.js';
+import { DeadlineExceededError, InternalError, UnavailableError } from './errors.js';
 
 interface DriverError {
   code?: string;
   errno?: number;
   message?: string;
   fatal?: boolean;
+  /** Set by mysqlPool.ts when the statement was stopped at its call's deadline. */
+  callDeadlinePassed?: boolean;
 }
 
 const CONNECTION_CODES = new Set([
@@ -35,10 +37,21 @@ function asDriverError(error: unknown): DriverError | undefined {
   return typeof error === 'object' && error !== null ? (error as DriverError) : undefined;
 }
 
+/**
+ * A statement larger than the server's max_allowed_packet. The server drops the connection
+ * after it, but the partition is not down: retrying would only break another connection.
+ * Requests are sized against max_allowed_packet before any SQL (limits.ts), so this is a bug.
+ */
+function isPacketTooLarge(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  return driverError?.code === 'ER_NET_PACKET_TOO_LARGE' || driverError?.errno === 1153;
+}
+
 /** True when the error says the connection itself is unusable. */
 export function isConnectionError(error: unknown): boolean {
   const driverError = asDriverError(error);
   if (!driverError) return false;
+  if (isPacketTooLarge(error)) return true;
   return (
     (driverError.code !== undefined && CONNECTION_CODES.has(driverError.code)) ||
     driverError.fatal === true ||
@@ -94,6 +107,17 @@ export function isDeadlock(error: unknown): boolean {
 
 /** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
 export function translateSqlError(error: unknown, partition: number): unknown {
+  if (asDriverError(error)?.callDeadlinePassed) {
+    return new DeadlineExceededError(
+      `the call's deadline passed while partition ${partition} was answering; its statement was stopped`,
+      { cause: error },
+    );
+  }
+  if (isPacketTooLarge(error)) {
+    return new InternalError(`a statement exceeded partition ${partition}'s max_allowed_packet`, {
+      cause: error,
+    });
+  }
   if (isConnectionError(error)) {
     return new UnavailableError(partition, `partition ${partition} is unavailable; retry later`, {
       cause: error,

@@ -18,6 +18,7 @@ import {
   queryIndex,
 } from './sql/indexTable.js';
 import { PRIMARY_INDEX } from './tableNames.js';
+import type { QueryLimits } from './limits.js';
 import { requireLimit } from './requestFields.js';
 
 export interface WhereCondition {
@@ -47,16 +48,15 @@ export interface WherePage {
 }
 
 export const DEFAULT_WHERE_LIMIT = 1000;
-const MAX_LIMIT = 10_000;
-const MAX_IN_VALUES = 1000;
-const ARITY: Record<Operator, [number, number]> = {
+/** How many values each operator takes; IN's most is a setting (QueryLimits.maxInValues). */
+const ARITY: Record<Operator, [number, number | 'maxInValues']> = {
   eq: [1, 1],
   ne: [1, 1],
   lt: [1, 1],
   le: [1, 1],
   gt: [1, 1],
   ge: [1, 1],
-  in: [1, MAX_IN_VALUES],
+  in: [1, 'maxInValues'],
   between: [2, 2],
 };
 
@@ -66,6 +66,7 @@ export class WhereQuery {
     private readonly partitions: PartitionSet,
     private readonly models: ModelRegistry,
     private readonly latest: LatestCells,
+    private readonly limits: QueryLimits,
   ) {}
 
   /** One page of matching records, in index order. */
@@ -80,8 +81,13 @@ export class WhereQuery {
     }
     const cells = input.cells.length > 0 ? [...new Set(input.cells)] : [BASE_CELL];
     for (const cell of cells) model = await this.models.requireCell(model, cell);
-    const limit = requireLimit(input.limit, 'limit', DEFAULT_WHERE_LIMIT, MAX_LIMIT);
-    const { conditions, shardValue } = validateConditions(index, input.conditions);
+    const limit = requireLimit(
+      input.limit,
+      'limit',
+      Math.min(DEFAULT_WHERE_LIMIT, this.limits.maxPageRecords),
+      this.limits.maxPageRecords,
+    );
+    const { conditions, shardValue } = validateConditions(index, input.conditions, this.limits);
     const fingerprint = queryFingerprint(input, indexName);
     const after = input.pageToken
       ? decodePageToken(input.pageToken, fingerprint, index)
@@ -122,7 +128,17 @@ export class WhereQuery {
   }
 }
 
-function validateConditions(index: IndexSpec, input: readonly WhereCondition[]) {
+function validateConditions(
+  index: IndexSpec,
+  input: readonly WhereCondition[],
+  limits: QueryLimits,
+) {
+  if (input.length > limits.maxConditions) {
+    throw new InvalidArgumentError(
+      'conditions',
+      `at most ${limits.maxConditions} conditions per query, got ${input.length}`,
+    );
+  }
   let shardValue: number | bigint | undefined;
   const conditions: IndexCondition[] = input.map((condition, i) => {
     const path = `conditions[${i}]`;
@@ -134,9 +150,13 @@ function validateConditions(index: IndexSpec, input: readonly WhereCondition[]) 
       );
     }
     if (condition.op === 'unspecified') {
-      throw new InvalidArgumentError(`${path}.op`, 'an operator is required');
+      throw new InvalidArgumentError(
+        `${path}.op`,
+        'must be one of OPERATOR_EQ, NE, LT, LE, GT, GE, IN or BETWEEN',
+      );
     }
-    const [min, max] = ARITY[condition.op];
+    const [min, most] = ARITY[condition.op];
+    const max = most === 'maxInValues' ? limits.maxInValues : most;
     if (condition.values.length < min || condition.values.length > max) {
       throw new InvalidArgumentError(
         `${path}.values`,

@@ -2,12 +2,20 @@
 // row is written as one of these items, by one shard transaction (shardTransaction.ts) that
 // many items share.
 import type { Body } from './body.js';
-import { AlreadyExistsError, type ConflictError, type NotFoundError } from './errors.js';
+import {
+  AlreadyExistsError,
+  type ConflictError,
+  type InvalidArgumentError,
+  type NotFoundError,
+} from './errors.js';
 import type { CompiledModel, IndexSpec } from './model.js';
 import type { StoredCell } from './sql/contentRows.js';
 import type { IndexScalar } from './sql/indexTable.js';
 
-export type CellContent = { mode: 'replace'; bytes: Buffer } | { mode: 'merge'; patch: Body };
+/** A merge's result may be no larger than `limit.bytes`; refused naming `limit.field` otherwise. */
+export type CellContent =
+  | { mode: 'replace'; bytes: Buffer }
+  | { mode: 'merge'; patch: Body; limit: { bytes: number; field: string } };
 
 /** A new version of a cell of an existing record. */
 export interface AppendRequest {
@@ -61,7 +69,8 @@ export interface CreateRequest {
 export type WriteItem = ({ kind: 'append' } & AppendRequest) | ({ kind: 'create' } & CreateRequest);
 
 /** Why an item was refused; nothing was written for it. */
-export type RefusalError = NotFoundError | ConflictError | AlreadyExistsError;
+export type RefusalError =
+  NotFoundError | ConflictError | AlreadyExistsError | InvalidArgumentError;
 
 export type ItemOutcome =
   /** `replayed`: the request id had been applied before, and `cell` is that earlier version. */

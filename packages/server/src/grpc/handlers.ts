@@ -5,6 +5,10 @@ import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc
 import type { Logger } from '../engine/logger.js';
 import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
+import { withDeadline } from '../engine/callDeadline.js';
+import { InvalidArgumentError } from '../engine/errors.js';
+import { messageBytes } from './messageSize.js';
+import { malformation } from './requestDecoding.js';
 import { toServiceError } from './statusMapping.js';
 
 /** Every open server stream, so that shutdown can end them (a follow stream never ends by itself). */
@@ -49,6 +53,7 @@ export function createHandlerFactory(
   return {
     unary<Req, Res>(method: string, handle: (request: Req, context: CallContext) => Promise<Res>) {
       const asStream = async function* (request: Req, context: CallContext) {
+        requireWellFormed(request, method);
         yield await handle(request, context);
       };
       return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
@@ -56,7 +61,10 @@ export function createHandlerFactory(
         const onCancelled = () => controller.abort();
         call.once('cancelled', onCancelled);
         const context = callContext(call, method, 'unary', controller.signal);
-        single(middleware(call.request, context, asStream)).then(
+        // The engine stops the call's statements at its deadline.
+        withDeadline(context.deadline, () =>
+          single(middleware(call.request, context, asStream)),
+        ).then(
           (response) => {
             call.off('cancelled', onCancelled);
             callback(null, response);
@@ -71,18 +79,23 @@ export function createHandlerFactory(
 
     serverStream<Req, Res>(
       method: string,
-      produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
+      produceWellFormed: (request: Req, context: CallContext) => AsyncIterable<Res>,
     ) {
+      const produce = async function* (request: Req, context: CallContext) {
+        requireWellFormed(request, method);
+        yield* produceWellFormed(request, context);
+      };
       return (call: ServerWritableStream<Req, Res>) => {
         const controller = streams.open();
         const onCancelled = () => controller.abort();
         call.on('cancelled', onCancelled);
         const context = callContext(call, method, 'serverStream', controller.signal);
-        void (async () => {
+        const buffer = new StreamBuffer(call);
+        void withDeadline(context.deadline, async () => {
           try {
             for await (const message of middleware(call.request, context, produce)) {
               if (controller.signal.aborted) break;
-              if (!call.write(message)) await drained(call, controller.signal);
+              await buffer.write(message, controller.signal);
             }
             if (!call.cancelled) call.end();
           } catch (error) {
@@ -92,10 +105,21 @@ export function createHandlerFactory(
             call.off('cancelled', onCancelled);
             streams.close(controller);
           }
-        })();
+        });
       };
     },
   };
+}
+
+/** Layers see a malformed request as any other; the handler refuses it. */
+function requireWellFormed(request: unknown, method: string): void {
+  const problem = malformation(request);
+  if (problem !== undefined) {
+    throw new InvalidArgumentError(
+      'request',
+      `is not a valid ${method}Request protobuf message (${problem})`,
+    );
+  }
 }
 
 function callContext(
@@ -124,6 +148,42 @@ async function single<Res>(messages: AsyncIterable<Res>): Promise<Res> {
   }
   if (!response) throw new Error('a unary handler answered nothing');
   return response.value;
+}
+
+/**
+ * Bytes of a stream's messages that grpc-js may hold unsent before the handler stops producing
+ * more. grpc-js's own bound counts messages (16), not bytes: 16 large messages per stream that
+ * a client does not read would be held.
+ */
+const STREAM_BUFFER_BYTES = 512 * 1024;
+
+/** Writes a stream's messages, waiting while the client has not taken enough of them. */
+class StreamBuffer {
+  private unsentBytes = 0;
+  private flushed: (() => void) | undefined;
+
+  constructor(private readonly call: ServerWritableStream<unknown, unknown>) {}
+
+  async write(message: unknown, signal: AbortSignal): Promise<void> {
+    const size = messageBytes(message);
+    this.unsentBytes += size;
+    const accepted = this.call.write(message, () => {
+      this.unsentBytes -= size;
+      this.flushed?.();
+    });
+    if (!accepted) await drained(this.call, signal);
+    while (this.unsentBytes > STREAM_BUFFER_BYTES && !signal.aborted && !this.call.cancelled) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.flushed = undefined;
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        this.flushed = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
 }
 
 function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {

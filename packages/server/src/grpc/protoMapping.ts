@@ -75,7 +75,7 @@ export function toWriteCellInput(request: WriteCellRequest, position?: string): 
   ) {
     throw new InvalidArgumentError(
       position === undefined ? 'mode' : `${position}.mode`,
-      'must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE',
+      `must be WRITE_MODE_REPLACE or WRITE_MODE_MERGE, got ${request.mode}`,
     );
   }
   return {
@@ -167,6 +167,7 @@ const OPERATORS: Partial<Record<Operator, EngineOperator>> = {
   [Operator.OPERATOR_BETWEEN]: 'between',
 };
 
+/** The engine's operator; 'unspecified' for 0 or a value this server does not know. */
 export function toOperator(op: Operator): EngineOperator | 'unspecified' {
   return OPERATORS[op] ?? 'unspecified';
 }
@@ -185,10 +186,16 @@ export function toWhereInput(request: WhereRequest, position?: string): WhereInp
       ),
     })),
     cells: request.cells,
-    descending: request.order === SortOrder.SORT_ORDER_DESC,
+    descending: toDescending(request.order, field('order')),
     limit: request.limit,
     pageToken: request.pageToken,
   };
+}
+
+function toDescending(order: SortOrder, path: string): boolean {
+  if (order === SortOrder.SORT_ORDER_ASC) return false;
+  if (order === SortOrder.SORT_ORDER_DESC) return true;
+  throw new InvalidArgumentError(path, `must be SORT_ORDER_ASC or SORT_ORDER_DESC, got ${order}`);
 }
 
 /** One put's outcome; a refused put carries the status a Put would have failed with. */

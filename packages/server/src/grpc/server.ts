@@ -2,13 +2,14 @@
 // shutdown.
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
-import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { HealthService } from './healthService.js';
 import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
 import { addReflection } from './reflection.js';
+import { withTolerantDecoding } from './requestDecoding.js';
 import { createStoreService } from './storeService.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
@@ -50,9 +51,21 @@ export async function startServer(
     streams,
     composeMiddleware(options.middleware ?? []),
   );
-  server.addService(StoreService, createStoreService(engine, handlers));
-  const health = new HealthImplementation({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
-  health.addToServer(server);
+  server.addService(withTolerantDecoding(StoreService), createStoreService(engine, handlers));
+  const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
+  const partitionCount = engine.layout.partitionCount;
+  const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
+  for (let index = 0; index < partitionCount; index++) {
+    health.setStatus(
+      partitionService(index),
+      engine.health.isUp(index) ? 'SERVING' : 'NOT_SERVING',
+    );
+  }
+  let stopped = false;
+  engine.health.onChange((index, up) => {
+    if (!stopped) health.setStatus(partitionService(index), up ? 'SERVING' : 'NOT_SERVING');
+  });
+  health.addTo(server);
   addReflection(server, logger);
 
   const port = await new Promise<number>((resolve, reject) =>
@@ -69,6 +82,11 @@ export async function startServer(
     (stopping ??= (async () => {
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(STORE_SERVICE_NAME, 'NOT_SERVING');
+      stopped = true;
+      for (let index = 0; index < partitionCount; index++) {
+        health.setStatus(partitionService(index), 'NOT_SERVING');
+      }
+      health.endWatches();
       streams.abortAll();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

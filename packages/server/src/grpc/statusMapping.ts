@@ -1,6 +1,13 @@
 // Engine errors to gRPC statuses, in one place. Messages of engine errors are written for
 // clients; anything else is logged here and answered with a generic INTERNAL, so no SQL text,
-// stack trace or credential ever reaches a client.
+// stack trace or credential ever reaches a client. What each code means to a caller is the
+// table at the top of proto/shameless/v1/store.proto; this is where the server keeps it:
+// - INVALID_ARGUMENT: InvalidArgumentError (field checks, caps, cell size, malformed messages:
+//   requestDecoding.ts), before any SQL.
+// - RESOURCE_EXHAUSTED: ResourceExhaustedError (a write queue) or a StatusError of a layer
+//   (admission.ts, with the grpc-retry-pushback-ms trailer).
+// - UNAVAILABLE: UnavailableError, made only from connection-level driver errors and lock
+//   contention (sqlErrors.ts); a statement error that is not one (packet too large) is INTERNAL.
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { EngineError, InvalidArgumentError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
@@ -14,6 +21,7 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   already_exists: status.ALREADY_EXISTS,
   resource_exhausted: status.RESOURCE_EXHAUSTED,
   unavailable: status.UNAVAILABLE,
+  deadline_exceeded: status.DEADLINE_EXCEEDED,
   internal: status.INTERNAL,
 };
 
@@ -34,7 +42,13 @@ export function toServiceError(
   method: string,
   logger: Logger,
 ): Partial<ServiceError> {
-  if (error instanceof StatusError) return { code: error.code, details: error.details };
+  if (error instanceof StatusError) {
+    return {
+      code: error.code,
+      details: error.details,
+      ...(error.trailer ? { metadata: error.trailer } : {}),
+    };
+  }
   if (error instanceof EngineError && error.kind !== 'internal') {
     const metadata = new Metadata();
     if (error instanceof InvalidArgumentError) metadata.set('shameless-field', error.field);

@@ -37,6 +37,7 @@ export function createStoreService(engine: Engine, handlers: HandlerFactory): St
         shardsCount: description.shardsCount,
         partitions: description.partitions,
         models: description.models.map(toModelDefinition),
+        maxCellBytes: description.maxCellBytes,
       };
     }),
 

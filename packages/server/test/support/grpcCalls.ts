@@ -2,13 +2,16 @@
 import {
   type CallOptions,
   type ChannelCredentials,
+  type ChannelOptions,
   type ClientReadableStream,
   type ClientUnaryCall,
   Metadata,
   type ServiceError,
   credentials,
+  makeClientConstructor,
 } from '@grpc/grpc-js';
 import { type EachRequest, SortOrder, StoreClient, type WhereRequest } from '@shameless/proto';
+import { service as healthService } from 'grpc-health-check';
 
 type UnaryMethod<Req, Res> = (
   request: Req,
@@ -42,11 +45,17 @@ export interface ConnectOptions {
   credentials?: ChannelCredentials;
   /** A bearer token sent with every call as `authorization: Bearer <token>`. */
   token?: string;
+  /** grpc-js channel options (e.g. a larger receive limit). */
+  channelOptions?: ChannelOptions;
 }
 
 /** The Store's unary methods as promises, each with a deadline, plus the raw client. */
 export function connectStore(address: string, options: ConnectOptions = {}) {
-  const client = new StoreClient(address, options.credentials ?? credentials.createInsecure());
+  const client = new StoreClient(
+    address,
+    options.credentials ?? credentials.createInsecure(),
+    options.channelOptions ?? {},
+  );
   const metadata = () => {
     const headers = new Metadata();
     if (options.token !== undefined) headers.set('authorization', `Bearer ${options.token}`);
@@ -109,4 +118,27 @@ export async function rejection(promise: Promise<unknown>): Promise<ServiceError
     return error as ServiceError;
   }
   throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** A grpc.health.v1.Health client: `check` answers a service's status (`SERVING`, …). */
+export function connectHealth(address: string) {
+  const Health = makeClientConstructor(healthService, 'grpc.health.v1.Health');
+  const client = new Health(address, credentials.createInsecure()) as unknown as {
+    check(
+      request: { service: string },
+      callback: (error: Error | null, response: { status: string }) => void,
+    ): void;
+    watch(request: { service: string }): NodeJS.EventEmitter;
+    close(): void;
+  };
+  return {
+    check: (service: string) =>
+      new Promise<string>((resolve, reject) =>
+        client.check({ service }, (error, response) =>
+          error ? reject(error) : resolve(response.status),
+        ),
+      ),
+    watch: (service: string) => client.watch({ service }),
+    close: () => client.close(),
+  };
 }

@@ -8,6 +8,7 @@ import { openStore } from '../../src/engine/openStore.js';
 import { type Logger, silentLogger } from '../../src/engine/logger.js';
 import type { CreatedAtKind } from '../../src/engine/sql/contentRows.js';
 import type { Engine } from '../../src/engine/engine.js';
+import type { QueryLimits } from '../../src/engine/limits.js';
 import type { ServerMiddleware } from '../../src/grpc/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type ConnectOptions, type StoreApi, connectStore } from './grpcCalls.js';
@@ -37,6 +38,10 @@ export interface FixtureOptions {
   serverCredentials?: ServerCredentials;
   /** How the fixture's own client connects (TLS, token). */
   connect?: ConnectOptions;
+  /** Caps on what one request may ask; the defaults otherwise. */
+  queryLimits?: QueryLimits;
+  /** The longest one statement may run; unbounded by default. */
+  statementTimeoutMs?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -54,6 +59,8 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,
+      queryLimits: options.queryLimits,
+      statementTimeoutMs: options.statementTimeoutMs,
     },
     options.logger ?? silentLogger,
   );
@@ -142,6 +149,26 @@ export const RATE_MODEL: ModelDefinition = {
   ],
   cells: ['meta'],
 };
+
+/** Creates a rate of hotel `hotelId` (its index shard is hotelId mod shardsCount); its uuid. */
+export async function putRate(
+  api: StoreApi,
+  hotelId: number,
+  date = '2026-01-01',
+): Promise<string> {
+  const created = await api.put({
+    model: 'rate',
+    values: pack({
+      hotel_id: hotelId,
+      room_type: 'double',
+      check_in_date: date,
+      gateway: 'pegasus',
+      discount_type: 'geo',
+    }),
+    requestId: requestId(),
+  });
+  return created.uuid;
+}
 
 let counter = 0;
 /** A fresh request id for each logical write. */

@@ -1,0 +1,104 @@
+// Admission control through a real gRPC server over a real MariaDB: beyond the calls or bytes
+// in flight it is configured for, a call is refused with RESOURCE_EXHAUSTED and a
+// grpc-retry-pushback-ms trailer instead of being taken on; once calls end, calls go through.
+import { expect } from 'chai';
+import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
+import { type EachResponse, WriteMode } from '@shameless/proto';
+import { Admission } from '../src/grpc/admission.js';
+import { rejection } from './support/grpcCalls.js';
+import {
+  RATE_MODEL,
+  type StoreFixture,
+  pack,
+  requestId,
+  putRate,
+  startStoreFixture,
+} from './support/storeFixture.js';
+
+const PUSHBACK_MS = 250;
+
+function expectBusy(error: ServiceError, limit: string): void {
+  expect(error.code, error.details).to.equal(status.RESOURCE_EXHAUSTED);
+  expect(error.details).to.contain(limit);
+  expect(error.metadata.get('grpc-retry-pushback-ms')).to.deep.equal([String(PUSHBACK_MS)]);
+}
+
+describe('admission control', function () {
+  let store: StoreFixture;
+  const admission = new Admission({
+    maxConcurrentCalls: 2,
+    maxInFlightBytes: 500 * 1024,
+    retryPushbackMs: PUSHBACK_MS,
+  });
+  let uuid: string;
+  /** A content shard without the big cell: a follower of it holds only heartbeats. */
+  let emptyShard: number;
+  const streams: ClientReadableStream<EachResponse>[] = [];
+
+  /** A follow stream that is in progress on the server once this resolves. */
+  async function openFollower(): Promise<void> {
+    const stream = store.api.client.each({
+      model: 'rate',
+      shards: [emptyShard],
+      cursors: {},
+      follow: true,
+      batchSize: 0,
+      heartbeatIntervalMs: 50,
+    });
+    streams.push(stream);
+    await new Promise((resolve, reject) => {
+      stream.once('data', resolve);
+      stream.once('error', reject);
+    });
+    stream.on('error', () => {}); // its CANCELLED, at the end
+  }
+
+  async function closeFollowers(): Promise<void> {
+    for (const stream of streams.splice(0)) stream.cancel();
+    while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  before(async () => {
+    store = await startStoreFixture({ middleware: [admission.layer] });
+    await store.api.defineModel({ model: RATE_MODEL });
+    uuid = await putRate(store.api, 1);
+    emptyShard = (parseInt(uuid.slice(0, 4), 16) + 1) % 4;
+    await store.api.writeCell({
+      model: 'rate',
+      uuid,
+      cell: 'meta',
+      body: pack({ blob: Buffer.alloc(600 * 1024, 1) }),
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      requestId: requestId(),
+    });
+  });
+  // Every method the tests call has answered once: calls reserve what it answered, not an even
+  // share of the bytes allowed (see admission.ts).
+  before(async () => {
+    await store.api.describeStore({});
+    await store.api.each({ model: 'rate', shards: [emptyShard] });
+  });
+  afterEach(closeFollowers);
+  after(() => store?.close());
+
+  it('refuses a call beyond the calls in progress, with the pushback trailer', async () => {
+    await openFollower();
+    await openFollower();
+    expectBusy(await rejection(store.api.describeStore({})), '--max-concurrent-calls');
+    await closeFollowers();
+    expect((await store.api.describeStore({})).shardsCount).to.equal(4);
+  });
+
+  it('refuses a call that would hold more bytes than allowed while others are in progress', async () => {
+    const getBig = () => store.api.getCells({ model: 'rate', keys: [{ uuid, cell: 'meta' }] });
+    // Alone, a call always goes: this one teaches the layer what GetCells answers.
+    expect((await getBig()).results[0]?.cell?.body.length).to.be.greaterThan(600 * 1024);
+    await openFollower();
+    expectBusy(await rejection(getBig()), '--max-in-flight-bytes');
+    // A small call still fits beside the follower.
+    expect((await store.api.describeStore({})).shardsCount).to.equal(4);
+    await closeFollowers();
+    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    expect((await getBig()).results).to.have.length(1);
+  });
+});
