@@ -111,6 +111,8 @@ describe('shameless client commands', function () {
       expect(described.code, described.stderr).to.equal(0);
       const json = JSON.parse(described.stdout);
       expect(json.shardsCount).to.equal(4);
+      expect(json.maxCellBytes, 'the largest cell').to.be.greaterThan(1024 * 1024);
+      expect(json.partitions[0].down).to.equal(false);
       const rate = json.models.find((model: { name: string }) => model.name === 'rate');
       expect(rate.primaryIndex.shardOn).to.equal('hotel_id');
       expect(rate.secondaryIndices[0].name).to.equal('secondary');

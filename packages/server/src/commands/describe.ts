@@ -10,8 +10,8 @@ export function registerDescribe(program: Command): void {
       .command('describe')
       .summary("print the store's shards, partitions and models")
       .description(
-        "Prints the store's namespace, shard count, partitions (host, port, database, shard range; never " +
-          'credentials) and every defined model (as proto JSON), as JSON.',
+        "Prints the store's namespace, shard count, largest cell (bytes), partitions (host, port, database, " +
+          'shard range, whether it is down; never credentials) and every defined model (as proto JSON), as JSON.',
       ),
   );
   command.action(() =>
@@ -21,6 +21,7 @@ export function registerDescribe(program: Command): void {
       const json = {
         namespace: response.namespace,
         shardsCount: response.shardsCount,
+        maxCellBytes: response.maxCellBytes,
         partitions: response.partitions,
         models: response.models.map((model) => ModelDefinition.toJSON(model)),
       };

@@ -24,18 +24,12 @@ export function registerServe(program: Command): void {
   command.action(async (options: SettingOptionValues) => {
     const settings = settingsFrom(options);
     // Loaded here, not at the top: the client commands start without the engine and MySQL driver.
-    const [{ serve }, { StoreConfigError }] = await Promise.all([
-      import('../serve.js'),
-      import('../engine/openStore.js'),
-    ]);
+    const { serve } = await import('../serve.js');
     try {
       await serve(settings);
     } catch (error) {
-      if (error instanceof StoreConfigError) {
-        console.error(`shameless: cannot start: ${error.message}`);
-      } else {
-        console.error(`shameless: cannot start: ${(error as Error).message}`);
-      }
+      // Startup errors are written for the operator (what failed, what to do); no stack.
+      console.error(`shameless: cannot start: ${(error as Error).message}`);
       process.exit(1);
     }
   });
