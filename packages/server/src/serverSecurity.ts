@@ -16,7 +16,10 @@ export interface ServerSecurity {
   readonly middleware: readonly ServerMiddleware[];
   /** Logs how the server is protected (one warning line when it is not). */
   logProtection(logger: Logger): void;
-  /** Re-reads the tokens file on SIGHUP; a bad file keeps the old tokens and is logged. */
+  /**
+   * Re-reads the tokens file on SIGHUP; a bad file keeps the old tokens and is logged. Without
+   * a tokens file SIGHUP is logged and ignored.
+   */
   reloadTokensOnHangup(logger: Logger): void;
 }
 
@@ -49,8 +52,12 @@ export function serverSecurity(settings: SecuritySettings): ServerSecurity {
       });
     },
     reloadTokensOnHangup(logger) {
-      if (!tokens) return;
       process.on('SIGHUP', () => {
+        // Node ends the process on an unhandled SIGHUP; a server asked to reload keeps serving.
+        if (!tokens) {
+          logger.info('SIGHUP: nothing to reload (no --tokens-file)');
+          return;
+        }
         try {
           tokens.reload();
           logger.info('tokens file reloaded', { file: tokens.path, tokens: tokens.size });

@@ -147,11 +147,16 @@ describe('security: the serve process', function () {
     { where: 'on loopback by default', args: [] },
   ];
   for (const { where, args } of unprotected) {
-    it(`serves unprotected ${where}, warning once`, async () => {
-      const server = await startServerProcess([...storeArgs(), ...args]);
+    it(`serves unprotected ${where}, warning once; SIGHUP does not stop it`, async () => {
+      const server = await startServerProcess([...storeArgs(), ...args, '--log-level', 'info']);
       try {
         const port = server.address.split(':').pop();
         const api = connectStore(`127.0.0.1:${port}`);
+        expect((await api.describeStore({})).shardsCount).to.equal(4);
+        server.process.kill('SIGHUP');
+        await eventually('the SIGHUP is logged', () =>
+          server.output().includes('nothing to reload'),
+        );
         expect((await api.describeStore({})).shardsCount).to.equal(4);
         api.close();
         expect(occurrences(server.output(), UNPROTECTED_WARNING)).to.equal(1);
