@@ -360,7 +360,12 @@ async function memoryMode() {
       console.log(`  ${name} after:  ${formatMemoryParts(run.partsAfter)}`);
     }
   }
-  await save(`${reportName}-memory`, { reads, streams, mallocEnvironment: mallocEnvironment() });
+  const malloc = mallocEnvironment();
+  const mallocLine = Object.entries(malloc).map(([name, value]) => `${name}=${value}`);
+  console.log(
+    `  server allocator: ${mallocLine.length > 0 ? mallocLine.join(' ') : 'glibc defaults'}`,
+  );
+  await save(`${reportName}-memory`, { reads, streams, mallocEnvironment: malloc });
 }
 
 function coldOrWarm(warmUp: boolean): string {

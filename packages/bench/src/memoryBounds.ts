@@ -30,7 +30,8 @@ export interface ConcurrentReadsResult extends MemoryPeak {
   statuses: Record<string, number>;
 }
 
-const SETTLE_MS = 5000;
+// Long enough for the server to look twice whether to release memory (memoryRelease.ts).
+const SETTLE_MS = 12_000;
 
 function rawClient(bench: BenchStore): StoreClient {
   return new StoreClient(bench.server.address, credentials.createInsecure(), {
