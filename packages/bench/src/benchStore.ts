@@ -3,7 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Model, type Store } from '@shameless/client';
-import { type ListeningProcess, startListeningProcess } from '@shameless/testkit';
+import { type ListeningProcess, freePort, startListeningProcess } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { forEachConcurrently } from './concurrently.js';
 import type { Progress } from './progress.js';
@@ -38,6 +38,8 @@ export interface StoreSettings {
   readonly coalesce: boolean;
   /** Write a V8 CPU profile of the server here (`--cpu-prof`), for a flame graph. */
   readonly profileDir?: string;
+  /** Serve the server's Prometheus metrics, to read its heap and external memory. */
+  readonly metrics?: boolean;
 }
 
 export interface BenchStore {
@@ -47,6 +49,8 @@ export interface BenchStore {
   readonly rate: RateModel;
   /** The partition's URL, database included, for the raw-mysql2 baseline. */
   readonly partitionUrl: string;
+  /** `http://127.0.0.1:port/metrics` when the settings asked for metrics. */
+  readonly metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -56,6 +60,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
   const profile = settings.profileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${settings.profileDir}`]
     : [];
+  const metricsListen = settings.metrics ? `127.0.0.1:${await freePort()}` : undefined;
   const server = await startListeningProcess(
     [
       CLI,
@@ -70,6 +75,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
       String(settings.poolSize),
       '--log-level',
       'warn',
+      ...(metricsListen ? ['--metrics-listen', metricsListen] : []),
     ],
     { name: 'shameless serve', nodeOptions: profile },
   );
@@ -85,6 +91,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
     store,
     rate,
     partitionUrl,
+    ...(metricsListen ? { metricsUrl: `http://${metricsListen}/metrics` } : {}),
     async close() {
       await store.close();
       await server.kill();

@@ -8,23 +8,30 @@ import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js'
 import { type EachRequest, type GetCellsResponse, StoreClient } from '@shameless/proto';
 import type { BenchStore, SeededSet } from './benchStore.js';
 import { sampleMemory } from './memorySampler.js';
+import { type MemoryParts, serverMemory } from './serverMemory.js';
 
 export interface MemoryPeak {
   beforeMiB: number;
   peakMiB: number;
   /** RSS some seconds after the load ended. */
   afterMiB: number;
+  /** Heap, external and the rest, before and after, when the server serves metrics. */
+  partsBefore?: MemoryParts;
+  partsAfter?: MemoryParts;
 }
 
 export interface ConcurrentReadsResult extends MemoryPeak {
   concurrency: number;
   rounds: number;
+  /** Whether one call ran first, alone, so that the server knew GetCells answers. */
+  warmUp: boolean;
   answerMiB: number;
   /** Calls by status name: only OK and RESOURCE_EXHAUSTED are acceptable. */
   statuses: Record<string, number>;
 }
 
-const SETTLE_MS = 5000;
+// Long enough for the server to look twice whether to release memory (memoryRelease.ts).
+const SETTLE_MS = 12_000;
 
 function rawClient(bench: BenchStore): StoreClient {
   return new StoreClient(bench.server.address, credentials.createInsecure(), {
@@ -36,20 +43,30 @@ async function measured<T>(
   bench: BenchStore,
   load: () => Promise<T>,
 ): Promise<{ result: T } & MemoryPeak> {
+  const parts = async () => (bench.metricsUrl ? await serverMemory(bench.metricsUrl) : undefined);
+  const partsBefore = await parts();
   const beforeMiB = (await bench.server.rssBytes()) / 1024 / 1024;
   const memory = sampleMemory(bench.server, 100);
   const result = await load();
   const peakMiB = Math.max(beforeMiB, ...memory.stop().samples.map(([, mib]) => mib));
   await sleep(SETTLE_MS);
   const afterMiB = (await bench.server.rssBytes()) / 1024 / 1024;
-  return { result, beforeMiB, peakMiB, afterMiB };
+  const partsAfter = await parts();
+  return {
+    result,
+    beforeMiB,
+    peakMiB,
+    afterMiB,
+    ...(partsBefore ? { partsBefore } : {}),
+    ...(partsAfter ? { partsAfter } : {}),
+  };
 }
 
 /** `concurrency` GetCells of every seeded record at once, `rounds` times. */
 export async function concurrentLargeReads(
   bench: BenchStore,
   seeded: SeededSet,
-  options: { concurrency: number; rounds: number },
+  options: { concurrency: number; rounds: number; warmUp: boolean },
 ): Promise<ConcurrentReadsResult> {
   const client = rawClient(bench);
   const keys = seeded.uuids.map((uuid) => ({ uuid, cell: '' }));
@@ -72,20 +89,20 @@ export async function concurrentLargeReads(
       ),
     );
   try {
-    // One call first: the server learns what GetCells answers weigh (admission reserves that),
-    // as after any warm-up; until then a burst is bounded by the calls in progress only.
-    await getCells();
-    delete statuses.OK;
+    if (options.warmUp) {
+      // One call first, as after any warm-up: the server knows what GetCells answers weigh.
+      await getCells();
+      delete statuses.OK;
+    }
     const peak = await measured(bench, async () => {
       for (let round = 0; round < options.rounds; round++) {
         await Promise.all(Array.from({ length: options.concurrency }, getCells));
       }
     });
+    const { result: _, ...memory } = peak;
     return {
       ...options,
-      beforeMiB: peak.beforeMiB,
-      peakMiB: peak.peakMiB,
-      afterMiB: peak.afterMiB,
+      ...memory,
       answerMiB: answerBytes / 1024 / 1024,
       statuses,
     };
@@ -131,7 +148,8 @@ export async function neverReadStreams(
       await sleep(options.holdMs);
       for (const call of calls) call.cancel();
     });
-    return { streams: options.streams, ...peak, statuses };
+    const { result: _, ...memory } = peak;
+    return { streams: options.streams, ...memory, statuses };
   } finally {
     client.close();
   }

@@ -8,6 +8,7 @@ import { rpcMetricsLayer } from './grpc/rpcMetrics.js';
 import { Admission } from './grpc/admission.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
+import { MemoryRelease } from './memoryRelease.js';
 import { registerEngineMetrics } from './metrics/engineMetrics.js';
 import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
@@ -93,12 +94,15 @@ export async function serve(settings: Settings): Promise<void> {
     logger.info('metrics', { url: `http://${metricsHost}:${metrics.port}/metrics` });
   }
   console.log(`shameless listening on ${host}:${server.port}`);
+  const memoryRelease = new MemoryRelease();
+  memoryRelease.start();
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal, graceMs: settings.graceMs });
+    memoryRelease.stop();
     await server.shutdown(settings.graceMs);
     await metrics?.close();
     await engine.close();

@@ -236,7 +236,7 @@ export const SETTINGS = {
     flag: '--max-in-flight-bytes <n>',
     env: 'SHAMELESS_MAX_IN_FLIGHT_BYTES',
     description:
-      'bytes of requests and unsent responses calls may hold at once (a call reserves what its method answered lately); beyond, RESOURCE_EXHAUSTED',
+      'bytes of requests and unsent responses calls may hold at once (a call reserves what its method answered lately; until a method has answered once, its calls go one at a time); beyond, RESOURCE_EXHAUSTED',
     defaultValue: 256 * 1024 * 1024,
     parse: integer(1024),
   },

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
 import { type EachResponse, WriteMode } from '@shameless/proto';
 import { Admission } from '../src/grpc/admission.js';
+import type { ServerMiddleware } from '../src/grpc/middleware.js';
 import { rejection } from './support/grpcCalls.js';
 import {
   RATE_MODEL,
@@ -100,5 +101,79 @@ describe('admission control', function () {
     await closeFollowers();
     expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
     expect((await getBig()).results).to.have.length(1);
+  });
+});
+
+describe('admission control on a cold start', function () {
+  let store: StoreFixture;
+  // One GetCells answer (3 cells, held twice) is about 3.6 MiB: two do not fit in 4 MiB.
+  const coldAdmission = () =>
+    new Admission({
+      maxConcurrentCalls: 64,
+      maxInFlightBytes: 4 * 1024 * 1024,
+      retryPushbackMs: PUSHBACK_MS,
+    });
+  /** A new Admission per test: no method has answered through it yet. */
+  let admission = coldAdmission();
+  const layer: ServerMiddleware = (request, context, next) =>
+    admission.layer(request, context, next);
+  const BIG_CELL_BYTES = 600 * 1024;
+  const uuids: string[] = [];
+
+  before(async () => {
+    store = await startStoreFixture({ middleware: [layer] });
+    await store.api.defineModel({ model: RATE_MODEL });
+    for (let hotel = 1; hotel <= 3; hotel++) {
+      const uuid = await putRate(store.api, hotel);
+      uuids.push(uuid);
+      await store.api.writeCell({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ blob: Buffer.alloc(BIG_CELL_BYTES, hotel) }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
+      });
+    }
+  });
+  beforeEach(() => {
+    admission = coldAdmission();
+  });
+  after(() => store?.close());
+
+  it('bounds a first burst of large GetCells: some refused with the pushback trailer, the rest OK', async () => {
+    const keys = uuids.map((uuid) => ({ uuid, cell: 'meta' }));
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        store.api.getCells({ model: 'rate', keys }).then(
+          (answer) => {
+            expect(answer.results.map((result) => result.cell?.body.length)).to.have.length(3);
+            return undefined;
+          },
+          (error: ServiceError) => error,
+        ),
+      ),
+    );
+    const refused = outcomes.filter((outcome) => outcome !== undefined);
+    for (const error of refused) expectBusy(error, '--max-in-flight-bytes');
+    expect(refused.length).to.be.within(1, 7);
+    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+  });
+
+  it('takes a first burst of small Puts whole', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 48 }, (_, index) => putRate(store.api, 100 + index)),
+    );
+    expect(new Set(created).size).to.equal(48);
+    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+  });
+
+  it('lets a first call that fails hand its turn to a waiting call', async () => {
+    const unknownModel = () => store.api.getCells({ model: 'nope', keys: [] });
+    const known = () =>
+      store.api.getCells({ model: 'rate', keys: [{ uuid: uuids[0]!, cell: 'meta' }] });
+    const [failed, answered] = await Promise.all([rejection(unknownModel()), known()]);
+    expect(failed.code, failed.details).to.not.equal(status.RESOURCE_EXHAUSTED);
+    expect(answered.results).to.have.length(1);
   });
 });

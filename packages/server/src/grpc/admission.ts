@@ -6,15 +6,17 @@
 // What a call will hold is unknown when it arrives, so each call reserves the size of the
 // largest message calls of its method answered lately, on average (plus its request's size on
 // the wire); the reservation becomes the actual size of each message as it is produced, and is
-// released when the call ends. Until a method has answered once, its calls reserve an even
-// share of the bytes allowed (maxInFlightBytes / maxConcurrentCalls), so that a first burst of
-// small calls is not refused for want of a measure. A stream holds a message only until the client has taken it (the handler waits for
-// 'drain' before asking for the next).
+// released when the call ends. Until a method has answered once, its unary calls go one at a
+// time (see responseSizes.ts): the first reserves an even share of the bytes allowed
+// (maxInFlightBytes / maxConcurrentCalls) and the others wait for its answer, then reserve what
+// it measured. A stream holds a message only until the client has taken it (the handler waits
+// for 'drain' before asking for the next), so a stream's first call does not make others wait.
 import { Metadata, status } from '@grpc/grpc-js';
 import type { CallContext } from './callContext.js';
 import type { NextHandler, ServerMiddleware } from './middleware.js';
 import { messageBytes } from './messageSize.js';
 import { requestWireBytes } from './requestDecoding.js';
+import { ResponseSizes } from './responseSizes.js';
 import { StatusError } from './statusError.js';
 
 export interface AdmissionLimits {
@@ -29,8 +31,6 @@ export interface AdmissionLimits {
 /** How much a response message holds in memory; see messageSize.ts. */
 export type MessageSizer = (message: unknown) => number;
 
-/** Weight of the newest call in a method's running average of its largest message. */
-const AVERAGE_WEIGHT = 0.2;
 /**
  * A response is in memory about twice: as the message (and the rows it was made of) and as
  * its encoding on its way to the socket.
@@ -40,7 +40,7 @@ const COPIES_HELD = 2;
 export class Admission {
   private calls = 0;
   private bytes = 0;
-  private readonly typicalBytes = new Map<string, number>();
+  private readonly sizes = new ResponseSizes();
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -63,19 +63,30 @@ export class Admission {
     context: CallContext,
     next: NextHandler<Req, Res>,
   ): AsyncGenerator<Res> {
-    const requestBytes = requestWireBytes(request);
-    const typical =
-      this.typicalBytes.get(context.method) ??
-      this.limits.maxInFlightBytes / this.limits.maxConcurrentCalls;
-    let held = requestBytes + typical;
-    this.refuseBeyondLimits(context.method, held);
+    this.refuseBeyondCalls();
+    // The request is held from the start, waiting included.
+    let held = requestWireBytes(request);
+    const requestBytes = held;
     this.calls += 1;
     this.bytes += held;
-    let largest = 0;
+    let pilot = false;
+    let largest: number | undefined;
     try {
+      const measure =
+        context.kind === 'unary'
+          ? await this.sizes.measureOrPilot(context.method, context.signal)
+          : this.sizes.typicalOf(context.method);
+      pilot = measure === 'pilot';
+      const reserved =
+        typeof measure === 'number'
+          ? measure
+          : this.limits.maxInFlightBytes / this.limits.maxConcurrentCalls;
+      this.refuseBeyondBytes(context.method, requestBytes, reserved);
+      this.bytes += reserved;
+      held += reserved;
       for await (const message of next(request, context)) {
         const size = COPIES_HELD * this.sizeOf(message);
-        largest = Math.max(largest, size);
+        largest = Math.max(largest ?? 0, size);
         this.bytes += requestBytes + size - held;
         held = requestBytes + size;
         yield message;
@@ -83,25 +94,29 @@ export class Admission {
     } finally {
       this.calls -= 1;
       this.bytes -= held;
-      const typical = this.typicalBytes.get(context.method);
-      this.typicalBytes.set(
-        context.method,
-        typical === undefined ? largest : typical + AVERAGE_WEIGHT * (largest - typical),
-      );
+      this.sizes.record(context.method, largest, pilot);
     }
   }
 
-  private refuseBeyondLimits(method: string, bytes: number): void {
-    const { maxConcurrentCalls, maxInFlightBytes } = this.limits;
-    let reason: string | undefined;
-    if (this.calls >= maxConcurrentCalls) {
-      reason = `${this.calls} calls in progress, the most this server takes (--max-concurrent-calls)`;
-    } else if (this.calls > 0 && this.bytes + bytes > maxInFlightBytes) {
-      reason =
-        `calls in progress hold ${this.bytes} bytes and ${method} needs about ${bytes} more; ` +
-        `the most is ${maxInFlightBytes} (--max-in-flight-bytes)`;
-    }
-    if (reason === undefined) return;
+  private refuseBeyondCalls(): void {
+    const { maxConcurrentCalls } = this.limits;
+    if (this.calls < maxConcurrentCalls) return;
+    this.refuse(
+      `${this.calls} calls in progress, the most this server takes (--max-concurrent-calls)`,
+    );
+  }
+
+  /** Whether a call already counted, with its request, may reserve `reserved` bytes more. */
+  private refuseBeyondBytes(method: string, requestBytes: number, reserved: number): void {
+    const { maxInFlightBytes } = this.limits;
+    if (this.calls === 1 || this.bytes + reserved <= maxInFlightBytes) return;
+    this.refuse(
+      `calls in progress hold ${this.bytes - requestBytes} bytes and ${method} needs about ` +
+        `${requestBytes + reserved} more; the most is ${maxInFlightBytes} (--max-in-flight-bytes)`,
+    );
+  }
+
+  private refuse(reason: string): never {
     const trailer = new Metadata();
     trailer.set('grpc-retry-pushback-ms', String(this.limits.retryPushbackMs));
     throw new StatusError(
