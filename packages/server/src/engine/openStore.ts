@@ -21,7 +21,8 @@ import { shardLayoutProblem } from './sharding.js';
 import { isAccessDenied } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
-import { readMaxAllowedPacket } from './sql/serverVariables.js';
+import { readTimeLimitFor } from './sql/readTimeLimit.js';
+import { readMaxAllowedPacket, readServerVersion } from './sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
@@ -140,6 +141,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
         maxAllowedPackets.push(await readMaxAllowedPacket(pool));
+        const timeLimit = readTimeLimitFor(await readServerVersion(pool));
+        if (timeLimit) partition.limitReadsOnServer(timeLimit);
         const existing = await inspectTables(pool, bookkeepingTables(layout));
         await applySchemaChanges(
           pool,
