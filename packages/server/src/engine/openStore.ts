@@ -48,6 +48,8 @@ export interface StoreConfig {
   groupLimits?: GroupLimits;
   /** Caps on what one request may ask; the defaults otherwise. */
   queryLimits?: QueryLimits;
+  /** The largest answer of a GetCells, in bytes (the largest message sent); unbounded if left out. */
+  maxAnswerBytes?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -169,6 +171,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       queryLimits: config.queryLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
       healthCheckIntervalMs: config.healthCheckIntervalMs,
+      maxAnswerBytes: config.maxAnswerBytes,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();
