@@ -75,65 +75,56 @@ describe('read time limits on the real MariaDB', function () {
       (error: unknown) => error,
     );
 
-  it("stops a read at its call's deadline with DEADLINE_EXCEEDED; the connection serves on", async () => {
-    const partition = await onePartition();
+  /** Reads through the partition's reader, as the engine does. */
+  const read = (partition: Partition, sql: string) =>
+    partition.read((reader) => reader.read([statement(sql)]));
+
+  /**
+   * Runs `stopped` (reads the server must stop) on a one-connection partition, and answers
+   * their failures, once it checked that the connection serves the next read.
+   */
+  async function stoppedOnSameConnection(
+    statementTimeoutMs: number | undefined,
+    stopped: (partition: Partition) => Promise<unknown>[],
+  ): Promise<unknown[]> {
+    const partition = await onePartition(statementTimeoutMs);
     try {
       const before = await connectionId(partition);
-      const error = await failure(
-        withDeadline(Date.now() + 300, () =>
-          partition.read((reader) => reader.read([statement('SELECT SLEEP(20) AS `slept`')])),
-        ),
-      );
-      expect(error).to.be.instanceOf(DeadlineExceededError);
-      expect((error as Error).message).to.contain('deadline');
+      const errors = await Promise.all(stopped(partition).map(failure));
       expect(partition.poolUsage().open).to.equal(1);
       expect(await connectionId(partition)).to.equal(before);
+      return errors;
     } finally {
       await partition.end();
     }
+  }
+
+  it("stops a read at its call's deadline with DEADLINE_EXCEEDED; the connection serves on", async () => {
+    const [error] = await stoppedOnSameConnection(undefined, (partition) => [
+      withDeadline(Date.now() + 300, () => read(partition, 'SELECT SLEEP(20) AS `slept`')),
+    ]);
+    expect(error).to.be.instanceOf(DeadlineExceededError);
+    expect((error as Error).message).to.contain('deadline');
   });
 
   it('stops every read of a shared round trip; each caller gets DEADLINE_EXCEEDED', async () => {
-    const partition = await onePartition();
-    try {
-      const before = await connectionId(partition);
-      const deadline = Date.now() + 300;
-      const [slow, quick] = await Promise.all([
-        failure(
-          withDeadline(deadline, () =>
-            partition.read((reader) => reader.read([statement('SELECT SLEEP(20) AS `slept`')])),
-          ),
-        ),
-        failure(
-          withDeadline(deadline, () =>
-            partition.read((reader) =>
-              reader.read([statement('SELECT 1 AS `one` FROM DUAL WHERE SLEEP(20) = 0')]),
-            ),
-          ),
-        ),
-      ]);
-      expect(slow).to.be.instanceOf(DeadlineExceededError);
-      expect(quick).to.be.instanceOf(DeadlineExceededError);
-      expect(await connectionId(partition)).to.equal(before);
-    } finally {
-      await partition.end();
-    }
+    const deadline = Date.now() + 300;
+    const errors = await stoppedOnSameConnection(undefined, (partition) => [
+      withDeadline(deadline, () => read(partition, 'SELECT SLEEP(20) AS `slept`')),
+      withDeadline(deadline, () =>
+        read(partition, 'SELECT 1 AS `one` FROM DUAL WHERE SLEEP(20) = 0'),
+      ),
+    ]);
+    expect(errors).to.have.length(2);
+    for (const error of errors) expect(error).to.be.instanceOf(DeadlineExceededError);
   });
 
   it('stops a read at the statement timeout with UNAVAILABLE; the connection serves on', async () => {
-    const partition = await onePartition(300);
-    try {
-      const before = await connectionId(partition);
-      const error = await failure(
-        partition.read((reader) => reader.read([statement('SELECT SLEEP(20) AS `slept`')])),
-      );
-      expect(error).to.be.instanceOf(UnavailableError);
-      expect((error as Error).message).to.contain('statement timeout');
-      expect(partition.poolUsage().open).to.equal(1);
-      expect(await connectionId(partition)).to.equal(before);
-    } finally {
-      await partition.end();
-    }
+    const [error] = await stoppedOnSameConnection(300, (partition) => [
+      read(partition, 'SELECT SLEEP(20) AS `slept`'),
+    ]);
+    expect(error).to.be.instanceOf(UnavailableError);
+    expect((error as Error).message).to.contain('statement timeout');
   });
 
   it('leaves reads within their deadline alone', async () => {
