@@ -47,9 +47,9 @@ export interface AnswerBound {
 
 /**
  * What a cell of an answer takes besides its body (uuid, name, ids, time, framing), generously:
- * a cell's name is at most 64 characters.
+ * a cell's name is at most 255 characters, a uuid 36, the rest a few dozen bytes.
  */
-export const ANSWER_BYTES_PER_CELL = 256;
+export const ANSWER_BYTES_PER_CELL = 512;
 
 /** Cells per SELECT at most; more in one turn are read with several, in the same round trip. */
 const MAX_CELLS_PER_READ = 2000;
