@@ -37,6 +37,8 @@ export async function serve(settings: Settings): Promise<void> {
         maxBytes: settings.writeGroupMaxBytes,
         maxQueuedBytes: settings.writeQueueMaxBytes,
       },
+      // A GetCells answer never needs more than one message's worth of memory.
+      maxAnswerBytes: settings.maxMessageBytes,
       queryLimits: {
         maxConditions: settings.maxWhereConditions,
         maxInValues: settings.maxInValues,

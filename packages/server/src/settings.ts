@@ -130,7 +130,7 @@ export const SETTINGS = {
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
     description:
-      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB)",
+      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB); a GetCells whose cells add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read",
     defaultValue: 16 * 1024 * 1024 + 64 * 1024,
     parse: integer(1024),
   },
@@ -156,7 +156,7 @@ export const SETTINGS = {
     flag: '--statement-timeout-ms <ms>',
     env: 'SHAMELESS_STATEMENT_TIMEOUT_MS',
     description:
-      'the longest a MySQL statement may wait for its answer; then its connection is destroyed and replaced, and the call answers UNAVAILABLE (a hung partition)',
+      "the longest a MySQL statement may wait for its answer; then its connection is destroyed and replaced, and the call answers UNAVAILABLE (a hung partition). MySQL itself stops reads at it, or at the call's deadline if sooner (max_statement_time / MAX_EXECUTION_TIME), keeping the connection",
     defaultValue: 30_000,
     parse: integer(100),
   },

@@ -1,12 +1,14 @@
 // Which MySQL failures the engine repeats, retries or maps: decided from driver error codes in
 // one place (sqlErrors.ts).
 import { expect } from 'chai';
-import { UnavailableError } from '../src/engine/errors.js';
+import { DeadlineExceededError, UnavailableError } from '../src/engine/errors.js';
 import {
   duplicateKeyName,
   isAlreadyAltered,
   isDeadlock,
+  isConnectionError,
   isLockContention,
+  isServerStatementTimeout,
   translateSqlError,
 } from '../src/engine/sqlErrors.js';
 
@@ -40,5 +42,20 @@ describe('SQL errors (pure)', () => {
     expect(isAlreadyAltered(driverError('ER_DUP_FIELDNAME'))).to.equal(true);
     expect(isAlreadyAltered(driverError('ER_DUP_KEYNAME'))).to.equal(true);
     expect(isAlreadyAltered(driverError('ER_BAD_FIELD_ERROR'))).to.equal(false);
+  });
+
+  it('maps a statement the server stopped: DEADLINE_EXCEEDED at the deadline, else UNAVAILABLE', () => {
+    const mariaDb = Object.assign(new Error('max_statement_time exceeded'), { errno: 1969 });
+    const mySql = Object.assign(driverError('ER_QUERY_TIMEOUT'), { errno: 3024 });
+    for (const stopped of [mariaDb, mySql]) {
+      expect(isServerStatementTimeout(stopped)).to.equal(true);
+      // The server aborted the statement, not the connection.
+      expect(isConnectionError(stopped)).to.equal(false);
+      expect(translateSqlError(stopped, 2)).to.be.instanceOf(UnavailableError);
+      expect(
+        translateSqlError(Object.assign(stopped, { callDeadlinePassed: true }), 2),
+      ).to.be.instanceOf(DeadlineExceededError);
+    }
+    expect(isServerStatementTimeout(driverError('ER_LOCK_WAIT_TIMEOUT'))).to.equal(false);
   });
 });

@@ -76,6 +76,11 @@ export interface EngineOptions {
   maxCellBytes: number;
   /** How often every partition is probed; 1000 ms when left out. */
   healthCheckIntervalMs?: number;
+  /**
+   * The largest answer a read of many cells (GetCells) may make, in bytes: the largest message
+   * the server sends. Unbounded when left out.
+   */
+  maxAnswerBytes?: number;
 }
 
 export class Engine implements EngineStats {
@@ -87,6 +92,7 @@ export class Engine implements EngineStats {
   private readonly log: ShardLog;
   readonly limits: QueryLimits;
   readonly maxCellBytes: number;
+  private readonly maxAnswerBytes: number | undefined;
   /** Which partitions answer, probed in the background from start() to close(). */
   readonly health: PartitionHealth;
 
@@ -98,12 +104,13 @@ export class Engine implements EngineStats {
   ) {
     this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
     this.maxCellBytes = options.maxCellBytes;
+    this.maxAnswerBytes = options.maxAnswerBytes;
     this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
     this.puts = new PutOperation(layout, partitions, this.cells, new PrimaryLookups(partitions));
-    this.latest = new LatestCells(layout, partitions);
+    this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(layout, partitions, this.models, this.latest, this.limits);
     this.log = new ShardLog(
       layout,
@@ -291,7 +298,16 @@ export class Engine implements EngineStats {
       }
       cells.push({ uuid: key.uuid, cell });
     }
-    const found = await this.latest.read(model, cells);
+    const found = await this.latest.read(
+      model,
+      cells,
+      this.maxAnswerBytes === undefined
+        ? undefined
+        : {
+            maxBytes: this.maxAnswerBytes,
+            advice: 'ask for fewer keys (GetCells) or read them one at a time',
+          },
+    );
     return cells.map(({ uuid, cell }) => found.get(cellKeyOf(uuid, cell)));
   }
 

@@ -1,11 +1,14 @@
 // The latest version of cells, as GetCell, GetCells and Where pages read them. The cells that
 // any callers ask for on one partition in the same turn of the event loop are read with one
 // SELECT (batchLoader.ts): one index dive per cell, or a set query for a table with many.
+// An answer may be bounded in bytes: then no more than about that many bytes of bodies are
+// ever held for it, and it is refused once its size is known to be over.
 import { BatchLoader } from './batchLoader.js';
+import { ResourceExhaustedError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import { readLatestCells } from './sql/contentReads.js';
+import { readBodies, readLatestCells } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 
 /** The key of a cell in {@link LatestCells.read}'s answer. */
@@ -17,23 +20,52 @@ interface PlacedCell {
   readonly shard: number;
   readonly uuid: string;
   readonly cell: string;
+  /** A longer body is not read with the cell, only its length; any body when left out. */
+  readonly maxBodyBytes?: number;
 }
 
-const placedKey = ({ table, uuid, cell }: PlacedCell) => `${table}/${uuid}/${cell}`;
+const placedKey = ({ table, uuid, cell, maxBodyBytes }: PlacedCell) =>
+  `${table}/${uuid}/${cell}/${maxBodyBytes ?? ''}`;
+
+/** A latest version as read: its body may be left to read (longer than maxBodyBytes). */
+interface LatestCell {
+  readonly cell: StoredCell;
+  readonly table: string;
+  readonly bodyBytes: number;
+  readonly bodyUnread: boolean;
+}
+
+/**
+ * What an answer may hold: `maxBytes` of cells at most (bodies, and ANSWER_BYTES_PER_CELL for
+ * each cell asked for), else it is refused with RESOURCE_EXHAUSTED, its message ending with
+ * `advice` (what the caller should do instead).
+ */
+export interface AnswerBound {
+  readonly maxBytes: number;
+  readonly advice: string;
+}
+
+/**
+ * What a cell of an answer takes besides its body (uuid, name, ids, time, framing), generously:
+ * a cell's name is at most 255 characters, a uuid 36, the rest a few dozen bytes.
+ */
+export const ANSWER_BYTES_PER_CELL = 512;
 
 /** Cells per SELECT at most; more in one turn are read with several, in the same round trip. */
 const MAX_CELLS_PER_READ = 2000;
 
 export class LatestCells {
-  private readonly loaders: BatchLoader<PlacedCell, StoredCell>[];
+  private readonly loaders: BatchLoader<PlacedCell, LatestCell>[];
 
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
+    /** The largest body a cell may have: a share of an answer this large reads every body. */
+    private readonly maxCellBytes: number,
   ) {
     this.loaders = partitions.partitions.map(
       (partition) =>
-        new BatchLoader<PlacedCell, StoredCell>(
+        new BatchLoader<PlacedCell, LatestCell>(
           (cells) => this.readOn(partition.index, cells),
           placedKey,
           MAX_CELLS_PER_READ,
@@ -41,50 +73,116 @@ export class LatestCells {
     );
   }
 
-  /** The latest version of each of the cells that has one, keyed by {@link cellKeyOf}. */
-  async read(model: CompiledModel, cells: readonly CellKey[]): Promise<Map<string, StoredCell>> {
+  /**
+   * The latest version of each of the cells that has one, keyed by {@link cellKeyOf}. With a
+   * bound, each cell's body is read with it only when within the cell's even share of the
+   * bound; the others' lengths are added up first, and their bodies read by id only if the
+   * whole answer fits. So at most about `bound.maxBytes` of bodies are held for the answer.
+   */
+  async read(
+    model: CompiledModel,
+    cells: readonly CellKey[],
+    bound?: AnswerBound,
+  ): Promise<Map<string, StoredCell>> {
+    const share =
+      bound === undefined
+        ? undefined
+        : Math.max(
+            0,
+            Math.floor(bound.maxBytes / Math.max(1, cells.length)) - ANSWER_BYTES_PER_CELL,
+          );
+    const maxBodyBytes = share === undefined || share >= this.maxCellBytes ? undefined : share;
     const placed = cells.map(({ uuid, cell }): PlacedCell => {
       const shard = this.layout.contentShard(uuid);
-      return { table: this.layout.contentTable(model, shard), shard, uuid, cell };
+      return { table: this.layout.contentTable(model, shard), shard, uuid, cell, maxBodyBytes };
     });
     const byPartition = this.layout.byPartition(placed, (cell) => cell.shard);
     const answers = await Promise.all(
       [...byPartition].map(([partition, keys]) => this.loaders[partition]!.load(keys)),
     );
-    const found = new Map<string, StoredCell>();
+    const found = new Map<string, LatestCell>();
     for (const answer of answers) {
-      for (const cell of answer.values()) found.set(cellKeyOf(cell.uuid, cell.name), cell);
+      for (const latest of answer.values()) {
+        found.set(cellKeyOf(latest.cell.uuid, latest.cell.name), latest);
+      }
     }
-    return found;
+    if (bound !== undefined) {
+      let bytes = 0;
+      for (const { uuid, cell } of cells) {
+        bytes += ANSWER_BYTES_PER_CELL + (found.get(cellKeyOf(uuid, cell))?.bodyBytes ?? 0);
+      }
+      if (bytes > bound.maxBytes) {
+        throw new ResourceExhaustedError(
+          `the answer would exceed ${bound.maxBytes} bytes (its message would be larger than the server's largest message: ${bytes} bytes or more); ${bound.advice}`,
+        );
+      }
+    }
+    await this.readUnreadBodies([...found.values()].filter((latest) => latest.bodyUnread));
+    return new Map([...found].map(([key, latest]) => [key, latest.cell]));
+  }
+
+  /** Reads, by id, the bodies left out of a bounded read, into their cells. */
+  private async readUnreadBodies(unread: readonly LatestCell[]): Promise<void> {
+    if (unread.length === 0) return;
+    const byPartition = this.layout.byPartition(unread, (latest) => latest.cell.shard);
+    await Promise.all(
+      [...byPartition].map(async ([partition, cells]) => {
+        const byTable = new Map<string, LatestCell[]>();
+        for (const latest of cells) {
+          const list = byTable.get(latest.table);
+          if (list) list.push(latest);
+          else byTable.set(latest.table, [latest]);
+        }
+        const tables = [...byTable];
+        const bodies = await this.partitions.at(partition).read((reader) =>
+          readBodies(
+            reader,
+            tables.map(([table, list]) => ({ table, ids: list.map(({ cell }) => cell.id) })),
+          ),
+        );
+        tables.forEach(([, list], t) => {
+          for (const { cell } of list) cell.body = bodies[t]!.get(String(cell.id)) ?? cell.body;
+        });
+      }),
+    );
   }
 
   /** One partition's read of distinct cells, by {@link placedKey}. */
   private async readOn(
     partition: number,
     cells: readonly PlacedCell[],
-  ): Promise<Map<string, StoredCell>> {
-    const byTable = new Map<string, PlacedCell[]>();
+  ): Promise<Map<string, LatestCell>> {
+    // One part per table and body bound: a part's cells share one set query.
+    const byPart = new Map<string, PlacedCell[]>();
     for (const cell of cells) {
-      const list = byTable.get(cell.table);
+      const part = `${cell.table}/${cell.maxBodyBytes ?? ''}`;
+      const list = byPart.get(part);
       if (list) list.push(cell);
-      else byTable.set(cell.table, [cell]);
+      else byPart.set(part, [cell]);
     }
-    const tables = [...byTable.values()];
+    const parts = [...byPart.values()];
     const rows = await this.partitions.at(partition).read((reader) =>
       readLatestCells(
         reader,
-        tables.map((list) => ({
+        parts.map((list) => ({
           table: list[0]!.table,
           keys: list.map(({ uuid, cell }) => ({ uuid, cell, withBody: true })),
+          maxBodyBytes: list[0]!.maxBodyBytes,
         })),
       ),
     );
-    const found = new Map<string, StoredCell>();
-    rows.forEach((tableRows, t) => {
-      const { table, shard } = tables[t]![0]!;
-      for (const row of tableRows) {
+    const found = new Map<string, LatestCell>();
+    rows.forEach((partRows, t) => {
+      const { table, shard, maxBodyBytes } = parts[t]![0]!;
+      for (const row of partRows) {
         const cell = toStoredCell(row, shard);
-        found.set(placedKey({ table, shard, uuid: cell.uuid, cell: cell.name }), cell);
+        const bodyBytes = Number(row.body_bytes ?? 0);
+        found.set(placedKey({ table, shard, uuid: cell.uuid, cell: cell.name, maxBodyBytes }), {
+          cell,
+          table,
+          bodyBytes,
+          bodyUnread: row.body === null && bodyBytes > 0,
+        });
       }
     });
     return found;

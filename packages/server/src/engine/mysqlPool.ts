@@ -3,6 +3,7 @@
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import { currentDeadline } from './callDeadline.js';
+import { isServerStatementTimeout } from './sqlErrors.js';
 
 /**
  * A value bound to a `?`. An array expands to a list (`IN (?)` with ['a', 'b'] is
@@ -20,9 +21,16 @@ export interface WriteResult {
 }
 export type Row = Record<string, unknown>;
 
+/**
+ * SQL that the server itself stops after a time: given the milliseconds the statement may run
+ * (undefined: unbounded), its text. The time is decided when the statement is sent, after any
+ * wait for a connection.
+ */
+export type ServerBoundedSql = (serverTimeLimitMs: number | undefined) => string;
+
 export interface SqlSession {
   /** Runs one statement, or several separated by `;` (their results come as an array). */
-  query<T = Row[]>(sql: string, values?: readonly SqlValue[]): Promise<T>;
+  query<T = Row[]>(sql: string | ServerBoundedSql, values?: readonly SqlValue[]): Promise<T>;
 }
 
 export interface SqlConnection extends SqlSession {
@@ -194,20 +202,39 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
   };
 }
 
+/**
+ * How much longer than a server-side limit the client waits before it destroys the connection:
+ * time for the server to notice the limit and say so. Without it the client's timer, started
+ * first, would always win, and every stopped read would cost a connection.
+ */
+const SERVER_STOP_GRACE_MS = 250;
+
 function runQuery<T>(
   connection: mysql.PoolConnection,
-  sql: string,
+  sql: string | ServerBoundedSql,
   values: readonly SqlValue[] | undefined,
   statementTimeoutMs: number | undefined,
   destroy: () => void,
 ): Promise<T> {
   const deadline = currentDeadline();
   const untilDeadline = Math.max(1, deadline - Date.now());
-  const timeout = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
-  const options: mysql.QueryOptions = Number.isFinite(timeout) ? { sql, timeout } : { sql };
+  const limit = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
+  const bounded = Number.isFinite(limit);
+  const byDeadline = untilDeadline <= (statementTimeoutMs ?? Infinity);
+  let options: mysql.QueryOptions;
+  if (typeof sql === 'string') {
+    options = bounded ? { sql, timeout: limit } : { sql };
+  } else {
+    const text = sql(bounded ? limit : undefined);
+    options = bounded ? { sql: text, timeout: limit + SERVER_STOP_GRACE_MS } : { sql: text };
+  }
   return new Promise<T>((resolve, reject) =>
     connection.query(options, values as SqlValue[], (error, rows) => {
       if (!error) return resolve(rows as T);
+      // The server stopped the statement itself: the connection is fine.
+      if (isServerStatementTimeout(error)) {
+        return reject(byDeadline ? Object.assign(error, { callDeadlinePassed: true }) : error);
+      }
       if (error.code !== 'PROTOCOL_SEQUENCE_TIMEOUT') return reject(error);
       // mysql2 gives up on the statement but keeps the connection, which may be hung.
       destroy();

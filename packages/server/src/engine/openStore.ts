@@ -21,7 +21,8 @@ import { shardLayoutProblem } from './sharding.js';
 import { isAccessDenied } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
-import { readMaxAllowedPacket } from './sql/serverVariables.js';
+import { readTimeLimitFor } from './sql/readTimeLimit.js';
+import { readMaxAllowedPacket, readServerVersion } from './sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
@@ -47,6 +48,8 @@ export interface StoreConfig {
   groupLimits?: GroupLimits;
   /** Caps on what one request may ask; the defaults otherwise. */
   queryLimits?: QueryLimits;
+  /** The largest answer of a GetCells, in bytes (the largest message sent); unbounded if left out. */
+  maxAnswerBytes?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -140,6 +143,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
         maxAllowedPackets.push(await readMaxAllowedPacket(pool));
+        const timeLimit = readTimeLimitFor(await readServerVersion(pool));
+        if (timeLimit) partition.limitReadsOnServer(timeLimit);
         const existing = await inspectTables(pool, bookkeepingTables(layout));
         await applySchemaChanges(
           pool,
@@ -166,6 +171,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       queryLimits: config.queryLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
       healthCheckIntervalMs: config.healthCheckIntervalMs,
+      maxAnswerBytes: config.maxAnswerBytes,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

@@ -4,11 +4,12 @@ import { UnavailableError } from './errors.js';
 import type { MysqlLocation, MysqlPool, PoolUsage, SqlConnection } from './mysqlPool.js';
 import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from './sharding.js';
+import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import type { StatementReader } from './sql/statement.js';
 import { isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
-  private readonly reader: ReadCoalescer;
+  private reader: ReadCoalescer;
 
   constructor(
     readonly index: number,
@@ -16,6 +17,14 @@ export class Partition {
     private readonly pool: MysqlPool,
   ) {
     this.reader = new ReadCoalescer(pool);
+  }
+
+  /**
+   * From now on the partition's server stops reads itself at their deadline (or the statement
+   * timeout), with the limit its flavour understands: set once at start, when it is known.
+   */
+  limitReadsOnServer(timeLimit: ReadTimeLimit): void {
+    this.reader = new ReadCoalescer(this.pool, undefined, timeLimit);
   }
 
   /**

@@ -4,7 +4,8 @@
 // MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import type { SqlSession } from './mysqlPool.js';
-import { isConnectionError } from './sqlErrors.js';
+import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
+import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import { type Statement, type StatementReader, runTogether } from './sql/statement.js';
 
 export interface CoalescingLimits {
@@ -35,6 +36,8 @@ export class ReadCoalescer implements StatementReader {
   constructor(
     private readonly session: SqlSession,
     private readonly limits: CoalescingLimits = DEFAULT_COALESCING_LIMITS,
+    /** How the partition's server is told to stop a read itself; the client's timer only if unset. */
+    private readonly timeLimit?: ReadTimeLimit,
   ) {}
 
   read(statements: readonly Statement[]): Promise<unknown[]> {
@@ -87,16 +90,21 @@ export class ReadCoalescer implements StatementReader {
   private async sendNow(trip: readonly PendingRead[]): Promise<void> {
     if (trip.length === 1) {
       const [read] = trip;
-      return runTogether(this.session, read!.statements).then(read!.resolve, read!.reject);
+      return runTogether(this.session, read!.statements, this.timeLimit).then(
+        read!.resolve,
+        read!.reject,
+      );
     }
     let results: unknown[];
     try {
       results = await runTogether(
         this.session,
         trip.flatMap((read) => read.statements),
+        this.timeLimit,
       );
     } catch (error) {
-      if (isConnectionError(error)) {
+      // A trip runs until the last of its callers' deadlines: stopped, it is too late for all.
+      if (isConnectionError(error) || isServerStatementTimeout(error)) {
         for (const read of trip) read.reject(error);
         return;
       }

@@ -47,6 +47,20 @@ function isPacketTooLarge(error: unknown): boolean {
   return driverError?.code === 'ER_NET_PACKET_TOO_LARGE' || driverError?.errno === 1153;
 }
 
+/**
+ * The server stopped a statement at the time limit it was sent with (MariaDB 1969
+ * ER_STATEMENT_TIMEOUT, MySQL 3024 ER_QUERY_TIMEOUT); the connection is still usable.
+ */
+export function isServerStatementTimeout(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  return (
+    driverError?.errno === 1969 ||
+    driverError?.errno === 3024 ||
+    driverError?.code === 'ER_STATEMENT_TIMEOUT' ||
+    driverError?.code === 'ER_QUERY_TIMEOUT'
+  );
+}
+
 /** True when the error says the connection itself is unusable. */
 export function isConnectionError(error: unknown): boolean {
   const driverError = asDriverError(error);
@@ -110,6 +124,13 @@ export function translateSqlError(error: unknown, partition: number): unknown {
   if (asDriverError(error)?.callDeadlinePassed) {
     return new DeadlineExceededError(
       `the call's deadline passed while partition ${partition} was answering; its statement was stopped`,
+      { cause: error },
+    );
+  }
+  if (isServerStatementTimeout(error)) {
+    return new UnavailableError(
+      partition,
+      `partition ${partition} did not answer within the statement timeout; its statement was stopped, retry later`,
       { cause: error },
     );
   }

@@ -4,7 +4,8 @@
 // table at the top of proto/shameless/v1/store.proto; this is where the server keeps it:
 // - INVALID_ARGUMENT: InvalidArgumentError (field checks, caps, cell size, malformed messages:
 //   requestDecoding.ts), before any SQL.
-// - RESOURCE_EXHAUSTED: ResourceExhaustedError (a write queue) or a StatusError of a layer
+// - RESOURCE_EXHAUSTED: ResourceExhaustedError (a write queue, a GetCells answer over the
+//   largest message: latestCells.ts) or a StatusError of a layer
 //   (admission.ts, with the grpc-retry-pushback-ms trailer).
 // - UNAVAILABLE: UnavailableError, made only from connection-level driver errors and lock
 //   contention (sqlErrors.ts); a statement error that is not one (packet too large) is INTERNAL.

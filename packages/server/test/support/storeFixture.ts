@@ -42,6 +42,8 @@ export interface FixtureOptions {
   queryLimits?: QueryLimits;
   /** The longest one statement may run; unbounded by default. */
   statementTimeoutMs?: number;
+  /** The largest message the server sends (and GetCells answer it makes); 16 MiB by default. */
+  maxMessageBytes?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -61,6 +63,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       followPollIntervalMs: 50,
       queryLimits: options.queryLimits,
       statementTimeoutMs: options.statementTimeoutMs,
+      maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     },
     options.logger ?? silentLogger,
   );
@@ -68,7 +71,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
     engine,
     {
       listen: '127.0.0.1:0',
-      maxMessageBytes: 16 * 1024 * 1024,
+      maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       middleware: options.middleware,
       credentials: options.serverCredentials,
     },

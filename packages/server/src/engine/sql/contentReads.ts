@@ -38,6 +38,12 @@ export interface TableLatest {
   readonly keys: readonly LatestKey[];
   /** Records whose existence is asked for: whether their base cell has a version. */
   readonly records?: readonly string[];
+  /**
+   * Bodies longer than this many bytes are not read (NULL), only their length (`body_bytes`):
+   * a caller whose answer is bounded reads them afterwards by id (readBodies), once it knows
+   * they fit. Every body is read when left out.
+   */
+  readonly maxBodyBytes?: number;
 }
 
 /**
@@ -49,16 +55,37 @@ export interface TableLatest {
  */
 const DIVES_PER_TABLE = 8;
 
-const LATEST_COLUMNS = (body: string) =>
-  `'latest' AS \`what\`, \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, ${body}, \`created_at\``;
+const LATEST_COLUMNS = (body: string, bodyBytes: string) =>
+  `'latest' AS \`what\`, \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, ${body}, \`created_at\`, ${bodyBytes}`;
 const EXISTS_COLUMNS =
-  "'exists' AS `what`, NULL AS `id`, `uuid`, `column_name`, `ref_key`, NULL AS `body`, NULL AS `created_at`";
+  "'exists' AS `what`, NULL AS `id`, `uuid`, `column_name`, `ref_key`, NULL AS `body`, NULL AS `created_at`, NULL AS `body_bytes`";
+
+/**
+ * The body and body_bytes columns of a latest version (of a table aliased `alias`, if given),
+ * and the values their placeholders take, in order.
+ */
+function bodyColumns(
+  withBody: boolean,
+  maxBodyBytes: number | undefined,
+  alias = '',
+): { body: string; bodyBytes: string; values: number[] } {
+  const body = `${alias}\`body\``;
+  if (!withBody) return { body: 'NULL AS `body`', bodyBytes: 'NULL AS `body_bytes`', values: [] };
+  const bodyBytes = `LENGTH(${body}) AS \`body_bytes\``;
+  if (maxBodyBytes === undefined) return { body, bodyBytes, values: [] };
+  return {
+    body: `IF(LENGTH(${body}) <= ?, ${body}, NULL) AS \`body\``,
+    bodyBytes,
+    values: [maxBodyBytes],
+  };
+}
 
 /**
  * One SELECT for the latest version of each cell of several tables of one partition, and for
  * whether records exist: rows (`part`, the table's position in `tables`; `what`, 'latest' or
- * 'exists'; id, uuid, column_name, ref_key, body, created_at). Body is NULL where it was not
- * asked for (and id and created_at too, in a set query asking for no body). A table read with
+ * 'exists'; id, uuid, column_name, ref_key, body, created_at, body_bytes). Body and body_bytes
+ * are NULL where the body was not asked for (and id and created_at too, in a set query asking
+ * for no body); body alone is NULL where it is longer than the table's maxBodyBytes. A table read with
  * the set query may answer cells it was not asked for (the cross product of its records and
  * cell names): callers keep the ones they asked for. A record exists when its base cell has a
  * version, and versions start at 0 (at 1 in stores of the gem's first releases), so the set
@@ -67,19 +94,20 @@ const EXISTS_COLUMNS =
  */
 export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   const branches: Statement[] = [];
-  tables.forEach(({ table, keys, records = [] }, part) => {
+  tables.forEach(({ table, keys, records = [], maxBodyBytes }, part) => {
     if (keys.length <= DIVES_PER_TABLE) {
       for (const key of keys) {
+        const { body, bodyBytes, values } = bodyColumns(key.withBody, maxBodyBytes);
         branches.push(
           statement(
-            `SELECT ? AS \`part\`, ${LATEST_COLUMNS(key.withBody ? '`body`' : 'NULL AS `body`')}
+            `SELECT ? AS \`part\`, ${LATEST_COLUMNS(body, bodyBytes)}
                FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
-            [part, key.uuid, key.cell],
+            [part, ...values, key.uuid, key.cell],
           ),
         );
       }
     } else {
-      branches.push(latestOfMany(table, part, keys));
+      branches.push(latestOfMany(table, part, keys, maxBodyBytes));
     }
     if (records.length === 0) return;
     if (records.length <= DIVES_PER_TABLE) {
@@ -112,23 +140,29 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
 }
 
 /** The set query for the latest versions of many cells of one table (see latestVersionsOf). */
-function latestOfMany(table: string, part: number, keys: readonly LatestKey[]): Statement {
+function latestOfMany(
+  table: string,
+  part: number,
+  keys: readonly LatestKey[],
+  maxBodyBytes: number | undefined,
+): Statement {
   const uuids = [...new Set(keys.map((key) => key.uuid))];
   const cells = [...new Set(keys.map((key) => key.cell))];
   if (!keys.some((key) => key.withBody)) {
     // Only the ref_keys: no need to join back to the rows.
     return statement(
-      `SELECT ? AS \`part\`, 'latest' AS \`what\`, NULL AS \`id\`, \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\`, NULL AS \`body\`, NULL AS \`created_at\`
+      `SELECT ? AS \`part\`, 'latest' AS \`what\`, NULL AS \`id\`, \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\`, NULL AS \`body\`, NULL AS \`created_at\`, NULL AS \`body_bytes\`
          FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
       [part, uuids, cells],
     );
   }
+  const { body, bodyBytes, values } = bodyColumns(true, maxBodyBytes, 'c.');
   return statement(
-    `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, c.\`body\`, c.\`created_at\` FROM \`${table}\` c
+    `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, ${body}, c.\`created_at\`, ${bodyBytes} FROM \`${table}\` c
        JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
               WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
       USING (\`uuid\`, \`column_name\`, \`ref_key\`)`,
-    [part, uuids, cells],
+    [part, ...values, uuids, cells],
   );
 }
 
@@ -144,6 +178,39 @@ export async function readLatestCells(
   const [rows = []] = (await reader.read([latestVersionsOf(tables)])) as Row[][];
   const byTable = tables.map((): Row[] => []);
   for (const row of rows) byTable[Number(row.part)]!.push(row);
+  return byTable;
+}
+
+/** Rows of content tables of one partition whose bodies are wanted, by id. */
+export interface TableIds {
+  readonly table: string;
+  readonly ids: readonly RowId[];
+}
+
+/**
+ * The bodies of rows given by id (rows never change once written), in one statement: one map
+ * per table, in order, from the id (as a string) to the body.
+ */
+export async function readBodies(
+  reader: StatementReader,
+  tables: readonly TableIds[],
+): Promise<Map<string, Buffer>[]> {
+  const byTable = tables.map(() => new Map<string, Buffer>());
+  if (tables.length === 0) return byTable;
+  const [rows = []] = (await reader.read([
+    unionAll(
+      tables.map(({ table, ids }, part) =>
+        statement(`SELECT ? AS \`part\`, \`id\`, \`body\` FROM \`${table}\` WHERE \`id\` IN (?)`, [
+          part,
+          ids,
+        ]),
+      ),
+    ),
+  ])) as Row[][];
+  for (const row of rows) {
+    const body = row.body instanceof Buffer ? row.body : Buffer.alloc(0);
+    byTable[Number(row.part)]!.set(String(row.id), body);
+  }
   return byTable;
 }
 

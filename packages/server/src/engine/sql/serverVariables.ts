@@ -6,3 +6,9 @@ export async function readMaxAllowedPacket(session: SqlSession): Promise<number>
   const rows = await session.query<Row[]>('SELECT @@max_allowed_packet AS `bytes`');
   return Number(rows[0]?.bytes);
 }
+
+/** The server's version string: `10.11.19-MariaDB-0+deb12u1`, `8.0.36`. */
+export async function readServerVersion(session: SqlSession): Promise<string> {
+  const rows = await session.query<Row[]>('SELECT VERSION() AS `version`');
+  return String(rows[0]?.version ?? '');
+}

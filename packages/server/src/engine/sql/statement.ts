@@ -2,6 +2,7 @@
 // several together: one transaction's statements on content and index tables travel as one
 // multi-statement query, and each SQL module still owns the text for its kind of table.
 import type { SqlSession, SqlValue } from '../mysqlPool.js';
+import type { ReadTimeLimit } from './readTimeLimit.js';
 
 export interface Statement {
   readonly sql: string;
@@ -45,15 +46,24 @@ export function directReader(session: SqlSession): StatementReader {
 /**
  * Runs the statements in one round trip and answers one result per statement, in order: the
  * rows of a SELECT, the header (insertId, affectedRows) of anything else. mysql2 answers a
- * single statement's result as it is and several as a list; this evens that out.
+ * single statement's result as it is and several as a list; this evens that out. With a
+ * `readTimeLimit` (reads only: every statement a SELECT), the server stops each statement
+ * itself once the call's deadline (or the statement timeout) is reached.
  */
 export async function runTogether(
   session: SqlSession,
   statements: readonly Statement[],
+  readTimeLimit?: ReadTimeLimit,
 ): Promise<unknown[]> {
   if (statements.length === 0) return [];
+  const text = (limitMs: number | undefined) =>
+    statements
+      .map(({ sql }) =>
+        readTimeLimit === undefined || limitMs === undefined ? sql : readTimeLimit(sql, limitMs),
+      )
+      .join(';\n');
   const results = await session.query<unknown[]>(
-    statements.map(({ sql }) => sql).join(';\n'),
+    readTimeLimit === undefined ? text(undefined) : text,
     statements.flatMap(({ values }) => values),
   );
   return statements.length === 1 ? [results] : results;
