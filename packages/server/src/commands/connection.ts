@@ -65,7 +65,8 @@ export function addConnectionOptions(command: Command): Command {
     );
 }
 
-type UnaryMethod<Req, Res> = (
+/** A generated grpc-js unary method, called with metadata and options. */
+export type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
   options: Partial<CallOptions>,

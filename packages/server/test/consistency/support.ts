@@ -1,12 +1,6 @@
 // Shared by the consistency tests (SPEC §4): real `shameless serve` processes over fresh
 // databases, gRPC calls with a chosen deadline, and plain-SQL access to what was committed.
-import {
-  type CallOptions,
-  type ClientUnaryCall,
-  Metadata,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import {
   type ModelDefinition,
   FieldType,
@@ -15,6 +9,7 @@ import {
 } from '@shameless/proto';
 import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
+import type { UnaryMethod } from '../../src/commands/connection.js';
 import { type StoreApi, collect, connectStore } from '../support/grpcCalls.js';
 import { type ServerProcess, startServerProcess } from '../support/serverProcess.js';
 
@@ -85,13 +80,6 @@ export async function forEachConcurrently<T>(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
-
-type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (error: ServiceError | null, response: Res) => void,
-) => ClientUnaryCall;
 
 /** One unary call with its own deadline (the shared wrappers always allow 15 s). */
 export function callWithDeadline<Req, Res>(

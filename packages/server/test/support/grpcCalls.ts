@@ -1,24 +1,16 @@
 // Promise wrappers over the generated grpc-js client, for tests that speak the raw contract.
 import {
-  type CallOptions,
   type ChannelCredentials,
   type ChannelOptions,
   type ClientReadableStream,
-  type ClientUnaryCall,
   Metadata,
   type ServiceError,
   credentials,
   makeClientConstructor,
 } from '@grpc/grpc-js';
+import type { UnaryMethod } from '../../src/commands/connection.js';
 import { type EachRequest, SortOrder, StoreClient, type WhereRequest } from '@shameless/proto';
 import { service as healthService } from 'grpc-health-check';
-
-type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (error: ServiceError | null, response: Res) => void,
-) => ClientUnaryCall;
 
 const DEADLINE_MS = 15_000;
 
