@@ -6,7 +6,7 @@ import type { ModelSpec } from './engine/index.js';
 import type { SchemaChange } from './engine/schemaPlan.js';
 import { type StorePlan, planStore } from './engine/storePlan.js';
 import { PLAN_EXIT } from './planExit.js';
-import type { Settings } from './settings.js';
+import { type Settings, storeShapeOf } from './settings.js';
 
 export { PLAN_EXIT } from './planExit.js';
 
@@ -17,10 +17,7 @@ export async function plan(
 ): Promise<number> {
   const result = await planStore(
     {
-      namespace: settings.namespace,
-      shardsCount: settings.shardsCount,
-      partitionUrls: settings.partitions,
-      createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
+      ...storeShapeOf(settings),
       connectTimeoutMs: settings.connectTimeoutMs,
     },
     models,

@@ -12,7 +12,7 @@ import { MemoryRelease } from './memoryRelease.js';
 import { registerEngineMetrics } from './metrics/engineMetrics.js';
 import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
-import type { Settings } from './settings.js';
+import { type Settings, storeShapeOf } from './settings.js';
 
 export async function serve(settings: Settings): Promise<void> {
   const logger = createLogger(settings.logLevel);
@@ -21,10 +21,7 @@ export async function serve(settings: Settings): Promise<void> {
   security.reloadTokensOnHangup(logger);
   const engine = await openStore(
     {
-      namespace: settings.namespace,
-      shardsCount: settings.shardsCount,
-      partitionUrls: settings.partitions,
-      createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
+      ...storeShapeOf(settings),
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
       statementTimeoutMs: settings.statementTimeoutMs,

@@ -1,6 +1,7 @@
 // Every server setting, once: its flag, environment variable, config-file key, default and
 // meaning. The CLI's options, --help and the precedence rules are all built from this table.
 import { readFileSync } from 'node:fs';
+import type { StoreShape } from './engine/index.js';
 
 interface SettingDefinition<T> {
   /**
@@ -318,6 +319,16 @@ export const SETTINGS = {
 } satisfies Record<string, SettingDefinition<unknown>>;
 
 export type Settings = { [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]['defaultValue'] };
+
+/** What the store's data is and where it lives: the same for `serve` and for `plan`. */
+export function storeShapeOf(settings: Settings): StoreShape {
+  return {
+    namespace: settings.namespace,
+    shardsCount: settings.shardsCount,
+    partitionUrls: settings.partitions,
+    createdAt: settings.legacyCreatedAtIsBigint ? 'bigint' : 'datetime',
+  };
+}
 
 /** The config file's keys are the setting names above, e.g. {"shardsCount": 64}. */
 export function readConfigFile(path: string): Partial<Record<keyof Settings, unknown>> {

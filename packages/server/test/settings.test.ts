@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readConfigFile, resolveSettings } from '../src/settings.js';
+import { readConfigFile, resolveSettings, storeShapeOf } from '../src/settings.js';
 
 describe('settings (pure)', () => {
   it('defaults serve a developer on one machine', () => {
@@ -34,6 +34,21 @@ describe('settings (pure)', () => {
       /^SHAMELESS_POOL_SIZE:/,
     );
     expect(() => resolveSettings({}, {}, { graceMs: -1 })).to.throw(/^config key graceMs:/);
+  });
+
+  it('gives serve and plan one store shape: partitions, shards, namespace, created_at kind', () => {
+    const settings = resolveSettings(
+      { partitions: ['mysql://root@db:3306/a', 'mysql://root@db:3306/b'], shardsCount: 8 },
+      { SHAMELESS_NAMESPACE: 'ns', SHAMELESS_LEGACY_CREATED_AT_IS_BIGINT: 'true' },
+      {},
+    );
+    expect(storeShapeOf(settings)).to.deep.equal({
+      namespace: 'ns',
+      shardsCount: 8,
+      partitionUrls: ['mysql://root@db:3306/a', 'mysql://root@db:3306/b'],
+      createdAt: 'bigint',
+    });
+    expect(storeShapeOf(resolveSettings({}, {}, {})).createdAt).to.equal('datetime');
   });
 
   it('reads legacyCreatedAtIsBigint as a boolean from a flag, the environment or the file', () => {
