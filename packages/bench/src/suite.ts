@@ -18,6 +18,8 @@ export interface PlannedRun {
   readonly workload: Workload;
   readonly bodyBytes: number;
   readonly concurrency: readonly number[];
+  /** Operations each of its runs (and their baselines) completes before the timed warm-up. */
+  readonly warmupOperations: number;
 }
 
 export interface SuitePlan {
@@ -30,6 +32,9 @@ export interface SuitePlan {
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
 }
+
+/** The echo is a unary call: it warms up like the single-call workloads. */
+const ECHO_WARMUP_OPERATIONS = 1000;
 
 /** The half-load runs use the default body. */
 const HALF_LOAD_BODY = 1024;
@@ -84,6 +89,7 @@ export async function runSuite(
         await runClosedLoop(async () => void (await client.echo(payload)), {
           ...load,
           concurrency,
+          warmupOperations: ECHO_WARMUP_OPERATIONS,
         }),
       );
       echoes.set(key, measured);
@@ -106,9 +112,15 @@ export async function runSuite(
   const baselineRun = async (
     operation: (worker: number) => Promise<number | void>,
     concurrency: number,
+    warmupOperations: number,
   ) => {
     const meter = cpu.meter(['client', 'mariadb']);
-    const result = await runClosedLoop(operation, { ...load, concurrency, window: meter });
+    const result = await runClosedLoop(operation, {
+      ...load,
+      concurrency,
+      window: meter,
+      warmupOperations,
+    });
     return baseline(result, meter.perOperation(result.operations));
   };
 
@@ -131,13 +143,23 @@ export async function runSuite(
       const echo = await echoAt(run.bodyBytes, concurrency);
       const { result: sdk, cpu: sdkCpu } = await sdkRun(
         `${run.workload.id}-${formatBytes(run.bodyBytes).replace(' ', '')}-${concurrency}`,
-        (window) => runClosedLoop(run.workload.sdk(context), { ...load, concurrency, window }),
+        (window) =>
+          runClosedLoop(run.workload.sdk(context), {
+            ...load,
+            concurrency,
+            window,
+            warmupOperations: run.warmupOperations,
+          }),
       );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
         const pools = openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
-          mysql = await baselineRun(run.workload.mysql(context, pools), concurrency);
+          mysql = await baselineRun(
+            run.workload.mysql(context, pools),
+            concurrency,
+            run.warmupOperations,
+          );
         } finally {
           await pools.end();
         }
@@ -146,7 +168,11 @@ export async function runSuite(
       if (run.workload.gem) {
         const client = openGemShapedClient(bench.partitionUrl, concurrency);
         try {
-          gem = await baselineRun(run.workload.gem(context, client), concurrency);
+          gem = await baselineRun(
+            run.workload.gem(context, client),
+            concurrency,
+            run.warmupOperations,
+          );
         } finally {
           await client.end();
         }
