@@ -4,7 +4,6 @@
 
 import { expect } from 'chai';
 import { ServerCredentials, status, type ServerErrorResponse } from '@grpc/grpc-js';
-import type { GetCellRequest } from '@shameless/proto';
 import { makeTestCertificates, type TestCertificates } from '@shameless/testkit';
 import {
   PermissionDeniedError,
@@ -18,10 +17,10 @@ import {
   pause,
   serversAndTransports,
   statusError,
+  GET_CELL,
+  READ,
 } from './support/servers.js';
 
-const READ = { idempotent: true, hedgeable: true } as const;
-const getCell: GetCellRequest = { model: 'rate', uuid: 'u-1', cell: '', refKey: undefined };
 const TOKEN = 'tok_3f9a1c7e5b';
 
 describe('credentials: TLS, mutual TLS, bearer token', function () {
@@ -78,7 +77,7 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
       n < 3 ? statusError(status.UNAVAILABLE, 'partition 0 is down') : undefined,
     );
     const transport = connect([server.address], { tls: { ca: certs.ca }, token: TOKEN });
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('u-1');
     expect(authorizations).to.deep.equal(Array(3).fill(`Bearer ${TOKEN}`));
   });
@@ -92,7 +91,7 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
       token: async () => TOKEN,
       hedge: { delayMs: 20 },
     });
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('u-1');
     expect(transport.stats()).to.include({ hedges: 1, hedgesWon: 1 });
     expect(slow.authorizations).to.deep.equal([`Bearer ${TOKEN}`]);
@@ -103,9 +102,9 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
     const { server, authorizations } = await recordingServer(tlsServer(false));
     let current = 'tok_before';
     const transport = connect([server.address], { tls: { ca: certs.ca }, token: () => current });
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     current = 'tok_after';
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     expect(authorizations).to.deep.equal(['Bearer tok_before', 'Bearer tok_after']);
   });
 
@@ -115,11 +114,11 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
       tls: { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey },
       token: TOKEN,
     });
-    await withCert.unary('getCell', getCell, READ);
+    await withCert.unary('getCell', GET_CELL, READ);
     expect(authorizations).to.deep.equal([`Bearer ${TOKEN}`]);
 
     const withoutCert = connect([server.address], { tls: { ca: certs.ca }, token: TOKEN });
-    const refused = await withoutCert.unary('getCell', getCell, READ).catch((e: unknown) => e);
+    const refused = await withoutCert.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(UnavailableError);
     expect(authorizations, 'the handler never ran').to.have.length(1);
   });
@@ -128,12 +127,12 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
     const { server, authorizations } = await recordingServer(tlsServer(false));
     const plaintext = connect([server.address], { token: TOKEN });
     expect(
-      await plaintext.unary('getCell', getCell, READ).catch((e: unknown) => e),
+      await plaintext.unary('getCell', GET_CELL, READ).catch((e: unknown) => e),
     ).to.be.instanceOf(UnavailableError);
     const otherCa = connect([server.address], { tls: { ca: certs.otherCa }, token: TOKEN });
-    expect(await otherCa.unary('getCell', getCell, READ).catch((e: unknown) => e)).to.be.instanceOf(
-      UnavailableError,
-    );
+    expect(
+      await otherCa.unary('getCell', GET_CELL, READ).catch((e: unknown) => e),
+    ).to.be.instanceOf(UnavailableError);
     expect(authorizations).to.have.length(0);
   });
 
@@ -146,7 +145,7 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
         statusError(code, code === status.UNAUTHENTICATED ? 'unknown token' : 'needs role writer'),
       );
       const transport = connect([server.address], { tls: { ca: certs.ca }, token: TOKEN });
-      const error = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+      const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(ErrorClass);
       expect((error as UnauthenticatedError).retryable).to.equal(false);
       expect(authorizations).to.have.length(1);

@@ -4,7 +4,6 @@
 
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import type { GetCellRequest } from '@shameless/proto';
 import type { ClientMiddleware } from '../../src/index.js';
 import {
   cell,
@@ -12,10 +11,9 @@ import {
   pause,
   serversAndTransports,
   statusError,
+  GET_CELL,
+  READ,
 } from './support/servers.js';
-
-const READ = { idempotent: true, hedgeable: true } as const;
-const getCell: GetCellRequest = { model: 'rate', uuid: 'u-1', cell: '', refKey: undefined };
 
 interface Seen {
   readonly kind: string | undefined;
@@ -50,7 +48,7 @@ describe('interceptors', function () {
     });
     const { interceptor, seen } = recordingInterceptor();
     const transport = connect([server.address], { hedge: false, interceptors: [interceptor] });
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     expect(seen.map((attempt) => [attempt.kind, attempt.index])).to.deep.equal([
       ['initial', 0],
       ['retry', 1],
@@ -75,7 +73,7 @@ describe('interceptors', function () {
       hedge: { delayMs: 20 },
       interceptors: [interceptor],
     });
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('fast');
     expect(seen).to.deep.equal([
       { kind: 'initial', index: 0, address: slow.address },
@@ -94,7 +92,7 @@ describe('interceptors', function () {
       getCell: (_call, callback) => callback(null, { cell: cell('u-1') }),
     });
     const transport = connect([server.address], { interceptors: [named('a'), named('b')] });
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     expect(order).to.deep.equal(['a', 'b']);
   });
 });

@@ -28,11 +28,11 @@ import {
   statusError,
   within,
   type TestServer,
+  GET_CELL,
+  READ,
 } from './support/servers.js';
 
-const READ = { idempotent: true, hedgeable: true } as const;
 const WRITE = { idempotent: true, hedgeable: false } as const;
-const getCell: GetCellRequest = { model: 'rate', uuid: 'u-1', cell: '', refKey: undefined };
 
 // Request and response types come from the generated code: misuse does not compile.
 export function typeChecks(transport: Transport): void {
@@ -41,8 +41,8 @@ export function typeChecks(transport: Transport): void {
   // @ts-expect-error 'where' is a streaming method
   void transport.unary('where', {}, READ);
   // @ts-expect-error 'getCell' is not a streaming method
-  void transport.serverStream('getCell', getCell);
-  const answer: Promise<GetCellResponse> = transport.unary('getCell', getCell, READ);
+  void transport.serverStream('getCell', GET_CELL);
+  const answer: Promise<GetCellResponse> = transport.unary('getCell', GET_CELL, READ);
   void answer;
 }
 
@@ -77,7 +77,7 @@ describe('transport over real gRPC', function () {
       getCell: (call, callback) => callback(null, { cell: cell(call.request.uuid) }),
     });
     const transport = connect([server.address]);
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('u-1');
     expect(response.cell?.body).to.deep.equal(Buffer.from([0x80]));
     expect(transport.stats()).to.include({ calls: 1, attempts: 1, retries: 0 });
@@ -140,7 +140,7 @@ describe('transport over real gRPC', function () {
         },
       });
       const transport = connect([server.address]);
-      const error = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+      const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(ErrorClass);
       expect((error as InstanceType<typeof ErrorClass>).details).to.equal(details);
       expect((error as InstanceType<typeof ErrorClass>).retryable).to.equal(false);
@@ -155,11 +155,11 @@ describe('transport over real gRPC', function () {
       getCell: (_call, callback) => callback(null, { cell: cell('from-up') }),
     });
     const transport = connect([down, up.address]);
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('from-up');
     expect(transport.stats()).to.include({ attempts: 2, retries: 1 });
     // The down endpoint is now avoided: the next call goes straight to the live one.
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     expect(transport.stats()).to.include({ attempts: 3, retries: 1 });
   });
 
@@ -175,7 +175,7 @@ describe('transport over real gRPC', function () {
     const transport = connect([server.address], {
       metadata: { authorization: 'Bearer s3cret' },
     });
-    await transport.unary('getCell', getCell, READ);
+    await transport.unary('getCell', GET_CELL, READ);
     expect(tokens).to.deep.equal(['Bearer s3cret', 'Bearer s3cret']);
   });
 
@@ -188,7 +188,7 @@ describe('transport over real gRPC', function () {
       const transport = connect([server.address]);
       const started = Date.now();
       const error = await transport
-        .unary('getCell', getCell, { ...READ, deadlineMs: 200 })
+        .unary('getCell', GET_CELL, { ...READ, deadlineMs: 200 })
         .catch((e: unknown) => e);
       expect(error).to.be.instanceOf(DeadlineExceededError);
       expect(Date.now() - started).to.be.below(3000);
@@ -209,7 +209,7 @@ describe('transport over real gRPC', function () {
       });
       const transport = connect([server.address]);
       const started = Date.now();
-      await transport.unary('getCell', getCell, { ...WRITE, deadlineMs: 2000 });
+      await transport.unary('getCell', GET_CELL, { ...WRITE, deadlineMs: 2000 });
       expect(deadlines).to.have.length(2);
       // A fresh 2 s deadline for the retry would end >= 2300 ms after the start.
       for (const deadline of deadlines) expect(deadline - started).to.be.at.most(2000 + 100);
@@ -238,7 +238,7 @@ describe('transport over real gRPC', function () {
       // A fresh transport picks the first endpoint first: the slow one.
       const transport = connect([slow.address, fast.address], { hedge: { delayMs: 50 } });
       const started = Date.now();
-      const response = await transport.unary('getCell', getCell, READ);
+      const response = await transport.unary('getCell', GET_CELL, READ);
       expect(response.cell?.uuid).to.equal('fast');
       expect(fastReceivedAt - started).to.be.at.least(45); // not before the hedge delay
       await within(slowCancelled.promise, 3000, 'the slow attempt to be cancelled');
@@ -254,7 +254,7 @@ describe('transport over real gRPC', function () {
         },
       });
       const transport = connect([server.address], { hedge: { delayMs: 2000 } });
-      for (let i = 0; i < 5; i++) await transport.unary('getCell', getCell, READ);
+      for (let i = 0; i < 5; i++) await transport.unary('getCell', GET_CELL, READ);
       expect(calls).to.equal(5);
       expect(transport.stats()).to.include({ attempts: 5, hedges: 0 });
     });
@@ -303,12 +303,12 @@ describe('transport over real gRPC', function () {
     const transport = connect([server.address]);
     // A hint past the deadline: no retry (the backoff alone, 1 to 5 ms, would have retried).
     const error = await transport
-      .unary('getCell', getCell, { ...READ, deadlineMs: 2000 })
+      .unary('getCell', GET_CELL, { ...READ, deadlineMs: 2000 })
       .catch((e: unknown) => e);
     expect(error).to.be.instanceOf(ResourceExhaustedError);
     expect(calls).to.equal(1);
     // A hint of 30 ms: retried after it.
-    const response = await transport.unary('getCell', getCell, READ);
+    const response = await transport.unary('getCell', GET_CELL, READ);
     expect(response.cell?.uuid).to.equal('u-1');
     expect(calls).to.equal(3);
     expect(transport.stats()).to.include({ attempts: 3, retries: 1 });
@@ -320,14 +320,14 @@ describe('transport over real gRPC', function () {
         retry: { maxAttempts: 4, baseMs: 1, maxMs: 2 },
         budget: { maxTokens: 10, tokenRatio: 0.1 },
       });
-      const first = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+      const first = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
       expect(first).to.be.instanceOf(UnavailableError);
       // 4 attempts, 4 transient failures: 10 -> 6 tokens, retries still allowed (6 > 5).
       expect(transport.stats()).to.include({ attempts: 4, retries: 3, budgetTokens: 6 });
 
       // 6 -> 5: no retry (5 is not > 5). From now on every call is a single attempt.
       for (let i = 0; i < 3; i++) {
-        const error = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+        const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
         expect(error).to.be.instanceOf(UnavailableError);
       }
       expect(transport.stats()).to.include({
@@ -350,9 +350,9 @@ describe('transport over real gRPC', function () {
         budget: { maxTokens: 10, tokenRatio: 0.1 },
         waitForConnection: false,
       });
-      await transport.unary('getCell', getCell, READ);
+      await transport.unary('getCell', GET_CELL, READ);
       server.stop();
-      const error = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+      const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(UnavailableError);
       // 10 tokens (full, a success cannot add more): failures 9, 8, 7, 6 are each followed by
       // a retry, 5 is not: 5 attempts for this call although maxAttempts is 10.
@@ -376,7 +376,7 @@ describe('transport over real gRPC', function () {
           budget: { maxTokens: 4, tokenRatio: 0.1 },
         },
       );
-      for (let i = 0; i < 5; i++) await transport.unary('getCell', getCell, READ);
+      for (let i = 0; i < 5; i++) await transport.unary('getCell', GET_CELL, READ);
       // Every call outlives the hedge delay. Hedges cost 1 and each call's answer earns 0.1:
       // 4 -> 3.1 -> 2.2 -> 1.3 (three hedges sent); at 1.3 (not > 2) the rest are refused.
       expect(transport.stats()).to.include({ hedges: 3, budgetRefusals: 2, budgetTokens: 1.5 });
@@ -396,7 +396,7 @@ describe('transport over real gRPC', function () {
       const transport = connect([server.address]);
       const controller = new AbortController();
       const pending = transport
-        .unary('getCell', getCell, { ...READ, signal: controller.signal })
+        .unary('getCell', GET_CELL, { ...READ, signal: controller.signal })
         .catch((e: unknown) => e);
       await within(received.promise, 3000, 'the call to arrive');
       controller.abort();
@@ -408,7 +408,7 @@ describe('transport over real gRPC', function () {
       const server = await serve({});
       const transport = connect([server.address]);
       transport.close();
-      const error = await transport.unary('getCell', getCell, READ).catch((e: unknown) => e);
+      const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(CancelledError);
     });
   });

@@ -11,8 +11,14 @@ import {
   type ServerErrorResponse,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { StoreService, type Cell, type StoreServer } from '@shameless/proto';
+import { StoreService, type Cell, type GetCellRequest, type StoreServer } from '@shameless/proto';
 import { createTransport, type Transport, type TransportOptions } from '../../../src/index.js';
+
+/** The marks of a read: retried and hedged. */
+export const READ = { idempotent: true, hedgeable: true } as const;
+
+/** A GetCell of the latest base cell, for calls whose answer the scripted server decides. */
+export const GET_CELL: GetCellRequest = { model: 'rate', uuid: 'u-1', cell: '', refKey: undefined };
 
 /** A running scripted server. */
 export interface TestServer {
