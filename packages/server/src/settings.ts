@@ -223,6 +223,15 @@ export const SETTINGS = {
     defaultValue: 64 * 1024 * 1024,
     parse: integer(1024),
   },
+  primaryKeyCacheEntries: {
+    scope: 'server',
+    flag: '--primary-key-cache-entries <n>',
+    env: 'SHAMELESS_PRIMARY_KEY_CACHE_ENTRIES',
+    description:
+      'tuples of primary values whose record the server remembers (about 200 bytes each), so that a Put of values seen before needs no lookup; 0 for none',
+    defaultValue: 100_000,
+    parse: integer(0, 100_000_000),
+  },
   maxConcurrentCalls: {
     scope: 'server',
     flag: '--max-concurrent-calls <n>',

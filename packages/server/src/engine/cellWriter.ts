@@ -14,6 +14,7 @@ import { ShardTransaction } from './shardTransaction.js';
 import type { StoredCell } from './sql/contentRows.js';
 import type {
   AppendRequest,
+  CreateOutcome,
   CreateRequest,
   ItemOutcome,
   RefusalError,
@@ -46,12 +47,29 @@ export class CellWriter {
 
   /** Appends one version. @throws the refusal (NotFoundError, ConflictError) */
   async append(request: AppendRequest): Promise<AppendResult> {
+    const result = await this.appendIfReached(request);
+    if (!result) throw new Error('an append without a reachedThrough row was answered unreachable');
+    return result;
+  }
+
+  /**
+   * Appends one version, unless `request.reachedThrough` no longer leads to the record:
+   * undefined then, and nothing was written. @throws the refusal (NotFoundError, ConflictError)
+   */
+  async appendIfReached(request: AppendRequest): Promise<AppendResult | undefined> {
     const [outcome] = await this.submit(this.partitionOf(request.uuid), [
       { kind: 'append', ...request },
     ]);
-    if (outcome!.status === 'written') return outcome!;
-    if (outcome!.status === 'refused') throw outcome!.error;
-    throw new Error('an append was answered as a create');
+    switch (outcome!.status) {
+      case 'written':
+        return outcome!;
+      case 'refused':
+        throw outcome!.error;
+      case 'unreachable':
+        return undefined;
+      case 'taken':
+        throw new Error('an append was answered as a create');
+    }
   }
 
   /**
@@ -74,7 +92,11 @@ export class CellWriter {
         );
         positions.forEach((position, i) => {
           const outcome = results[i]!;
-          if (outcome.status === 'taken') throw new Error('an append was answered as a create');
+          if (outcome.status === 'taken' || outcome.status === 'unreachable') {
+            throw new Error(
+              `an append without a reachedThrough row was answered ${outcome.status}`,
+            );
+          }
           outcomes[position] =
             outcome.status === 'written'
               ? { ok: true, cell: outcome.cell, replayed: outcome.replayed }
@@ -87,10 +109,11 @@ export class CellWriter {
   }
 
   /** Creates a record: base version 0 and its index rows on the uuid's partition, together. */
-  async create(request: CreateRequest): Promise<ItemOutcome> {
+  async create(request: CreateRequest): Promise<CreateOutcome> {
     const [outcome] = await this.submit(this.partitionOf(request.uuid), [
       { kind: 'create', ...request },
     ]);
+    if (outcome!.status === 'unreachable') throw new Error('a create was answered unreachable');
     return outcome!;
   }
 

@@ -1,7 +1,7 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
 import { type AppendOutcome, CellWriter } from './cellWriter.js';
-import type { EngineStats, PartitionActivity } from './engineStats.js';
+import type { EngineStats, PartitionActivity, PrimaryKeyCacheStats } from './engineStats.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
@@ -14,6 +14,7 @@ import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
+import { PrimaryKeyCache } from './primaryKeyCache.js';
 import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
@@ -81,13 +82,23 @@ export interface EngineOptions {
    * the server sends. Unbounded when left out.
    */
   maxAnswerBytes?: number;
+  /**
+   * How many tuples of primary values the server remembers the record of, so that a put of
+   * values seen before needs no lookup; DEFAULT_PRIMARY_KEY_CACHE_ENTRIES when left out, 0 for
+   * none.
+   */
+  primaryKeyCacheEntries?: number;
 }
+
+/** About 20 MiB of primary values and uuids. */
+export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
 
 export class Engine implements EngineStats {
   readonly models: ModelRegistry;
   private readonly cells: CellWriter;
   private readonly latest: LatestCells;
   private readonly puts: PutOperation;
+  private readonly primaryKeys: PrimaryKeyCache;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
   readonly limits: QueryLimits;
@@ -109,7 +120,16 @@ export class Engine implements EngineStats {
     const notifier = new LogNotifier();
     this.models = new ModelRegistry(layout, partitions, logger);
     this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
-    this.puts = new PutOperation(layout, partitions, this.cells, new PrimaryLookups(partitions));
+    this.primaryKeys = new PrimaryKeyCache(
+      options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
+    );
+    this.puts = new PutOperation(
+      layout,
+      partitions,
+      this.cells,
+      new PrimaryLookups(partitions),
+      this.primaryKeys,
+    );
     this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(layout, partitions, this.models, this.latest, this.limits);
     this.log = new ShardLog(
@@ -368,6 +388,14 @@ export class Engine implements EngineStats {
   /** How many write transactions (groups) have run, and how many writes they carried. */
   writeStats(): GroupStats {
     return this.cells.stats();
+  }
+
+  primaryKeyCacheStats(): PrimaryKeyCacheStats {
+    return {
+      entries: this.primaryKeys.size,
+      capacity: this.primaryKeys.capacity,
+      ...this.primaryKeys.stats,
+    };
   }
 
   partitionActivity(): PartitionActivity[] {

@@ -16,4 +16,13 @@ export interface EngineStats {
   writeStats(): GroupStats;
   /** Each partition's pool and group commit now, by partition index. */
   partitionActivity(): readonly PartitionActivity[];
+  /** The primary-key cache: entries held now and at most, lookups answered and not so far. */
+  primaryKeyCacheStats(): PrimaryKeyCacheStats;
+}
+
+export interface PrimaryKeyCacheStats {
+  readonly entries: number;
+  readonly capacity: number;
+  readonly hits: number;
+  readonly misses: number;
 }

@@ -44,7 +44,9 @@ export type Decision =
   /** The request id was applied by an earlier transaction: that version. */
   | { readonly kind: 'stored'; readonly cell: StoredCell }
   | { readonly kind: 'refused'; readonly error: RefusalError }
-  | { readonly kind: 'taken'; readonly owner: string };
+  | { readonly kind: 'taken'; readonly owner: string }
+  /** The append's `reachedThrough` row no longer leads to its record. */
+  | { readonly kind: 'unreachable' };
 
 export interface GroupPlan {
   /** One per item, in order. */
@@ -106,14 +108,16 @@ export function planAppend(
  * earlier in the group (for the same cell, and was written) replays that write; any other
  * append is decided by planAppend against the cell's latest version, which the group's own
  * earlier items advance (so their ref_keys chain, and a merge applies onto the body written
- * just before it). A create writes base version 0 when its index rows went in. A refused item
- * changes nothing for the items after it.
+ * just before it). A create writes base version 0 when its index rows went in. An append in
+ * `unreachable` (its primary values lead elsewhere now) writes nothing, unless it replays. A
+ * refused item changes nothing for the items after it.
  */
 export function planGroup(
   items: readonly WriteItem[],
   tableOf: (item: WriteItem) => string,
   reads: ReadonlyMap<string, TableReads>,
   fates: ReadonlyMap<number, CreateFate>,
+  unreachable: ReadonlySet<number>,
   createdAt: Date,
 ): GroupPlan {
   const latest = new Map<string, LatestVersion>();
@@ -153,6 +157,7 @@ export function planGroup(
     if (earlier) return { kind: 'stored', cell: earlier };
     const inGroup = insertedBy.get(request);
     if (inGroup) return { kind: 'insert', ...inGroup, replayed: true };
+    if (unreachable.has(i)) return { kind: 'unreachable' };
 
     const current = (uuid: string, cell: string) =>
       latest.get(cellKey(uuid, cell)) ?? read?.latest.get(cellKey(uuid, cell));

@@ -8,7 +8,7 @@ export {
   type StoreDescription,
   type WriteCellInput,
 } from './engine.js';
-export type { EngineStats, PartitionActivity } from './engineStats.js';
+export type { EngineStats, PartitionActivity, PrimaryKeyCacheStats } from './engineStats.js';
 export * from './errors.js';
 export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';

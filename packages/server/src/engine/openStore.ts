@@ -50,6 +50,8 @@ export interface StoreConfig {
   queryLimits?: QueryLimits;
   /** The largest answer of a GetCells, in bytes (the largest message sent); unbounded if left out. */
   maxAnswerBytes?: number;
+  /** Tuples of primary values whose record is remembered; the engine's default if left out. */
+  primaryKeyCacheEntries?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -172,6 +174,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
       healthCheckIntervalMs: config.healthCheckIntervalMs,
       maxAnswerBytes: config.maxAnswerBytes,
+      primaryKeyCacheEntries: config.primaryKeyCacheEntries,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

@@ -9,7 +9,8 @@ import { type PrimaryLookup, primaryLookups } from './sql/indexTable.js';
 /** Lookups per SELECT at most; more in one turn are made with several. */
 const MAX_LOOKUPS_PER_READ = 1000;
 
-const lookupKey = ({ table, values }: PrimaryLookup) =>
+/** A tuple of primary values as one string: the key of lookups and of the primary-key cache. */
+export const primaryKeyOf = ({ table, values }: Pick<PrimaryLookup, 'table' | 'values'>) =>
   `${table}/${JSON.stringify(values.map(String))}`;
 
 export class PrimaryLookups {
@@ -20,7 +21,7 @@ export class PrimaryLookups {
       (partition) =>
         new BatchLoader<PrimaryLookup, string>(
           (lookups) => this.readOn(partition.index, lookups),
-          lookupKey,
+          primaryKeyOf,
           MAX_LOOKUPS_PER_READ,
         ),
     );
@@ -29,7 +30,7 @@ export class PrimaryLookups {
   /** The uuid of the record the values belong to, if any. `partition` holds `lookup.table`. */
   async find(partition: number, lookup: PrimaryLookup): Promise<string | undefined> {
     const found = await this.loaders[partition]!.load([lookup]);
-    return found.get(lookupKey(lookup));
+    return found.get(primaryKeyOf(lookup));
   }
 
   private async readOn(
@@ -39,6 +40,6 @@ export class PrimaryLookups {
     const [rows = []] = (await this.partitions
       .at(partition)
       .read((reader) => reader.read([primaryLookups(lookups)]))) as Row[][];
-    return new Map(rows.map((row) => [lookupKey(lookups[Number(row.part)]!), String(row.uuid)]));
+    return new Map(rows.map((row) => [primaryKeyOf(lookups[Number(row.part)]!), String(row.uuid)]));
   }
 }

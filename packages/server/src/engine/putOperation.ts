@@ -1,7 +1,13 @@
 // Put: the gem's upsert, made safe under concurrency.
 //
+// Which record the values lead to comes from the primary-key cache when this server has seen
+// them (primaryKeyCache.ts); otherwise the put either looks them up or tries the create at once,
+// whichever the model's recent puts say is cheaper (putRoute.ts).
+//
 // Update path (the primary index maps the values to a record): one merge-append to the
-// record's base cell. Create path: a new uuid is drawn until its content shard lives on the
+// record's base cell, written only if the primary-index row, read again under the log lock,
+// still leads to that record (when it lives on the record's partition, as every record this
+// server creates does). Create path: a new uuid is drawn until its content shard lives on the
 // partition of the primary-index row, so that base version 0, the primary-index row and the
 // secondary-index rows on that partition commit in one transaction (shared with other writes
 // by group commit). A record is therefore never reachable through those indices without its
@@ -14,13 +20,15 @@
 import { randomUUID } from 'node:crypto';
 import { type Body, parseBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
-import { NotFoundError, UnavailableError } from './errors.js';
+import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
-import type { PrimaryLookups } from './primaryLookups.js';
+import type { PrimaryKeyCache } from './primaryKeyCache.js';
+import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
+import { PutRoutes } from './putRoute.js';
 import type { StoredCell } from './sql/contentRows.js';
 import {
   type PrimaryLookup,
@@ -39,10 +47,11 @@ export interface PutResult {
 }
 
 /**
- * A put looks the values up again when the record it was to update vanished (a create that a
- * gem-made unique index refused after the lookup saw it): a few times at most.
+ * A put finds its record again when the one it was to update is no longer reached through its
+ * values (a stale cache entry, or a create that a gem-made unique index refused after the
+ * lookup saw it): a few times at most.
  */
-const ATTEMPTS = 3;
+const ATTEMPTS = 4;
 
 /** The primary-index row a put looks up: its values, shard and table. */
 interface PrimaryRow extends PrimaryLookup {
@@ -64,12 +73,20 @@ export interface PreparedPut {
 /** A record's row in an index, and the partition that index row lives on. */
 type PlacedRow = IndexRowWrite & { readonly partition: number };
 
+/** How a put found the record its values lead to, when it did not create one. */
+type Found =
+  | { readonly kind: 'created'; readonly result: PutResult }
+  | { readonly kind: 'existing'; readonly owner: string };
+
 export class PutOperation {
+  private readonly routes = new PutRoutes();
+
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly cells: CellWriter,
     private readonly lookups: PrimaryLookups,
+    private readonly known: PrimaryKeyCache,
   ) {}
 
   /**
@@ -95,27 +112,72 @@ export class PutOperation {
   }
 
   async put(put: PreparedPut, requestId: string): Promise<PutResult> {
-    const { model, values, field, primary } = put;
-    const partition = this.partitions.forShard(primary.shard);
-
+    const key = primaryKeyOf(put.primary);
     for (let attempt = 1; ; attempt++) {
-      let owner = await this.lookups.find(partition.index, primary);
+      let owner = this.known.get(key);
       if (owner === undefined) {
-        // Every index value is checked before anything is written.
-        const rows = this.indexRowsOf(model, values, field);
-        const created = await this.create(model, put.bytes, requestId, rows);
-        if (created.kind === 'created') return created.result;
-        owner = created.owner;
+        const found = await this.findOrCreate(put, requestId);
+        if (found.kind === 'created') return found.result;
+        owner = found.owner;
       }
       const updated = await this.update(put, owner, requestId);
       if (updated) return updated;
+      this.known.delete(key);
       if (attempt >= ATTEMPTS) {
         throw new UnavailableError(
-          partition.index,
+          this.layout.partitionOf(put.primary.shard),
           'the record these primary values lead to keeps changing; retry',
         );
       }
     }
+  }
+
+  /**
+   * For values the cache does not hold: the record created for them, or the one that holds
+   * them. Remembers which record they lead to.
+   */
+  private async findOrCreate(put: PreparedPut, requestId: string): Promise<Found> {
+    const { model, values, field, primary } = put;
+    // Every index value is checked before anything is written. Values that lack (or mistype)
+    // a field of a secondary index cannot create a record but may update one: they are looked
+    // up first, and refused only if no record holds them.
+    let rows: PlacedRow[] | undefined;
+    let invalid: InvalidArgumentError | undefined;
+    try {
+      rows = this.indexRowsOf(model, values, field);
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      invalid = error;
+    }
+    const lookedUp = rows === undefined || this.routes.firstStep(model.name) === 'lookup';
+    if (lookedUp) {
+      const owner = await this.lookups.find(this.layout.partitionOf(primary.shard), primary);
+      this.routes.observe(model.name, owner === undefined);
+      if (owner !== undefined) {
+        this.remember(primary, owner);
+        return { kind: 'existing', owner };
+      }
+    }
+    if (rows === undefined) throw invalid;
+    const created = await this.create(model, put.bytes, requestId, rows);
+    if (!lookedUp) this.routes.observe(model.name, created.kind === 'created');
+    this.remember(primary, created.kind === 'created' ? created.result.uuid : created.owner);
+    return created.kind === 'created' ? created : { kind: 'existing', owner: created.owner };
+  }
+
+  /**
+   * Caches where the values lead, when the record's content lives on the partition of its
+   * primary-index row: only there can an update check the row under its lock.
+   */
+  private remember(primary: PrimaryRow, uuid: string): void {
+    if (this.checkable(primary, uuid)) this.known.set(primaryKeyOf(primary), uuid);
+  }
+
+  private checkable(primary: PrimaryRow, uuid: string): boolean {
+    return (
+      this.layout.partitionOf(this.layout.contentShard(uuid)) ===
+      this.layout.partitionOf(primary.shard)
+    );
   }
 
   private primaryRow(model: CompiledModel, values: Body, field: string): PrimaryRow {
@@ -166,16 +228,16 @@ export class PutOperation {
     return { kind: 'created', result: { uuid, base: outcome.cell, created: true } };
   }
 
-  /** Undefined when the record does not exist (any more). */
+  /** Undefined when the record does not exist, or the values no longer lead to it. */
   private async update(
     put: PreparedPut,
     uuid: string,
     requestId: string,
   ): Promise<PutResult | undefined> {
-    const { model, values, field, maxCellBytes } = put;
+    const { model, values, field, maxCellBytes, primary } = put;
     let appended;
     try {
-      appended = await this.cells.append({
+      appended = await this.cells.appendIfReached({
         model,
         uuid,
         cell: BASE_CELL,
@@ -185,11 +247,13 @@ export class PutOperation {
           limit: { bytes: maxCellBytes, field },
         },
         requestId,
+        ...(this.checkable(primary, uuid) ? { reachedThrough: primary } : {}),
       });
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }
+    if (!appended) return undefined;
     const created = appended.replayed && appended.cell.refKey === 0;
     if (created) {
       // A retried create: finish what a crash may have interrupted.
@@ -232,6 +296,7 @@ export class PutOperation {
     );
     const collided = collisions.find((row) => row !== undefined);
     if (!collided) return;
+    this.known.delete(primaryKeyOf(rows[0]!));
     const byPartition = new Map<number, PlacedRow[]>();
     for (const row of rows) {
       const list = byPartition.get(row.partition);

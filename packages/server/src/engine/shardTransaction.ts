@@ -13,8 +13,9 @@
 // 1. START TRANSACTION; the log locks (in table-name order, so groups sharing tables cannot
 //    deadlock on them); one SELECT of the latest version of every cell appended to (with its
 //    body for a merge) and of each record's base cell (whether the record exists), across all
-//    tables; per index table that creates write, INSERT IGNORE of their rows (in key order)
-//    and the read of who holds each key.
+//    tables; the primary-index rows that appends were reached through (a put's update), to
+//    check they still lead there; per index table that creates write, INSERT IGNORE of their
+//    rows (in key order) and the read of who holds each key.
 // 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT and the
 //    read-back of what it stored (a primary-key range), the index rows of refused creates
 //    deleted, COMMIT.
@@ -59,7 +60,12 @@ import {
   toInsertedCell,
   writesByRequestId,
 } from './sql/contentWrites.js';
-import { deleteIndexRows, indexRowHolders, insertIndexRows } from './sql/indexTable.js';
+import {
+  deleteIndexRows,
+  indexRowHolders,
+  insertIndexRows,
+  primaryLookups,
+} from './sql/indexTable.js';
 import {
   COMMIT,
   ROLLBACK,
@@ -156,11 +162,21 @@ export class ShardTransaction {
         indexRows,
         lookUpRequestIds,
       );
-      const plan = planGroup(items, tableOf, reads.tables, reads.fates, new Date());
-      const refusedAppend = plan.decisions.some(
-        (decision, i) => decision.kind === 'refused' && items[i]!.kind === 'append',
+      const plan = planGroup(
+        items,
+        tableOf,
+        reads.tables,
+        reads.fates,
+        reads.unreachable,
+        new Date(),
       );
-      if (!lookUpRequestIds && refusedAppend) {
+      // An append not written may be the retry of one that was: look its request id up.
+      const unwrittenAppend = plan.decisions.some(
+        (decision, i) =>
+          (decision.kind === 'refused' || decision.kind === 'unreachable') &&
+          items[i]!.kind === 'append',
+      );
+      if (!lookUpRequestIds && unwrittenAppend) {
         await runTogether(connection, [ROLLBACK]);
         open = false;
         return RETRY_WITH_LOOKUPS;
@@ -218,7 +234,11 @@ export class ShardTransaction {
     tables: ReadonlyMap<string, TableWrites>,
     indexRows: ReadonlyMap<string, PlacedIndexRow[]>,
     lookUpRequestIds: boolean,
-  ): Promise<{ tables: Map<string, TableReads>; fates: Map<number, CreateFate> }> {
+  ): Promise<{
+    tables: Map<string, TableReads>;
+    fates: Map<number, CreateFate>;
+    unreachable: Set<number>;
+  }> {
     const statements: Statement[] = [
       START_TRANSACTION,
       lockLogRows(this.layout.logLocksTable, [...tables.keys()]),
@@ -249,6 +269,15 @@ export class ShardTransaction {
       statements.push(
         writesByRequestId(appended.map(({ table }, t) => ({ table, keys: reads[t]!.requests }))),
       );
+    }
+    // Who holds the primary values that appends were reached through.
+    const reached = items.flatMap((item, i) =>
+      item.kind === 'append' && item.reachedThrough ? [{ item: i, row: item.reachedThrough }] : [],
+    );
+    let reachedAt: number | undefined;
+    if (reached.length > 0) {
+      reachedAt = statements.length;
+      statements.push(primaryLookups(reached.map(({ row }) => row)));
     }
     // The creates' index rows (INSERT IGNORE, per table in key order), then one read of who
     // holds each row's values.
@@ -282,6 +311,16 @@ export class ShardTransaction {
     if (holdersAt !== undefined) {
       for (const row of results[holdersAt] ?? []) holders.set(Number(row.part), String(row.uuid));
     }
+    const reachedHolders = new Map<number, string>();
+    if (reachedAt !== undefined) {
+      for (const row of results[reachedAt] ?? []) {
+        reachedHolders.set(Number(row.part), String(row.uuid));
+      }
+    }
+    const unreachable = new Set<number>();
+    reached.forEach(({ item }, part) => {
+      if (reachedHolders.get(part) !== items[item]!.uuid) unreachable.add(item);
+    });
     const fates = new Map<number, CreateFate>();
     items.forEach((item, i) => item.kind === 'create' && fates.set(i, { kind: 'won' }));
     placed.forEach((row, part) => {
@@ -291,7 +330,7 @@ export class ShardTransaction {
         fates.set(row.item, fate);
       }
     });
-    return { tables: tableReads, fates };
+    return { tables: tableReads, fates, unreachable };
   }
 
   /** Round trip 2 (or more, for large groups): the inserts, the clean-up, and the commit. */
@@ -510,5 +549,7 @@ function outcomeOf(decision: Decision, stored: ReadonlyMap<string, StoredCell[]>
       return { status: 'refused', error: decision.error };
     case 'taken':
       return { status: 'taken', owner: decision.owner };
+    case 'unreachable':
+      return { status: 'unreachable' };
   }
 }

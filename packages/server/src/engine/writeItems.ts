@@ -10,7 +10,7 @@ import {
 } from './errors.js';
 import type { CompiledModel, IndexSpec } from './model.js';
 import type { StoredCell } from './sql/contentRows.js';
-import type { IndexScalar } from './sql/indexTable.js';
+import type { IndexScalar, PrimaryLookup } from './sql/indexTable.js';
 
 /** A merge's result may be no larger than `limit.bytes`; refused naming `limit.field` otherwise. */
 export type CellContent =
@@ -26,6 +26,12 @@ export interface AppendRequest {
   /** The version the caller last saw (-1: none); refused with a ConflictError otherwise. */
   readonly expectedRefKey?: number;
   readonly requestId: string;
+  /**
+   * The primary values the caller found the record through (a put's update), in an index table
+   * on the record's partition: the transaction reads that row again under the log lock and
+   * writes nothing for this append, answering `unreachable`, unless it still leads to `uuid`.
+   */
+  readonly reachedThrough?: PrimaryLookup;
 }
 
 /** A record's row in one index, as a create writes it. */
@@ -77,7 +83,12 @@ export type ItemOutcome =
   | { readonly status: 'written'; readonly cell: StoredCell; readonly replayed: boolean }
   | { readonly status: 'refused'; readonly error: RefusalError }
   /** A create whose primary values belong to another record, `owner`: nothing was written. */
-  | { readonly status: 'taken'; readonly owner: string };
+  | { readonly status: 'taken'; readonly owner: string }
+  /** An append whose `reachedThrough` row no longer leads to its record: nothing was written. */
+  | { readonly status: 'unreachable' };
+
+/** What a create can come to. */
+export type CreateOutcome = Exclude<ItemOutcome, { readonly status: 'unreachable' }>;
 
 /** An item's body bytes: what it adds to a group's size. */
 export function itemBytes(item: WriteItem): number {

@@ -1,5 +1,6 @@
 // The engine's numbers as Prometheus metrics, read from its EngineStats when scraped: each
-// partition's connection pool and group commit (transactions, writes, group sizes).
+// partition's connection pool and group commit (transactions, writes, group sizes), and the
+// primary-key cache.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type EngineStats, GROUP_SIZE_BOUNDS } from '../engine/index.js';
 
@@ -81,6 +82,24 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
     (metric) => each((partition, { writes }) => metric.inc({ partition }, writes.items)),
   );
   registry.registerMetric(groupSizeHistogram(stats));
+  gauge(
+    'shameless_primary_key_cache_entries',
+    'Tuples of primary values whose record the server remembers (at most --primary-key-cache-entries)',
+    [],
+    (metric) => metric.set(stats.primaryKeyCacheStats().entries),
+  );
+  new Counter({
+    name: 'shameless_primary_key_cache_lookups_total',
+    help: 'Puts that asked the primary-key cache for their record, by result (hit, miss)',
+    labelNames: ['result'],
+    registers,
+    collect() {
+      this.reset();
+      const { hits, misses } = stats.primaryKeyCacheStats();
+      this.inc({ result: 'hit' }, hits);
+      this.inc({ result: 'miss' }, misses);
+    },
+  });
 }
 
 /**
