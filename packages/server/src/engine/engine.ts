@@ -123,15 +123,18 @@ export class Engine implements EngineStats {
     this.primaryKeys = new PrimaryKeyCache(
       options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
     );
-    this.puts = new PutOperation(
+    const lookups = new PrimaryLookups(partitions);
+    this.puts = new PutOperation(layout, partitions, this.cells, lookups, this.primaryKeys);
+    this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
+    this.wheres = new WhereQuery(
       layout,
       partitions,
-      this.cells,
-      new PrimaryLookups(partitions),
+      this.models,
+      this.latest,
+      this.limits,
       this.primaryKeys,
+      lookups,
     );
-    this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
-    this.wheres = new WhereQuery(layout, partitions, this.models, this.latest, this.limits);
     this.log = new ShardLog(
       layout,
       partitions,

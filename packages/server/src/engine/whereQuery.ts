@@ -1,5 +1,11 @@
 // Where: one index shard, typed conditions, keyset pages, and the cells of each page read with
 // one SELECT per partition.
+//
+// A point query (every field of the primary index given with =, the first page) whose values
+// the primary-key cache knows is answered in one round trip instead of two: the record's cells
+// and its primary-index row are read together (the two reads share the partition's round trip,
+// readCoalescer.ts), and the answer stands only if the row still leads to that record; else the
+// query runs as any other.
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError, NotFoundError } from './errors.js';
 import { exactInteger } from './exactInteger.js';
@@ -10,11 +16,14 @@ import type { ModelRegistry } from './modelRegistry.js';
 import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
 import { type LatestCells, cellKeyOf } from './latestCells.js';
+import type { PrimaryKeyCache } from './primaryKeyCache.js';
+import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
 import {
   type IndexCondition,
   type IndexScalar,
   type Operator,
+  type PrimaryLookup,
   queryIndex,
 } from './sql/indexTable.js';
 import { PRIMARY_INDEX } from './tableNames.js';
@@ -67,6 +76,8 @@ export class WhereQuery {
     private readonly models: ModelRegistry,
     private readonly latest: LatestCells,
     private readonly limits: QueryLimits,
+    private readonly known: PrimaryKeyCache,
+    private readonly lookups: PrimaryLookups,
   ) {}
 
   /** One page of matching records, in index order. */
@@ -94,8 +105,17 @@ export class WhereQuery {
       : undefined;
 
     const shard = this.layout.findShard(shardValue);
+    const table = this.layout.indexTable(model, indexName, shard);
+    const point =
+      indexName === PRIMARY_INDEX && after === undefined
+        ? pointOf(index, table, conditions)
+        : undefined;
+    if (point) {
+      const known = await this.knownPoint(model, point, shard, cells);
+      if (known) return known;
+    }
     const rows = await this.partitions.forShard(shard).read((reader) =>
-      queryIndex(reader, this.layout.indexTable(model, indexName, shard), index, {
+      queryIndex(reader, table, index, {
         conditions,
         descending: input.descending,
         limit: limit + 1,
@@ -107,11 +127,46 @@ export class WhereQuery {
     const nextPageToken =
       rows.length > limit && last ? encodePageToken(fingerprint, keyOf(index, last)) : '';
     const uuids = page.map((row) => String(row.uuid));
+    if (point && uuids.length === 1 && this.checkable(uuids[0]!, shard)) {
+      this.known.set(primaryKeyOf(point), uuids[0]!);
+    }
     const cellsByUuid = await this.readCells(model, uuids, cells);
     return {
       records: uuids.map((uuid) => ({ uuid, cells: cellsByUuid.get(uuid) ?? [] })),
       nextPageToken,
     };
+  }
+
+  /**
+   * The page of a point query whose record the cache knows, read with the primary-index row in
+   * the same round trip; undefined when the cache does not know it or the row no longer leads
+   * there.
+   */
+  private async knownPoint(
+    model: CompiledModel,
+    point: PrimaryLookup,
+    shard: number,
+    cells: readonly string[],
+  ): Promise<WherePage | undefined> {
+    const key = primaryKeyOf(point);
+    const uuid = this.known.get(key);
+    if (uuid === undefined) return undefined;
+    const [holder, cellsByUuid] = await Promise.all([
+      this.lookups.find(this.layout.partitionOf(shard), point),
+      this.readCells(model, [uuid], cells),
+    ]);
+    if (holder !== uuid) {
+      this.known.delete(key);
+      return undefined;
+    }
+    return { records: [{ uuid, cells: cellsByUuid.get(uuid) ?? [] }], nextPageToken: '' };
+  }
+
+  /** Whether the record's content lives on the partition of index shard `shard`. */
+  private checkable(uuid: string, shard: number): boolean {
+    return (
+      this.layout.partitionOf(this.layout.contentShard(uuid)) === this.layout.partitionOf(shard)
+    );
   }
 
   /** The latest version of the cells asked for of each record, in the order asked for. */
@@ -126,6 +181,25 @@ export class WhereQuery {
       uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
     );
   }
+}
+
+/**
+ * The primary-index row a query names when it gives every field of the index once, with =:
+ * at most one record matches.
+ */
+function pointOf(
+  index: IndexSpec,
+  table: string,
+  conditions: readonly IndexCondition[],
+): PrimaryLookup | undefined {
+  if (conditions.length !== index.fields.length) return undefined;
+  const values: IndexScalar[] = [];
+  for (const field of index.fields) {
+    const matching = conditions.filter((condition) => condition.field === field.name);
+    if (matching.length !== 1 || matching[0]!.op !== 'eq') return undefined;
+    values.push(matching[0]!.values[0]!);
+  }
+  return { table, index, values };
 }
 
 function validateConditions(

@@ -90,7 +90,7 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
   );
   new Counter({
     name: 'shameless_primary_key_cache_lookups_total',
-    help: 'Puts that asked the primary-key cache for their record, by result (hit, miss)',
+    help: 'Puts and point Wheres that asked the primary-key cache for their record, by result (hit, miss)',
     labelNames: ['result'],
     registers,
     collect() {

@@ -1,11 +1,12 @@
-// Puts through remembered primary values (primaryKeyCache.ts, putRoute.ts):
+// Puts and point Wheres through remembered primary values (primaryKeyCache.ts, putRoute.ts):
 // two servers over one database, each with its own cache, and rows changed behind their back
 // with plain SQL. Whatever a server remembers, a put appends only to the record the primary
-// index leads to when it commits, a create tried first leaves nothing behind when the values
-// turn out taken, and a retried put gets its one version back whichever way it went.
+// index leads to when it commits, a point Where answers only with that record, a create tried
+// first leaves nothing behind when the values turn out taken, and a retried put gets its one
+// version back whichever way it went.
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import type { PutResponse } from '@shameless/proto';
+import { Operator, type PutResponse } from '@shameless/proto';
 import mysql from 'mysql2/promise';
 import {
   type StoreFixture,
@@ -42,7 +43,7 @@ function freshRate(extra: Record<string, unknown> = {}) {
 }
 type Rate = ReturnType<typeof freshRate>;
 
-describe('consistency: puts through remembered primary values', function () {
+describe('consistency: puts and point Wheres through remembered primary values', function () {
   this.timeout(60_000);
   let a: StoreFixture;
   let b: StoreFixture;
@@ -113,6 +114,29 @@ describe('consistency: puts through remembered primary values', function () {
         WHERE hotel_id = ? AND room_type = ? AND check_in_date = ?`,
       [uuid, rate.hotel_id, rate.room_type, rate.check_in_date],
     );
+  }
+
+  async function pointWhere(store: StoreFixture, rate: Rate): Promise<string[]> {
+    const messages = await store.api.where({
+      conditions: [
+        {
+          field: 'hotel_id',
+          op: Operator.OPERATOR_EQ,
+          values: [{ kind: { $case: 'integer', integer: BigInt(rate.hotel_id) } }],
+        },
+        {
+          field: 'room_type',
+          op: Operator.OPERATOR_EQ,
+          values: [{ kind: { $case: 'string', string: rate.room_type } }],
+        },
+        {
+          field: 'check_in_date',
+          op: Operator.OPERATOR_EQ,
+          values: [{ kind: { $case: 'string', string: rate.check_in_date } }],
+        },
+      ],
+    });
+    return messages.flatMap((message) => message.records.map((record) => record.uuid));
   }
 
   it('a put of values another server created updates that record, and the create it tried first leaves nothing behind', async () => {
@@ -191,6 +215,32 @@ describe('consistency: puts through remembered primary values', function () {
     expect(again.created).to.equal(true);
     expect(again.uuid).to.not.equal(x.uuid);
     expect(await versionsOf(x.uuid)).to.deep.equal(['base:0']);
+    expect(await pointWhere(a, rate)).to.deep.equal([again.uuid]);
+  });
+
+  it('a point Where answers with the remembered record only while the primary index leads there', async () => {
+    const rate = freshRate();
+    const x = await put(a, rate);
+    const y = await put(a, freshRate());
+    let hits = cacheHits(a);
+    expect(await pointWhere(a, rate)).to.deep.equal([x.uuid]);
+    expect(cacheHits(a), 'answered from the remembered record').to.equal(hits + 1);
+    await repoint(rate, y.uuid);
+    hits = cacheHits(a);
+    expect(await pointWhere(a, rate)).to.deep.equal([y.uuid]);
+    expect(cacheHits(a)).to.equal(hits + 1);
+    // b learns the values from its own Where, and answers the next one from memory.
+    expect(await pointWhere(b, rate)).to.deep.equal([y.uuid]);
+    hits = cacheHits(b);
+    expect(await pointWhere(b, rate)).to.deep.equal([y.uuid]);
+    expect(cacheHits(b)).to.equal(hits + 1);
+    await sql.query(
+      `DELETE FROM \`${primaryTable(rate.hotel_id)}\`
+        WHERE hotel_id = ? AND room_type = ? AND check_in_date = ?`,
+      [rate.hotel_id, rate.room_type, rate.check_in_date],
+    );
+    expect(await pointWhere(a, rate)).to.deep.equal([]);
+    expect(await pointWhere(b, rate)).to.deep.equal([]);
   });
 
   it('values without the secondary fields update the record that holds them on a server that never saw them, and create nothing', async () => {
