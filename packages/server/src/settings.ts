@@ -193,7 +193,7 @@ export const SETTINGS = {
     flag: '--write-groups <n>',
     env: 'SHAMELESS_WRITE_GROUPS',
     description:
-      'write transactions each partition runs at once; writes arriving while all are busy wait and share the next (group commit)',
+      'write transactions each partition runs at once; writes arriving while all are busy wait and share the next (group commit), and many waiting writes are shared among the free ones by shard',
     defaultValue: 2,
     parse: integer(1, 1000),
   },

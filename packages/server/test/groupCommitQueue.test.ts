@@ -16,6 +16,9 @@ const item = (tag: string, bytes = 10): WriteItem =>
     requestId: tag,
   }) as unknown as WriteItem;
 
+/** An item's shard: the tag's first letter (`a1` and `a2` share shard 0, `b1` is on 1). */
+const shardOfTag = (item: WriteItem) => item.uuid.charCodeAt(0) - 'a'.charCodeAt(0);
+
 const limits = (overrides: Partial<GroupLimits> = {}): GroupLimits => ({
   concurrency: 1,
   maxItems: 100,
@@ -46,7 +49,7 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 describe('group commit queue (pure)', () => {
   it('puts writes of the same turn in one group, and later ones in the next', async () => {
     const tx = heldTransactions();
-    const commit = new GroupCommit(tx.run, limits());
+    const commit = new GroupCommit(tx.run, shardOfTag, limits());
     const first = [commit.submit([item('a')]), commit.submit([item('b'), item('c')])];
     await turn();
     expect(tx.groups).to.deep.equal([['a', 'b', 'c']]);
@@ -66,7 +69,7 @@ describe('group commit queue (pure)', () => {
 
   it('reports what runs and waits now, and counts groups by size for metrics', async () => {
     const tx = heldTransactions();
-    const commit = new GroupCommit(tx.run, limits());
+    const commit = new GroupCommit(tx.run, shardOfTag, limits());
     const first = commit.submit([item('a'), item('b'), item('c')]);
     await turn();
     const second = commit.submit([item('d')]);
@@ -87,7 +90,11 @@ describe('group commit queue (pure)', () => {
 
   it('bounds a group by items and bytes, never splitting a caller, and runs at most `concurrency` at once', async () => {
     const tx = heldTransactions();
-    const commit = new GroupCommit(tx.run, limits({ concurrency: 2, maxItems: 3, maxBytes: 100 }));
+    const commit = new GroupCommit(
+      tx.run,
+      shardOfTag,
+      limits({ concurrency: 2, maxItems: 3, maxBytes: 100 }),
+    );
     const calls = [
       commit.submit([item('a'), item('b')]),
       commit.submit([item('c'), item('d')]), // would make 4 items: next group
@@ -110,13 +117,50 @@ describe('group commit queue (pure)', () => {
     expect(tx.mostRunning()).to.equal(2);
   });
 
+  it('shares a large enough group among free transactions, a shard in one only, callers in order', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(
+      tx.run,
+      shardOfTag,
+      limits({ concurrency: 2, minSplitItems: 2 }),
+    );
+    const calls = ['a1', 'b1', 'a2', 'c1', 'b2', 'c2'].map((tag) => commit.submit([item(tag)]));
+    await turn();
+    // c1 goes where fewer items are (with b1), and c2 after it.
+    expect(tx.groups).to.deep.equal([
+      ['a1', 'a2'],
+      ['b1', 'c1', 'b2', 'c2'],
+    ]);
+    expect(tx.mostRunning()).to.equal(2);
+    while (tx.release.length > 0) tx.release.shift()!();
+    await Promise.all(calls);
+  });
+
+  it('keeps a group whole when its parts would be smaller than minSplitItems', async () => {
+    const tx = heldTransactions();
+    const commit = new GroupCommit(
+      tx.run,
+      shardOfTag,
+      limits({ concurrency: 2, minSplitItems: 4 }),
+    );
+    const calls = ['a1', 'b1', 'c1', 'd1', 'e1'].map((tag) => commit.submit([item(tag)]));
+    await turn();
+    expect(tx.groups).to.deep.equal([['a1', 'b1', 'c1', 'd1', 'e1']]);
+    while (tx.release.length > 0) tx.release.shift()!();
+    await Promise.all(calls);
+  });
+
   it('fails every caller of a failed group, and only them', async () => {
     let groups = 0;
-    const commit = new GroupCommit(async (items) => {
-      groups += 1;
-      if (groups === 1) throw new Error('partition down');
-      return items.map((i) => ({ status: 'taken', owner: i.uuid }));
-    }, limits());
+    const commit = new GroupCommit(
+      async (items) => {
+        groups += 1;
+        if (groups === 1) throw new Error('partition down');
+        return items.map((i) => ({ status: 'taken', owner: i.uuid }));
+      },
+      shardOfTag,
+      limits(),
+    );
     const failed = Promise.allSettled([commit.submit([item('a')]), commit.submit([item('b')])]);
     await turn();
     const later = commit.submit([item('c')]);
@@ -126,7 +170,11 @@ describe('group commit queue (pure)', () => {
 
   it('refuses writes beyond the queued bytes with RESOURCE_EXHAUSTED, and takes them again once drained', async () => {
     const tx = heldTransactions();
-    const commit = new GroupCommit(tx.run, limits({ maxQueuedBytes: 100, maxItems: 1 }));
+    const commit = new GroupCommit(
+      tx.run,
+      shardOfTag,
+      limits({ maxQueuedBytes: 100, maxItems: 1 }),
+    );
     const running = commit.submit([item('a', 60)]);
     await turn(); // 'a' is in its transaction: the queue is empty again
     const queued = commit.submit([item('b', 60)]);

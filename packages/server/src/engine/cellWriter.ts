@@ -41,7 +41,12 @@ export class CellWriter {
   ) {
     this.groups = partitions.partitions.map((partition) => {
       const transaction = new ShardTransaction(layout, partition, notifier);
-      return new GroupCommit((items) => transaction.run(items), limits, partition.index);
+      return new GroupCommit(
+        (items) => transaction.run(items),
+        (item) => layout.contentShard(item.uuid),
+        limits,
+        partition.index,
+      );
     });
   }
 

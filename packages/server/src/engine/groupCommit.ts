@@ -2,9 +2,11 @@
 // then go together in the next one, sharing its log locks, its reads, its multi-row INSERTs and
 // its commit (each commit is a log flush). A lone write waits for nothing: with a transaction
 // slot free it starts at the end of the current turn of the event loop, so that writes arriving
-// together (a batch call, requests read from the same socket) still share one.
+// together (a batch call, requests read from the same socket) still share one. A group large
+// enough is shared among the free transaction slots, by shard (groupSplit.ts).
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import { ResourceExhaustedError } from './errors.js';
+import { splitByShard } from './groupSplit.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
 
 export interface GroupLimits {
@@ -19,14 +21,20 @@ export interface GroupLimits {
    * RESOURCE_EXHAUSTED rather than held in memory while the partition falls behind.
    */
   readonly maxQueuedBytes: number;
+  /**
+   * A group is shared among free transaction slots only in parts of at least this many items
+   * (see groupSplit.ts); DEFAULT_GROUP_LIMITS' when left out.
+   */
+  readonly minSplitItems?: number;
 }
 
-export const DEFAULT_GROUP_LIMITS: GroupLimits = {
+export const DEFAULT_GROUP_LIMITS = {
   concurrency: 2,
   maxItems: 2000,
   maxBytes: 8 * 1024 * 1024,
   maxQueuedBytes: 64 * 1024 * 1024,
-};
+  minSplitItems: 8,
+} as const satisfies GroupLimits;
 
 /** What a group commit has done so far. */
 export interface GroupStats {
@@ -57,6 +65,8 @@ export interface GroupActivity extends GroupStats {
 /** One caller's items: they stay together, in order, in one group. */
 interface Unit {
   readonly items: readonly WriteItem[];
+  /** The content shards the items write. */
+  readonly shards: readonly number[];
   readonly bytes: number;
   /** The caller's deadline: the group's statements run until the last of its callers' passes. */
   readonly deadline: number;
@@ -72,9 +82,13 @@ export class GroupCommit {
   private readonly counters: GroupStats = { groups: 0, items: 0 };
   private readonly groupSizes = new Array<number>(GROUP_SIZE_BOUNDS.length + 1).fill(0);
 
-  /** `runGroup` writes a group's items in one transaction and answers an outcome per item. */
+  /**
+   * `runGroup` writes a group's items in one transaction and answers an outcome per item;
+   * `shardOf` is the content shard an item writes.
+   */
   constructor(
     private readonly runGroup: (items: readonly WriteItem[]) => Promise<ItemOutcome[]>,
+    private readonly shardOf: (item: WriteItem) => number,
     private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
     /** Names the partition in errors. */
     private readonly partition = 0,
@@ -98,7 +112,8 @@ export class GroupCommit {
     }
     this.queuedBytes += bytes;
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, bytes, deadline: currentDeadline(), resolve, reject });
+      const shards = [...new Set(items.map(this.shardOf))];
+      this.queue.push({ items, shards, bytes, deadline: currentDeadline(), resolve, reject });
       this.schedule();
     });
   }
@@ -132,13 +147,21 @@ export class GroupCommit {
 
   private startGroups(): void {
     while (this.running < this.limits.concurrency && this.queue.length > 0) {
-      const units = this.takeGroup();
-      this.running += 1;
-      void this.runUnits(units).finally(() => {
-        this.running -= 1;
-        // Whatever queued meanwhile has waited a whole transaction: go at once.
-        this.startGroups();
-      });
+      const parts = splitByShard(
+        this.takeGroup(),
+        this.limits.concurrency - this.running,
+        this.limits.minSplitItems ?? DEFAULT_GROUP_LIMITS.minSplitItems,
+        (unit) => unit.shards,
+        (unit) => unit.items.length,
+      );
+      for (const units of parts) {
+        this.running += 1;
+        void this.runUnits(units).finally(() => {
+          this.running -= 1;
+          // Whatever queued meanwhile has waited a whole transaction: go at once.
+          this.startGroups();
+        });
+      }
     }
   }
 
