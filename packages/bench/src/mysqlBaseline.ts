@@ -10,6 +10,7 @@ import {
   indexTableName,
 } from '@shameless/server';
 import {
+  CREATED_AT_DIGITS,
   CompiledModel,
   LogNotifier,
   type MysqlPool,
@@ -17,9 +18,11 @@ import {
   ShardTransaction,
   type StatementReader,
   StoreLayout,
+  StoredTimes,
   createMysqlPool,
   directReader,
   parseMysqlUrl,
+  readConsecutiveInsertIds,
 } from '@shameless/server/sql';
 import { RATE_SCHEMA } from './benchStore.js';
 
@@ -82,20 +85,24 @@ export interface BaselinePools {
   end(): Promise<void>;
 }
 
-/** Raw mysql2 pools for `workers` workers; connections open on first use. */
-export function openBaselinePools(
+/** Raw mysql2 pools for `workers` workers. */
+export async function openBaselinePools(
   partitionUrl: string,
   workers: number,
   tables: BaselineTables,
-): BaselinePools {
+): Promise<BaselinePools> {
   const location = parseMysqlUrl(partitionUrl);
   const pool = createMysqlPool(location, { connectionLimit: workers, connectTimeoutMs: 5000 });
   const layout = new StoreLayout(tables.namespace, tables.shardsCount, 1);
-  const transaction = new ShardTransaction(
-    layout,
-    new Partition(0, location, pool),
-    new LogNotifier(),
-  );
+  // The server made the bench's tables (created_at DATETIME(6)): where the partition gives a
+  // multi-row INSERT consecutive ids, the baseline's writes need no read-back, as the server's.
+  const partition = new Partition(0, location, pool);
+  partition.insertIdsConsecutive = await readConsecutiveInsertIds(pool);
+  const times = new StoredTimes(layout.createdAt);
+  for (let shard = 0; shard < tables.shardsCount; shard++) {
+    times.learn(tables.content(shard), CREATED_AT_DIGITS);
+  }
+  const transaction = new ShardTransaction(layout, partition, new LogNotifier(), times);
   return {
     pool,
     reader: directReader(pool),

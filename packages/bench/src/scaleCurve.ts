@@ -36,7 +36,7 @@ export async function runScaleCurve(
   progress: Progress,
 ): Promise<{ points: ScalePoint[]; seeded: SeededSet }> {
   const tables = new BaselineTables('rate', bench.settings.shardsCount);
-  const pools = openBaselinePools(bench.partitionUrl, 4, tables);
+  const pools = await openBaselinePools(bench.partitionUrl, 4, tables);
   const uuids: string[] = [];
   const points: ScalePoint[] = [];
   let seeded: SeededSet = { bodyBytes: options.bodyBytes, hotels: [], perHotel: PER_HOTEL, uuids };

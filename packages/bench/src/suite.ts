@@ -153,7 +153,7 @@ export async function runSuite(
       );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
-        const pools = openBaselinePools(bench.partitionUrl, concurrency, tables);
+        const pools = await openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
           mysql = await baselineRun(
             run.workload.mysql(context, pools),

@@ -23,4 +23,6 @@ export { LogNotifier } from './engine/logNotifier.js';
 export { CompiledModel } from './engine/model.js';
 export { Partition } from './engine/partitions.js';
 export { ShardTransaction } from './engine/shardTransaction.js';
+export { StoredTimes } from './engine/storedTimes.js';
+export { readConsecutiveInsertIds } from './engine/sql/serverVariables.js';
 export type { WriteItem } from './engine/writeItems.js';

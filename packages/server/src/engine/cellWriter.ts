@@ -11,6 +11,7 @@ import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { PartitionSet } from './partitions.js';
 import { ShardTransaction } from './shardTransaction.js';
+import type { StoredTimes } from './storedTimes.js';
 import type { StoredCell } from './sql/contentRows.js';
 import type {
   AppendRequest,
@@ -37,10 +38,11 @@ export class CellWriter {
     private readonly layout: StoreLayout,
     partitions: PartitionSet,
     notifier: LogNotifier,
+    times: StoredTimes,
     limits?: GroupLimits,
   ) {
     this.groups = partitions.partitions.map((partition) => {
-      const transaction = new ShardTransaction(layout, partition, notifier);
+      const transaction = new ShardTransaction(layout, partition, notifier, times);
       return new GroupCommit(
         (items) => transaction.run(items),
         (item) => layout.contentShard(item.uuid),

@@ -15,6 +15,7 @@ import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
 import { PrimaryKeyCache } from './primaryKeyCache.js';
+import { StoredTimes } from './storedTimes.js';
 import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
@@ -118,8 +119,9 @@ export class Engine implements EngineStats {
     this.maxAnswerBytes = options.maxAnswerBytes;
     this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
-    this.models = new ModelRegistry(layout, partitions, logger);
-    this.cells = new CellWriter(layout, partitions, notifier, options.groupLimits);
+    const times = new StoredTimes(layout.createdAt);
+    this.models = new ModelRegistry(layout, partitions, logger, times);
+    this.cells = new CellWriter(layout, partitions, notifier, times, options.groupLimits);
     this.primaryKeys = new PrimaryKeyCache(
       options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
     );

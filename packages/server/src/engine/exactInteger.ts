@@ -17,6 +17,12 @@ export type RowId = ExactInteger;
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** `id` + `offset`, exactly: the id of the row `offset` places after `id`. */
+export function offsetId(id: RowId, offset: number): RowId {
+  if (typeof id === 'number' && Number.isSafeInteger(id + offset)) return id + offset;
+  return exactInteger(BigInt(id) + BigInt(offset));
+}
+
 /**
  * The one way into an {@link ExactInteger}: from the wire (a bigint), from mysql2 (a number,
  * or with `supportBigNumbers` a decimal string for a BIGINT past 2^53) or from a decoded body

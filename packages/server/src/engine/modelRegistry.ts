@@ -1,5 +1,7 @@
 // Model definitions: defining (tables first, then the definition as the commit point), and a
 // cache that refreshes from the schema table when another server has defined something new.
+// Whenever it looks at a model's content tables it tells StoredTimes what their created_at
+// keeps, so that writes need not read it back.
 import { applySchemaChanges } from './applySchemaChanges.js';
 import {
   FailedPreconditionError,
@@ -25,7 +27,9 @@ import {
   modelTablesOn,
 } from './schemaPlan.js';
 import { isLockContention } from './sqlErrors.js';
-import { inspectTables } from './sql/schemaInspection.js';
+import type { StoredTimes } from './storedTimes.js';
+import { CREATED_AT_DIGITS } from './sql/contentDdl.js';
+import { type ExistingTable, inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
   lockModelDefinition,
@@ -41,11 +45,13 @@ export class ModelRegistry {
   private models = new Map<string, CompiledModel>();
   private refreshing: Promise<void> | undefined;
   private queuedRefresh: Promise<void> | undefined;
+  private loaded = false;
 
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly logger: Logger,
+    private readonly times: StoredTimes,
   ) {}
 
   all(): CompiledModel[] {
@@ -75,9 +81,52 @@ export class ModelRegistry {
     const rows = await this.partitions
       .at(0)
       .run((pool) => readModelDefinitions(pool, this.layout.modelsTable));
+    const before = this.models;
     this.models = new Map(
       rows.map(({ name, definition }) => [name, new CompiledModel(parseDefinition(definition))]),
     );
+    // Models another server defined since start: their tables are looked at in the background
+    // (the first load's are, by createdAtProblem); until then their writes read times back.
+    if (this.loaded) {
+      for (const model of this.models.values()) {
+        if (!before.has(model.name)) void this.learnTimes(model);
+      }
+    }
+    this.loaded = true;
+  }
+
+  /** Tells StoredTimes what the model's content tables keep of a time; failures only logged. */
+  private async learnTimes(model: CompiledModel): Promise<void> {
+    try {
+      await Promise.all(
+        this.partitions.partitions.map((partition) =>
+          partition.run(async (pool) => {
+            const tables = contentTablesOn(this.layout, model, partition.index);
+            this.recordTimes(tables, await inspectTables(pool, tables));
+          }),
+        ),
+      );
+    } catch (error) {
+      this.logger.warn(
+        'could not read the created_at columns of a model; its writes read it back',
+        {
+          model: model.name,
+          error: (error as Error).message,
+        },
+      );
+    }
+  }
+
+  /**
+   * Records the fractional digits of the tables' created_at: as inspected for those that
+   * exist, and as we create them for the others.
+   */
+  private recordTimes(tables: readonly string[], existing: ReadonlyMap<string, ExistingTable>) {
+    for (const table of tables) {
+      const found = existing.get(table);
+      const digits = found ? found.createdAtDigits : CREATED_AT_DIGITS;
+      if (digits !== undefined) this.times.learn(table, digits);
+    }
   }
 
   /** The named model; NOT_FOUND when no server has defined it. */
@@ -181,10 +230,11 @@ export class ModelRegistry {
     const mismatches = await Promise.all(
       this.partitions.partitions.map((partition) =>
         partition.run(async (pool) => {
-          const existing = await inspectTables(
-            pool,
-            models.flatMap((model) => contentTablesOn(this.layout, model, partition.index)),
+          const tables = models.flatMap((model) =>
+            contentTablesOn(this.layout, model, partition.index),
           );
+          const existing = await inspectTables(pool, tables);
+          this.recordTimes(tables, existing);
           return models.flatMap((model) =>
             createdAtMismatches(this.layout, model, partition.index, existing),
           );
@@ -227,11 +277,9 @@ export class ModelRegistry {
             concurrency: DDL_CONCURRENCY_PER_PARTITION,
             fields: { model: model.name, partition: partition.index },
           });
-          await insertLogLocks(
-            pool,
-            this.layout.logLocksTable,
-            contentTablesOn(this.layout, model, partition.index),
-          );
+          const contentTables = contentTablesOn(this.layout, model, partition.index);
+          await insertLogLocks(pool, this.layout.logLocksTable, contentTables);
+          this.recordTimes(contentTables, existing[i]!);
         }),
       ),
     );

@@ -22,7 +22,11 @@ import { isAccessDenied } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import { readTimeLimitFor } from './sql/readTimeLimit.js';
-import { readMaxAllowedPacket, readServerVersion } from './sql/serverVariables.js';
+import {
+  readConsecutiveInsertIds,
+  readMaxAllowedPacket,
+  readServerVersion,
+} from './sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
 
 export interface StoreConfig {
@@ -147,6 +151,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
         maxAllowedPackets.push(await readMaxAllowedPacket(pool));
         const timeLimit = readTimeLimitFor(await readServerVersion(pool));
         if (timeLimit) partition.limitReadsOnServer(timeLimit);
+        partition.insertIdsConsecutive = await readConsecutiveInsertIds(pool);
         const existing = await inspectTables(pool, bookkeepingTables(layout));
         await applySchemaChanges(
           pool,

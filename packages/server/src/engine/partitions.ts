@@ -10,6 +10,12 @@ import { isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
   private reader: ReadCoalescer;
+  /**
+   * Whether the rows of a multi-row INSERT take consecutive ids from its first
+   * (readConsecutiveInsertIds): read at start; until then, and where not, writes read their
+   * ids back.
+   */
+  insertIdsConsecutive = false;
 
   constructor(
     readonly index: number,

@@ -16,9 +16,12 @@
 //    tables; the primary-index rows that appends were reached through (a put's update), to
 //    check they still lead there; per index table that creates write, INSERT IGNORE of their
 //    rows (in key order) and the read of who holds each key.
-// 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT and the
-//    read-back of what it stored (a primary-key range), the index rows of refused creates
-//    deleted, COMMIT.
+// 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT, the
+//    index rows of refused creates deleted, COMMIT. The ids of an INSERT's rows follow from
+//    the first, which its answer carries, where the partition gives a multi-row INSERT
+//    consecutive ids; its created_at is the time it was given, cut to what the column keeps
+//    (storedTimes.ts). Where either is not known, the INSERT is followed by the read-back of
+//    what it stored (a primary-key range).
 //    Inserts are split over round trips of at most MAX_INSERT_BYTES, to stay under
 //    max_allowed_packet.
 //
@@ -41,7 +44,8 @@ import {
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import { BASE_CELL } from './model.js';
-import type { Row, SqlConnection } from './mysqlPool.js';
+import { exactInteger, offsetId } from './exactInteger.js';
+import type { Row, SqlConnection, WriteResult } from './mysqlPool.js';
 import type { Partition } from './partitions.js';
 import { type LatestKey, latestVersionsOf } from './sql/contentReads.js';
 import {
@@ -74,6 +78,7 @@ import {
   runTogether,
 } from './sql/statement.js';
 import { duplicateKeyName, isDeadlock } from './sqlErrors.js';
+import type { StoredTimes } from './storedTimes.js';
 import {
   type CreateRequest,
   type IndexRowWrite,
@@ -112,6 +117,7 @@ export class ShardTransaction {
     private readonly layout: StoreLayout,
     private readonly partition: Partition,
     private readonly notifier: LogNotifier,
+    private readonly times: StoredTimes,
   ) {}
 
   /**
@@ -348,25 +354,50 @@ export class ShardTransaction {
       cleanUp.push(deleteIndexRows(table, rows[0]!.index, rows));
     }
     // The inserts go in round trips of at most MAX_INSERT_BYTES, each INSERT followed by the
-    // read-back of what it stored; the last round trip also cleans up and commits.
+    // read-back of what it stored where that is not known without; the last round trip also
+    // cleans up and commits.
     const stored = new Map<string, StoredCell[]>();
     const rounds = roundTripsOf(plan.inserts);
     for (const [r, round] of rounds.entries()) {
-      const statements = round.flatMap(({ table, cells }) => [
-        insertCells(table, cells, this.layout.createdAt),
-        readInserted(table, cells.length),
-      ]);
+      const writes = round.map(({ table, cells }) => this.asStored(table, cells));
+      const statements: Statement[] = [];
+      const insertAt = writes.map(({ table, cells, readBack }) => {
+        statements.push(insertCells(table, cells, this.layout.createdAt));
+        if (readBack) statements.push(readInserted(table, cells.length));
+        return statements.length - (readBack ? 2 : 1);
+      });
       if (r === rounds.length - 1) statements.push(...cleanUp, COMMIT);
-      const results = (await runTogether(connection, statements)) as Row[][];
-      round.forEach(({ table, cells }, i) => {
+      const results = await runTogether(connection, statements);
+      writes.forEach(({ table, cells, readBack }, i) => {
         const { shard } = tables.get(table)!;
-        const rows = (results[2 * i + 1] ?? []).map(toInsertedCell);
+        const at = insertAt[i]!;
+        const rows = readBack
+          ? ((results[at + 1] ?? []) as Row[]).map(toInsertedCell)
+          : insertedByIds(cells, results[at] as WriteResult);
         let list = stored.get(table);
         if (!list) stored.set(table, (list = []));
         list.push(...storedCellsOf(cells, rows, shard, this.partition.index));
       });
     }
     return stored;
+  }
+
+  /**
+   * A table's new versions with created_at as the table will store it, and whether what it
+   * stores (ids, created_at) must be read back after the INSERT.
+   */
+  private asStored(
+    table: string,
+    cells: readonly NewCell[],
+  ): { table: string; cells: readonly NewCell[]; readBack: boolean } {
+    if (!this.partition.insertIdsConsecutive) return { table, cells, readBack: true };
+    const stored = cells.map((cell) => {
+      const createdAt = this.times.asStored(table, cell.createdAt);
+      return createdAt && { ...cell, createdAt };
+    });
+    return stored.every((cell) => cell !== undefined)
+      ? { table, cells: stored, readBack: false }
+      : { table, cells, readBack: true };
   }
 }
 
@@ -506,11 +537,30 @@ function roundTripsOf(
 }
 
 /**
- * The stored versions of a chunk, from the rows read back by id range. Under the log lock no
- * other Shameless writer inserts into the table, so the range holds exactly the chunk's rows.
- * Only a writer that bypasses the lock (the gem) could have taken ids inside it, and only when
- * InnoDB interleaves auto-increment values (innodb_autoinc_lock_mode = 2): the rows then do
- * not line up, and the group fails UNAVAILABLE. Its retry replays what committed.
+ * The rows a multi-row INSERT stored, from its answer: consecutive ids from the first, and the
+ * values it was given (created_at already as the column keeps it).
+ */
+function insertedByIds(cells: readonly NewCell[], header: WriteResult): InsertedCell[] {
+  if (header.affectedRows !== cells.length) {
+    throw new Error(`an INSERT of ${cells.length} rows stored ${header.affectedRows}`);
+  }
+  const first = exactInteger(header.insertId);
+  return cells.map((cell, i) => ({
+    id: offsetId(first, i),
+    uuid: cell.uuid,
+    name: cell.name,
+    refKey: cell.refKey,
+    createdAt: cell.createdAt,
+  }));
+}
+
+/**
+ * The stored versions of a chunk, from the rows read back by id range (or known from the
+ * INSERT's answer). Under the log lock no other Shameless writer inserts into the table, so
+ * the range holds exactly the chunk's rows. Only a writer that bypasses the lock (the gem)
+ * could have taken ids inside it, and only when InnoDB interleaves auto-increment values
+ * (innodb_autoinc_lock_mode = 2, where the rows are read back): the rows then do not line up,
+ * and the group fails UNAVAILABLE. Its retry replays what committed.
  */
 function storedCellsOf(
   chunk: readonly NewCell[],

@@ -2,9 +2,12 @@
 // a table the gem created up to them.
 import type { CreatedAtKind } from './contentRows.js';
 
+/** The fractional digits of a second that the DATETIME of tables we create keeps. */
+export const CREATED_AT_DIGITS = 6;
+
 /** The created_at column of each kind, as the tables we create declare it. */
 export const CREATED_AT_COLUMN_TYPES: Record<CreatedAtKind, string> = {
-  datetime: 'DATETIME(6)',
+  datetime: `DATETIME(${CREATED_AT_DIGITS})`,
   // The gem's legacy_created_at_is_bigint: Sequel's :bigint, milliseconds since the epoch.
   bigint: 'BIGINT',
 };

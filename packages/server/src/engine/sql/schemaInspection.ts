@@ -8,6 +8,8 @@ import { runTogether, statement } from './statement.js';
 export interface ExistingTable {
   /** The DATA_TYPE of its created_at column (`datetime`, `bigint`, …); undefined without one. */
   createdAtType: string | undefined;
+  /** The fractional digits of a second its created_at keeps (DATETIME_PRECISION), if a time. */
+  createdAtDigits: number | undefined;
   /** False for a content table the gem created, which lacks our request_id column. */
   hasRequestId: boolean;
 }
@@ -26,7 +28,8 @@ export async function inspectTables(
       [tables],
     ),
     statement(
-      `SELECT TABLE_NAME AS name, COLUMN_NAME AS \`column\`, DATA_TYPE AS type
+      `SELECT TABLE_NAME AS name, COLUMN_NAME AS \`column\`, DATA_TYPE AS type,
+              DATETIME_PRECISION AS digits
          FROM information_schema.COLUMNS
         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)
           AND COLUMN_NAME IN ('created_at', 'request_id')`,
@@ -34,13 +37,20 @@ export async function inspectTables(
     ),
   ])) as Row[][];
   for (const row of found ?? []) {
-    existing.set(String(row.name), { createdAtType: undefined, hasRequestId: false });
+    existing.set(String(row.name), {
+      createdAtType: undefined,
+      createdAtDigits: undefined,
+      hasRequestId: false,
+    });
   }
   for (const row of columns ?? ([] as Row[])) {
     const table = existing.get(String(row.name));
     if (!table) continue;
     if (String(row.column) === 'request_id') table.hasRequestId = true;
-    else table.createdAtType = String(row.type).toLowerCase();
+    else {
+      table.createdAtType = String(row.type).toLowerCase();
+      table.createdAtDigits = row.digits === null ? undefined : Number(row.digits);
+    }
   }
   return existing;
 }
