@@ -322,6 +322,28 @@ describe('coalescing', function () {
       expect((ws.wire.calls[0]?.request as WhereManyRequest).queries).to.have.length(10);
     });
 
+    it('point queries of the whole primary key ask for one record a page: many share a WhereMany', async () => {
+      const rates = await newRates(12);
+      const hotelId = rates[0]!.get('hotel_id') as number;
+      ws.wire.reset();
+      // At 1000 records a page, a WhereMany would take 10 of them; at one a page, all 12.
+      const found = await Promise.all(
+        rates.map((rate) =>
+          Rate.where({
+            hotel_id: hotelId,
+            room_type: rate.get('room_type') as string,
+            check_in_date: '2026-12-01',
+          }).toArray(),
+        ),
+      );
+      expect(found.map((page) => page.map((record) => record.uuid))).to.deep.equal(
+        rates.map((rate) => [rate.uuid]),
+      );
+      expect(ws.sent()).to.deep.equal(['whereMany']);
+      const queries = (ws.wire.calls[0]?.request as WhereManyRequest).queries;
+      expect(queries.map((query) => query.limit)).to.deep.equal(rates.map(() => 1));
+    });
+
     it('calls of every kind in one tick: one batch call per kind', async () => {
       const rates = await newRates(2);
       const hotelId = rates[0]!.get('hotel_id') as number;

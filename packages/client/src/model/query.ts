@@ -2,15 +2,17 @@
 // messages) before its records are handed out, then the next page from its page token.
 
 import {
+  Operator,
   SortOrder,
   type Cell as WireCell,
   type Condition as WireCondition,
   type WhereRequest,
 } from '@shameless/proto';
 import { readCall, type CallOptions } from './callOptions.js';
+import type { CompiledSchema } from './definition.js';
 import type { ModelPort } from './modelPort.js';
 import type { RecordOf } from './record.js';
-import { BASE_CELL, type CellName, type ModelSchema } from './schema.js';
+import { BASE_CELL, type CellName, type ModelSchema, PRIMARY_INDEX } from './schema.js';
 
 /** Options of a `where`. */
 export interface WhereOptions<S extends ModelSchema> extends CallOptions {
@@ -18,7 +20,10 @@ export interface WhereOptions<S extends ModelSchema> extends CallOptions {
   readonly order?: 'asc' | 'desc';
   /** At most this many records in all. Default: every match. */
   readonly limit?: number;
-  /** Records fetched per call (one Where per page): 1 to 10000, default 1000. */
+  /**
+   * Records fetched per call (one Where per page): 1 to 10000, default 1000. A query naming
+   * every field of the primary index with `=` matches one record at most, and asks for one.
+   */
   readonly pageSize?: number;
   /**
    * The cells to read with each record (in the same calls, one SELECT per partition);
@@ -84,7 +89,12 @@ export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> 
     const { transport, schema } = this.#context;
     const { order, limit, deadlineMs, signal } = this.#options;
     const cells: string[] = [...(this.#options.cells ?? [BASE_CELL])];
-    const pageSize = Math.min(this.#options.pageSize ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    // A page never holds more than the query can match: one record for a point query, so that
+    // such queries made together travel as one WhereMany (which bounds the records its queries
+    // ask for in all).
+    const pageSize = namesOneRecord(schema, this.#index, this.#conditions)
+      ? 1
+      : Math.min(this.#options.pageSize ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     let pageToken = '';
     while (remaining > 0) {
@@ -122,4 +132,24 @@ export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> 
       pageToken = nextPageToken;
     }
   }
+}
+
+/** Whether the conditions give every field of the primary index once, with `=`: one record at most. */
+function namesOneRecord(
+  schema: CompiledSchema,
+  index: string,
+  conditions: readonly WireCondition[],
+): boolean {
+  const primary = schema.indices.get(PRIMARY_INDEX);
+  if (index !== PRIMARY_INDEX || primary === undefined) return false;
+  const fields = Object.keys(primary.fields);
+  return (
+    conditions.length === fields.length &&
+    fields.every((field) => {
+      const named = conditions.filter((condition) => condition.field === field);
+      return (
+        named.length === 1 && named[0]!.op === Operator.OPERATOR_EQ && named[0]!.values.length === 1
+      );
+    })
+  );
 }
