@@ -2,11 +2,12 @@
 // to create the record at once, or look the values up first.
 //
 // Trying the create first costs two round trips when the values are new (the create's two)
-// and four when a record already holds them (the create finds them taken and commits nothing,
-// then the update's two); looking them up first costs three either way. So a model's puts try
-// the create first while most of its recent misses turned out to be new values: a model fed
-// with new records creates in two round trips, and one whose values all exist already (a
-// server just started, a cache smaller than the working set) loses nothing against looking up.
+// and up to five when a record already holds them (the create finds them taken, reads who
+// holds them and commits nothing, then the update's two); looking them up first costs three
+// either way. So a model's puts try the create first while more than two thirds of its recent
+// misses turned out to be new values: a model fed with new records creates in two round
+// trips, and one whose values mostly exist already (a server just started, a cache smaller
+// than the working set) looks them up, as it would without the choice.
 
 export type FirstStep = 'create' | 'lookup';
 
@@ -14,13 +15,16 @@ export type FirstStep = 'create' | 'lookup';
 const WEIGHT = 1 / 16;
 /** A model never seen yet: its first puts are creates more often than not. */
 const PRIOR_NEW_SHARE = 0.75;
+/** Where the two first steps cost the same: 2 × share + 5 × (1 - share) = 3. */
+const BREAK_EVEN_NEW_SHARE = 2 / 3;
 
 export class PutRoutes {
   /** Per model: the share of recent misses whose values no record held (weighted). */
   private readonly newShare = new Map<string, number>();
 
   firstStep(model: string): FirstStep {
-    return (this.newShare.get(model) ?? PRIOR_NEW_SHARE) >= 0.5 ? 'create' : 'lookup';
+    const share = this.newShare.get(model) ?? PRIOR_NEW_SHARE;
+    return share > BREAK_EVEN_NEW_SHARE ? 'create' : 'lookup';
   }
 
   /** A miss of `model` turned out to be new values (`isNew`) or values a record held. */

@@ -15,7 +15,8 @@
 //    body for a merge) and of each record's base cell (whether the record exists), across all
 //    tables; the primary-index rows that appends were reached through (a put's update), to
 //    check they still lead there; per index table that creates write, INSERT IGNORE of their
-//    rows (in key order) and the read of who holds each key.
+//    rows (in key order). Where an INSERT IGNORE stored fewer rows than it was given, some
+//    create's values were taken: who holds them is read in one more round trip.
 // 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT, the
 //    index rows of refused creates deleted, COMMIT. The ids of an INSERT's rows follow from
 //    the first, which its answer carries, where the partition gives a multi-row INSERT
@@ -285,17 +286,11 @@ export class ShardTransaction {
       reachedAt = statements.length;
       statements.push(primaryLookups(reached.map(({ row }) => row)));
     }
-    // The creates' index rows (INSERT IGNORE, per table in key order), then one read of who
-    // holds each row's values.
-    const placed = [...indexRows.values()].flat();
-    let holdersAt: number | undefined;
-    if (placed.length > 0) {
-      for (const [table, rows] of indexRows) {
-        statements.push(insertIndexRows(table, rows[0]!.index, rows));
-      }
-      holdersAt = statements.length;
-      statements.push(indexRowHolders(placed));
-    }
+    // The creates' index rows: INSERT IGNORE, per table in key order.
+    const inserts = [...indexRows.values()].map((rows) => {
+      statements.push(insertIndexRows(rows[0]!.table, rows[0]!.index, rows));
+      return { rows, at: statements.length - 1 };
+    });
 
     const results = (await runTogether(connection, statements)) as Row[][];
     const locked = lockedTables(results[1] ?? []);
@@ -313,10 +308,6 @@ export class ShardTransaction {
     appended.forEach(({ table, shard }, t) => {
       tableReads.set(table, tableReadsOf(latestRows[t]!, replayRows[t]!, shard));
     });
-    const holders = new Map<number, string>();
-    if (holdersAt !== undefined) {
-      for (const row of results[holdersAt] ?? []) holders.set(Number(row.part), String(row.uuid));
-    }
     const reachedHolders = new Map<number, string>();
     if (reachedAt !== undefined) {
       for (const row of results[reachedAt] ?? []) {
@@ -327,16 +318,45 @@ export class ShardTransaction {
     reached.forEach(({ item }, part) => {
       if (reachedHolders.get(part) !== items[item]!.uuid) unreachable.add(item);
     });
+    const fates = await this.fatesOf(
+      connection,
+      items,
+      inserts.map(({ rows, at }) => ({
+        rows,
+        stored: (results[at] as unknown as WriteResult).affectedRows,
+      })),
+    );
+    return { tables: tableReads, fates, unreachable };
+  }
+
+  /**
+   * What each create's index rows came to. An INSERT IGNORE that stored all its rows needs no
+   * more: each of its creates holds those values. Where one stored fewer, some values were
+   * taken (by another record's primary row, or in a unique index of the gem's): who holds the
+   * rows of such INSERTs is read, with locking reads, in one more round trip.
+   */
+  private async fatesOf(
+    connection: SqlConnection,
+    items: readonly WriteItem[],
+    inserts: readonly { rows: readonly PlacedIndexRow[]; stored: number }[],
+  ): Promise<Map<number, CreateFate>> {
     const fates = new Map<number, CreateFate>();
     items.forEach((item, i) => item.kind === 'create' && fates.set(i, { kind: 'won' }));
-    placed.forEach((row, part) => {
+    const unsure = inserts
+      .filter(({ rows, stored }) => stored < rows.length)
+      .flatMap(({ rows }) => rows);
+    if (unsure.length === 0) return fates;
+    const [found = []] = (await runTogether(connection, [indexRowHolders(unsure)])) as Row[][];
+    const holders = new Map<number, string>();
+    for (const row of found) holders.set(Number(row.part), String(row.uuid));
+    unsure.forEach((row, part) => {
       const fate = fateOf(row, holders.get(part), items[row.item] as CreateRequest);
       // Losing the primary values wins over a secondary collision: the put becomes an update.
       if (fate && (fates.get(row.item)!.kind === 'won' || fate.kind === 'taken')) {
         fates.set(row.item, fate);
       }
     });
-    return { tables: tableReads, fates, unreachable };
+    return fates;
   }
 
   /** Round trip 2 (or more, for large groups): the inserts, the clean-up, and the commit. */
