@@ -5,13 +5,14 @@
 // would have had.
 
 import {
-  WhereRequest,
+  type Condition,
   type GetCellRequest,
   type GetCellResponse,
   type PutRequest,
   type PutResponse,
   type WriteCellRequest,
   type WriteCellResponse,
+  type WhereRequest,
   type WhereResponse,
 } from '@shameless/proto';
 import type { BatchBounds, ItemSize } from './batchSplit.js';
@@ -177,7 +178,7 @@ export const WHERE_PAGE: BatchForm<WhereRequest, WhereResponse[]> = {
   },
   groupOf: () => '',
   sizeOf: (request) => ({
-    bytes: WhereRequest.encode(request).finish().byteLength + ITEM_OVERHEAD_BYTES,
+    bytes: whereRequestBytes(request),
     weight: request.limit || DEFAULT_WHERE_LIMIT,
   }),
   sendOne: (inner, request, options) => inner.collect('where', request, options),
@@ -219,4 +220,29 @@ function unanswered(batchMethod: string): ItemFailure {
 
 function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * About the bytes a Where request takes in a WhereMany, counted rather than encoded (every
+ * queued query would otherwise be encoded twice): its strings, and a generous allowance for
+ * tags, lengths, integers and enums.
+ */
+function whereRequestBytes(request: WhereRequest): number {
+  const strings = (texts: readonly string[]) =>
+    texts.reduce((sum, text) => sum + utf8Length(text) + ITEM_OVERHEAD_BYTES, 0);
+  const condition = (c: Condition) =>
+    utf8Length(c.field) +
+    ITEM_OVERHEAD_BYTES +
+    c.values.reduce(
+      (sum, value) =>
+        sum +
+        ITEM_OVERHEAD_BYTES +
+        (value.kind?.$case === 'string' ? utf8Length(value.kind.string) : 0),
+      0,
+    );
+  return (
+    strings([request.model, request.index, request.pageToken, ...request.cells]) +
+    request.conditions.reduce((sum, c) => sum + condition(c), 0) +
+    ITEM_OVERHEAD_BYTES
+  );
 }
