@@ -1,7 +1,7 @@
 // Every server setting, once: its flag, environment variable, config-file key, default and
 // meaning. The CLI's options, --help and the precedence rules are all built from this table.
 import { readFileSync } from 'node:fs';
-import type { StoreShape } from './engine/index.js';
+import { DEFAULT_PRIMARY_KEY_CACHE_ENTRIES, type StoreShape } from './engine/index.js';
 
 interface SettingDefinition<T> {
   /**
@@ -229,7 +229,7 @@ export const SETTINGS = {
     env: 'SHAMELESS_PRIMARY_KEY_CACHE_ENTRIES',
     description:
       'tuples of primary values whose record the server remembers (about 200 bytes each), so that a Put of values seen before needs no lookup; 0 for none',
-    defaultValue: 100_000,
+    defaultValue: DEFAULT_PRIMARY_KEY_CACHE_ENTRIES as number,
     parse: integer(0, 100_000_000),
   },
   maxConcurrentCalls: {

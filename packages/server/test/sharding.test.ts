@@ -74,6 +74,16 @@ describe('sharding (pure)', () => {
     ]);
   });
 
+  it('tells whether a record’s content lives on the partition of an index shard', () => {
+    const layout = new StoreLayout('', 8, 2);
+    // Content shard parseInt('0003', 16) % 8 = 3, on partition 0 (shards 0-3).
+    const uuid = '0003aaaa-0000-4000-8000-000000000000';
+    expect(layout.contentBeside(uuid, 0)).to.equal(true);
+    expect(layout.contentBeside(uuid, 3)).to.equal(true);
+    expect(layout.contentBeside(uuid, 4)).to.equal(false);
+    expect(new StoreLayout('', 8, 1).contentBeside(uuid, 7)).to.equal(true);
+  });
+
   it('refuses a shard count that is not a multiple of the partition count', () => {
     expect(shardLayoutProblem(8, 2)).to.equal(undefined);
     expect(shardLayoutProblem(9, 2)).to.match(/multiple of the number of partitions/);

@@ -1,5 +1,6 @@
 export type { AppendOutcome } from './cellWriter.js';
 export {
+  DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   Engine,
   MAX_WHERE_BATCH,
   MAX_WHERE_BATCH_RECORDS,

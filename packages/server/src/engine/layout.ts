@@ -34,6 +34,14 @@ export class StoreLayout {
     return partitionOfShard(shard, this.shardsCount, this.partitionCount);
   }
 
+  /**
+   * Whether the record's content lives on the partition of index shard `indexShard`: only
+   * then can one transaction there read its index row and write its cells.
+   */
+  contentBeside(uuid: string, indexShard: number): boolean {
+    return this.partitionOf(this.contentShard(uuid)) === this.partitionOf(indexShard);
+  }
+
   /** `items` grouped by the partition of their shard, each group in the order given. */
   byPartition<T>(items: Iterable<T>, shardOf: (item: T) => number): Map<number, T[]> {
     const groups = new Map<number, T[]>();

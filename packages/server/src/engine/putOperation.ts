@@ -53,9 +53,10 @@ export interface PutResult {
  */
 const ATTEMPTS = 4;
 
-/** The primary-index row a put looks up: its values, shard and table. */
+/** The primary-index row a put looks up: its values, shard and table, and its cache key. */
 interface PrimaryRow extends PrimaryLookup {
   readonly shard: number;
+  readonly key: string;
 }
 
 /** A put whose values were checked and read (see {@link PutOperation.prepare}). */
@@ -112,7 +113,7 @@ export class PutOperation {
   }
 
   async put(put: PreparedPut, requestId: string): Promise<PutResult> {
-    const key = primaryKeyOf(put.primary);
+    const { key } = put.primary;
     for (let attempt = 1; ; attempt++) {
       let owner = this.known.get(key);
       if (owner === undefined) {
@@ -170,25 +171,20 @@ export class PutOperation {
    * primary-index row: only there can an update check the row under its lock.
    */
   private remember(primary: PrimaryRow, uuid: string): void {
-    if (this.checkable(primary, uuid)) this.known.set(primaryKeyOf(primary), uuid);
-  }
-
-  private checkable(primary: PrimaryRow, uuid: string): boolean {
-    return (
-      this.layout.partitionOf(this.layout.contentShard(uuid)) ===
-      this.layout.partitionOf(primary.shard)
-    );
+    if (this.layout.contentBeside(uuid, primary.shard)) this.known.set(primary.key, uuid);
   }
 
   private primaryRow(model: CompiledModel, values: Body, field: string): PrimaryRow {
     const index = model.primaryIndex;
     const rowValues = indexValuesFrom(index, values, field);
     const shard = this.layout.findShard(shardOnValue(index, rowValues));
+    const table = this.layout.indexTable(model, PRIMARY_INDEX, shard);
     return {
       index,
       values: rowValues,
       shard,
-      table: this.layout.indexTable(model, PRIMARY_INDEX, shard),
+      table,
+      key: primaryKeyOf({ table, values: rowValues }),
     };
   }
 
@@ -247,7 +243,7 @@ export class PutOperation {
           limit: { bytes: maxCellBytes, field },
         },
         requestId,
-        ...(this.checkable(primary, uuid) ? { reachedThrough: primary } : {}),
+        ...(this.layout.contentBeside(uuid, primary.shard) ? { reachedThrough: primary } : {}),
       });
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;

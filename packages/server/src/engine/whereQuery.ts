@@ -127,7 +127,7 @@ export class WhereQuery {
     const nextPageToken =
       rows.length > limit && last ? encodePageToken(fingerprint, keyOf(index, last)) : '';
     const uuids = page.map((row) => String(row.uuid));
-    if (point && uuids.length === 1 && this.checkable(uuids[0]!, shard)) {
+    if (point && uuids.length === 1 && this.layout.contentBeside(uuids[0]!, shard)) {
       this.known.set(primaryKeyOf(point), uuids[0]!);
     }
     const cellsByUuid = await this.readCells(model, uuids, cells);
@@ -160,13 +160,6 @@ export class WhereQuery {
       return undefined;
     }
     return { records: [{ uuid, cells: cellsByUuid.get(uuid) ?? [] }], nextPageToken: '' };
-  }
-
-  /** Whether the record's content lives on the partition of index shard `shard`. */
-  private checkable(uuid: string, shard: number): boolean {
-    return (
-      this.layout.partitionOf(this.layout.contentShard(uuid)) === this.layout.partitionOf(shard)
-    );
   }
 
   /** The latest version of the cells asked for of each record, in the order asked for. */
