@@ -379,12 +379,13 @@ export class ShardTransaction {
     const stored = new Map<string, StoredCell[]>();
     const rounds = roundTripsOf(plan.inserts);
     for (const [r, round] of rounds.entries()) {
-      const writes = round.map(({ table, cells }) => this.asStored(table, cells));
+      const writes = round.map(({ table, cells }) => this.timedForTable(table, cells));
       const statements: Statement[] = [];
       const insertAt = writes.map(({ table, cells, readBack }) => {
+        const at = statements.length;
         statements.push(insertCells(table, cells, this.layout.createdAt));
         if (readBack) statements.push(readInserted(table, cells.length));
-        return statements.length - (readBack ? 2 : 1);
+        return at;
       });
       if (r === rounds.length - 1) statements.push(...cleanUp, COMMIT);
       const results = await runTogether(connection, statements);
@@ -406,7 +407,7 @@ export class ShardTransaction {
    * A table's new versions with created_at as the table will store it, and whether what it
    * stores (ids, created_at) must be read back after the INSERT.
    */
-  private asStored(
+  private timedForTable(
     table: string,
     cells: readonly NewCell[],
   ): { table: string; cells: readonly NewCell[]; readBack: boolean } {
