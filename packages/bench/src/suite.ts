@@ -129,14 +129,14 @@ export async function runSuite(
   let done = 0;
   const rows: RunRow[] = [];
   for (const run of plan.runs) {
-    const context: WorkloadContext = {
+    const given: WorkloadContext = {
       rate: bench.rate,
       tables,
       seeded: seeded.get(run.bodyBytes)!,
       bodyBytes: run.bodyBytes,
       shardsCount: bench.settings.shardsCount,
     };
-    await run.workload.prepare?.(context);
+    const context = (await run.workload.prepare?.(given)) ?? given;
     for (const concurrency of run.concurrency) {
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;

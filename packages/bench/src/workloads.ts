@@ -14,6 +14,7 @@ import {
   readLatestCells,
   readLogPage,
 } from '@shameless/server/sql';
+import type { ExactInteger } from '@shameless/client';
 import { pack } from 'msgpackr';
 import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
 import {
@@ -35,6 +36,11 @@ export interface WorkloadContext {
   readonly seeded: SeededSet;
   readonly bodyBytes: number;
   readonly shardsCount: number;
+  /**
+   * Where the log workloads' cells start on each of their shards (the id before the first):
+   * the rows after it are cells of this run's body size that their `prepare` wrote.
+   */
+  readonly logCursors?: readonly ExactInteger[];
 }
 
 export interface Workload {
@@ -44,8 +50,11 @@ export interface Workload {
   readonly name: string;
   /** What `unitsPerSecond` counts. */
   readonly unit: 'calls' | 'cells' | 'records';
-  /** Makes the data the workload needs before either run (e.g. a log long enough to page). */
-  prepare?(context: WorkloadContext): Promise<void>;
+  /**
+   * Makes the data the workload needs before either run (e.g. a log long enough to page), and
+   * answers the context its runs use: the same, or with what it prepared.
+   */
+  prepare?(context: WorkloadContext): Promise<WorkloadContext>;
   sdk(context: WorkloadContext): Operation;
   /** The same SQL through mysql2; undefined when the workload has no SQL counterpart. */
   mysql?(context: WorkloadContext, pools: BaselinePools): Operation;
@@ -294,34 +303,53 @@ const LOG_PAGE = 1000;
 /** FetchLatestCells reads the first shards only, so filling them takes seconds. */
 const LOG_SHARDS = 4;
 
+/**
+ * Writes a page of cells of the run's body size to each log shard, after whatever the shard
+ * already holds (the seeded records of every body size, earlier workloads' writes), and
+ * answers where they start: reading from there reads cells of this size only.
+ */
+async function writeLogPages(context: WorkloadContext): Promise<WorkloadContext> {
+  const { rate, seeded, tables } = context;
+  const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
+  const maxIds = () => Promise.all(shards.map((shard) => rate.maxIdOnShard(shard)));
+  const logCursors = await maxIds();
+  const uuids = seeded.uuids.filter((uuid) => tables.contentShard(uuid) < LOG_SHARDS);
+  const body = payloadOf(seeded.bodyBytes);
+  // Ids count rows on a shard's table: nothing is ever deleted.
+  const filled = (ids: readonly ExactInteger[]) =>
+    ids.every((id, shard) => BigInt(id) - BigInt(logCursors[shard]!) >= LOG_PAGE);
+  while (!filled(await maxIds())) {
+    await rate.writeCells(
+      Array.from({ length: 1000 }, () => ({ uuid: pick(uuids), cell: 'meta', body })),
+    );
+  }
+  return { ...context, logCursors };
+}
+
+/** Where the log workloads' cells start on `shard`. */
+function logCursorOf(context: WorkloadContext, shard: number): ExactInteger {
+  const cursor = context.logCursors?.[shard];
+  if (cursor === undefined) throw new Error('a log workload ran without its prepare');
+  return cursor;
+}
+
 export const fetchLatestCells: Workload = {
   id: 'fetch-latest',
   name: `FetchLatestCells (${LOG_PAGE})`,
   unit: 'cells',
-  prepare: async ({ rate, seeded, tables }) => {
-    // The log shards hold a full page each: ids count rows, since nothing is ever deleted.
-    const uuids = seeded.uuids.filter((uuid) => tables.contentShard(uuid) < LOG_SHARDS);
-    const body = payloadOf(seeded.bodyBytes);
-    for (;;) {
-      const maxIds = await Promise.all(
-        Array.from({ length: LOG_SHARDS }, (_, shard) => rate.maxIdOnShard(shard)),
-      );
-      if (maxIds.every((maxId) => maxId >= LOG_PAGE)) return;
-      await rate.writeCells(
-        Array.from({ length: 1000 }, () => ({ uuid: pick(uuids), cell: 'meta', body })),
-      );
-    }
-  },
+  prepare: writeLogPages,
   sdk: (context) => async () => {
     const shard = Math.floor(Math.random() * LOG_SHARDS);
-    const page = await context.rate.fetchLatestCells({ shard, cursor: 0, limit: LOG_PAGE });
+    const cursor = logCursorOf(context, shard);
+    const page = await context.rate.fetchLatestCells({ shard, cursor, limit: LOG_PAGE });
     return page.cells.length;
   },
   mysql:
     (context, { reader }) =>
     async () => {
       const shard = Math.floor(Math.random() * LOG_SHARDS);
-      const page = await readLogPage(reader, context.tables.content(shard), 0, LOG_PAGE);
+      const cursor = logCursorOf(context, shard);
+      const page = await readLogPage(reader, context.tables.content(shard), cursor, LOG_PAGE);
       return page.rows.length;
     },
 };
@@ -333,11 +361,12 @@ export const eachLog: Workload = {
   id: 'each',
   name: `Each (${EACH_CELLS} cells of ${LOG_SHARDS} shards)`,
   unit: 'cells',
-  prepare: (context) => fetchLatestCells.prepare!(context),
+  prepare: writeLogPages,
   sdk: (context) => async () => {
     let cells = 0;
     const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
-    for await (const _cell of context.rate.each({ shards, batchSize: LOG_PAGE })) {
+    const cursors = Object.fromEntries(shards.map((shard) => [shard, logCursorOf(context, shard)]));
+    for await (const _cell of context.rate.each({ shards, cursors, batchSize: LOG_PAGE })) {
       if (++cells === EACH_CELLS) break;
     }
     return cells;
