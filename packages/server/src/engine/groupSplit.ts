@@ -6,13 +6,17 @@
 // more at 64 in flight; at 4 in flight, two of 2 did 13% less. So a group is split only into
 // parts of at least a few writes.
 //
-// Writes to one shard stay in one part, in order: parts never wait on each other's log locks,
-// and the writes of one cell keep their order.
+// A caller's writes stay in one part, in order. Units that share a shard go to the same part,
+// so parts seldom wait on each other's log locks: only when a unit of several shards meets
+// shards already placed in different parts does it go with the first of them, and the parts
+// then take that shard's lock in turn (in table-name order, as every transaction does, so they
+// cannot deadlock).
 
 /**
  * Splits `units` (in queue order) into at most `maxParts` parts of at least `minPartSize`
- * items each where possible, keeping units that share a shard in one part and each part in
- * queue order; balanced by items. One part when splitting does not pay.
+ * items each where possible, each part in queue order, balanced by items. A unit goes to the
+ * part of the first of its shards already placed, else to the lightest part. One part when
+ * splitting does not pay.
  */
 export function splitByShard<T>(
   units: readonly T[],
