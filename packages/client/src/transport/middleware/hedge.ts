@@ -30,7 +30,12 @@ export interface HedgeSettings {
 
 export function hedgeLayer(settings: HedgeSettings): ClientMiddleware {
   return async function* hedgeSlowAttempts(call, options, next) {
-    const policy = options.hedgeable && call.shape !== 'serverStream' ? settings.hedge : null;
+    // With one endpoint a hedge could only go to the server the call already waits on, which
+    // #roomForHedge never allows: such a call is not raced at all, and pays for no round.
+    const policy =
+      options.hedgeable && call.shape !== 'serverStream' && settings.endpointCount > 1
+        ? settings.hedge
+        : null;
     if (policy === null) {
       yield* timed(settings, call, next(call, options));
       return;

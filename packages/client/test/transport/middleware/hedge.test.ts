@@ -12,7 +12,7 @@ import { resolveHedgePolicy } from '../../../src/transport/policy.js';
 import { newCounters } from '../../../src/transport/stats.js';
 import { EACH, READ, messages, run, scriptedNext } from './support.js';
 
-function setup() {
+function setup(endpointCount = 2) {
   const clock = new ManualClock();
   const latency = new LatencyTracker({ minSamples: 1 });
   const counters = newCounters();
@@ -22,7 +22,7 @@ function setup() {
     latency,
     clock,
     counters,
-    endpointCount: 2,
+    endpointCount,
   });
   return { clock, latency, counters, layer };
 }
@@ -69,6 +69,27 @@ describe('hedge layer', () => {
       release(0);
       expect(await outcome).to.deep.equal(['answer 0']);
     }
+  });
+
+  it('sends a read alone when there is one endpoint: no hedge, no signal of its own', async () => {
+    const { clock, latency, counters, layer } = setup(1);
+    const { next, release } = heldAnswers();
+    const signal = new AbortController().signal;
+    const attempts = new AttemptLog();
+    const outcome = run(layer, next, {
+      ...READ,
+      signal,
+      attempts,
+      attempt: attempts.start('initial'),
+    });
+    await clock.advance(500);
+    expect(next.seen).to.have.length(1);
+    expect(next.seen[0]?.signal, "the call's own signal reaches the attempt").to.equal(signal);
+    release(0);
+    expect(await outcome).to.deep.equal(['answer 0']);
+    expect(counters).to.include({ hedges: 0, budgetRefusals: 0 });
+    expect(latency.count('getCell'), 'its latency is still learnt').to.equal(1);
+    expect(clock.pendingTimers).to.equal(0);
   });
 
   it("records each answered call's latency for the method", async () => {
