@@ -155,6 +155,27 @@ describe('targets', () => {
     assert.equal(verdict(results, 'WriteCell p99 at half its peak').met, undefined);
   });
 
+  it("names the bare echo's p99 at the same rate beside a half-peak p99, where it ran", () => {
+    const openLoop = (echo?: Baseline) =>
+      row('get-cell', {
+        concurrency: 0,
+        openLoopRate: 1000,
+        opsPerSecond: 1000,
+        latency: latency(1, 3),
+        ...(echo && { echo }),
+      });
+    const target = 'GetCell p99 at half its peak';
+    assert.equal(
+      verdict(evaluateTargets({ rows: [openLoop(baseline(1000, 4))], follow: follow(20) }), target)
+        .reached,
+      '3.00 ms at 1000/s (bare echo at that rate: 8.00 ms)',
+    );
+    assert.equal(
+      verdict(evaluateTargets({ rows: [openLoop()], follow: follow(20) }), target).reached,
+      '3.00 ms at 1000/s',
+    );
+  });
+
   it('calls the Each follow p99 unchanged within 10% of the previous run, and unknown without one', () => {
     const target = 'Each follow p99';
     assert.equal(
