@@ -36,6 +36,8 @@ export interface StoreSettings {
   readonly poolSize: number;
   /** Whether the SDK sends calls made in the same tick as one batch call (its default). */
   readonly coalesce: boolean;
+  /** Batch calls of one kind the SDK keeps out at once. Default: connect's, one per endpoint. */
+  readonly maxBatchesInFlight?: number;
   /** Write a V8 CPU profile of the server here (`--cpu-prof`), for a flame graph. */
   readonly profileDir?: string;
   /** Serve the server's Prometheus metrics, to read its heap and external memory. */
@@ -83,6 +85,9 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
     endpoints: [server.address],
     deadlineMs: 30_000,
     coalesce: settings.coalesce,
+    ...(settings.maxBatchesInFlight === undefined
+      ? {}
+      : { maxBatchesInFlight: settings.maxBatchesInFlight }),
   });
   const rate = await store.defineModel(RATE_SCHEMA);
   return {

@@ -128,6 +128,12 @@ const program = new Command('bench')
     'send every SDK call on its own, as connect({ coalesce: false }) does (by default the SDK ' +
       'sends calls made in the same tick as one batch call)',
   )
+  .option(
+    '--max-batches-in-flight <n>',
+    "batch calls of one kind the SDK keeps out at once, as connect's maxBatchesInFlight (default " +
+      '1, one per endpoint); calls made meanwhile wait and go together. Infinity: calls never wait',
+    (value: string) => (value === 'Infinity' ? Infinity : positiveInteger(value)),
+  )
   .option('--out <dir>', 'where the JSON report goes', join(REPO, 'bench-results'))
   .option(
     '--profile [dir]',
@@ -174,6 +180,7 @@ const options = program.opts<{
   shardsCount: number;
   poolSize: number;
   coalesce: boolean;
+  maxBatchesInFlight?: number;
   out: string;
   scale?: number[] | true;
   soak?: number | true;
@@ -206,6 +213,7 @@ const bench = await openBenchStore({
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
   coalesce: options.coalesce,
+  maxBatchesInFlight: options.maxBatchesInFlight,
   ...(options.profile ? { profileDir } : {}),
   ...(options.memory ? { metrics: true } : {}),
 });

@@ -74,7 +74,10 @@ async function storeOverWire(
   options: Partial<TransportOptions> = {},
 ): Promise<WireStore> {
   const wire = new RecordingTransport(createTransport({ endpoints: [address], ...options }));
-  const transport = coalesceCalls(wire, { defaultDeadlineMs: options.deadlineMs ?? 5000 });
+  const transport = coalesceCalls(wire, {
+    defaultDeadlineMs: options.deadlineMs ?? 5000,
+    maxBatchesInFlight: options.maxBatchesInFlight,
+  });
   const store = await connect({ transport, closeTransport: true });
   const Rate = await store.defineModel(RATE_SCHEMA);
   let before = store.transport.stats();
@@ -665,6 +668,7 @@ describe('coalescing', function () {
     let proxy: TcpProxy;
     let ws: WireStore;
     let uuids: string[];
+    let hotelId: number;
     /** How long the proxy holds back every answer while `slow()` is on. */
     const ANSWER_DELAY_MS = 1000;
     const slow = () =>
@@ -674,7 +678,7 @@ describe('coalescing', function () {
       const [host, port] = fixture.address.split(':') as [string, string];
       proxy = await startTcpProxy({ target: { host, port: Number(port) } });
       ws = await storeOverWire(proxy.address);
-      const hotelId = ++hotel;
+      hotelId = ++hotel;
       uuids = [];
       for (let i = 0; i < 3; i++) {
         uuids.push((await ws.Rate.put(rateValues(hotelId, `room ${i}`, '2026-12-01', { i }))).uuid);
@@ -780,6 +784,164 @@ describe('coalescing', function () {
       } finally {
         await hedged.store.close();
       }
+    });
+
+    describe('calls made while a batch call of their kind is out', () => {
+      // A store of its own (its own connection: no answers of the tests above still queued at
+      // the proxy), and answers held back less long: each frame of an answer waits in turn.
+      let held: WireStore;
+      const HELD_DELAY_MS = 250;
+      const slowly = () =>
+        proxy.setFaults({ delayServerToClient: { probability: 1, ms: HELD_DELAY_MS } });
+
+      before(async () => {
+        held = await storeOverWire(proxy.address);
+      });
+      beforeEach(() => held.wire.reset());
+      after(async () => {
+        await held?.store.close();
+      });
+
+      /** The GetCells keys of the `n`th call on the wire. */
+      const keysOf = (n: number) =>
+        (held.wire.calls[n]?.request as GetCellsRequest).keys.map((key) => key.uuid);
+
+      it('wait for it, then go together as one batch call', async () => {
+        slowly();
+        const first = held.Rate.find(uuids[0]!);
+        await sleep(50);
+        // Made in two later ticks while the first call is out: held back, unsent.
+        const second = held.Rate.find(uuids[1]!);
+        await sleep(20);
+        const third = held.Rate.find(uuids[2]!);
+        await sleep(50);
+        expect(held.sent()).to.deep.equal(['getCell']);
+        expect(held.counted()).to.include({ heldCalls: 2, coalescedBatches: 0 });
+        const found = await Promise.all([first, second, third]);
+        expect(found.map((record) => record?.get('i'))).to.deep.equal([0, 1, 2]);
+        expect(held.sent()).to.deep.equal(['getCell', 'getCells']);
+        expect(keysOf(1)).to.deep.equal([uuids[1], uuids[2]]);
+        expect(held.counted()).to.include({ heldCalls: 2, coalescedBatches: 1, coalescedCalls: 2 });
+      });
+
+      it('a held call whose deadline passes fails alone, never sent', async () => {
+        slowly();
+        const order: string[] = [];
+        const first = tracked(order, 'first', held.Rate.find(uuids[0]!));
+        await sleep(50);
+        const late = tracked(order, 'late', held.Rate.find(uuids[1]!, { deadlineMs: 100 }));
+        const other = tracked(order, 'other', held.Rate.find(uuids[2]!));
+        const error = await rejection(late);
+        expect(error).to.be.instanceOf(DeadlineExceededError);
+        expect(error.message).to.equal(
+          'getCell: deadline of 100 ms exceeded before it was sent, waiting for a batch call ' +
+            'of its kind to come back',
+        );
+        expect(order, 'failed before any answer came').to.deep.equal(['late']);
+        expect([(await first)?.get('i'), (await other)?.get('i')]).to.deep.equal([0, 2]);
+        expect(held.sent()).to.deep.equal(['getCell', 'getCell']);
+        expect((held.wire.calls[1]?.request as GetCellRequest).uuid).to.equal(uuids[2]);
+      });
+
+      it('a held caller that aborts rejects at once and is left out', async () => {
+        slowly();
+        const controller = new AbortController();
+        const first = held.Rate.find(uuids[0]!);
+        await sleep(50);
+        const aborted = rejection(held.Rate.find(uuids[1]!, { signal: controller.signal }));
+        const other = held.Rate.find(uuids[2]!);
+        await sleep(20);
+        controller.abort();
+        expect(await aborted).to.be.instanceOf(CancelledError);
+        expect(held.sent(), 'nothing sent for it').to.deep.equal(['getCell']);
+        expect([(await first)?.get('i'), (await other)?.get('i')]).to.deep.equal([0, 2]);
+        expect(held.sent()).to.deep.equal(['getCell', 'getCell']);
+        expect((held.wire.calls[1]?.request as GetCellRequest).uuid).to.equal(uuids[2]);
+      });
+
+      it('calls of another kind do not wait for it', async () => {
+        slowly();
+        const found = held.Rate.find(uuids[0]!);
+        await sleep(50);
+        const written = held.Rate.record(uuids[1]!).meta.update({ note: 'not held' });
+        await sleep(50);
+        expect(held.sent()).to.deep.equal(['getCell', 'writeCell']);
+        expect(held.counted().heldCalls).to.equal(0);
+        await Promise.all([found, written]);
+      });
+
+      it('a full batch goes at once; only the rest waits', async () => {
+        slowly();
+        const first = held.Rate.where({ hotel_id: hotelId }).toArray();
+        await sleep(50);
+        // Pages of 1000 records: a WhereMany asks for 10,000 at most, so 10 of these 11 fill
+        // one, which goes while the first call is out; the 11th waits for an answer.
+        const pages = Array.from({ length: 11 }, () =>
+          held.Rate.where({ hotel_id: hotelId }).toArray(),
+        );
+        await sleep(50);
+        expect(held.sent()).to.deep.equal(['where', 'whereMany']);
+        expect(held.counted().heldCalls).to.equal(1);
+        const all = await Promise.all([first, ...pages]);
+        for (const page of all) expect(page.map((record) => record.uuid)).to.have.members(uuids);
+        expect(held.sent()).to.deep.equal(['where', 'whereMany', 'where']);
+      });
+
+      it("maxBatchesInFlight: Infinity sends each tick's calls at its end", async () => {
+        const eager = await storeOverWire(proxy.address, { maxBatchesInFlight: Infinity });
+        try {
+          slowly();
+          const first = eager.Rate.find(uuids[0]!);
+          await sleep(50);
+          const second = eager.Rate.find(uuids[1]!);
+          await sleep(50);
+          expect(eager.sent()).to.deep.equal(['getCell', 'getCell']);
+          expect(eager.counted().heldCalls).to.equal(0);
+          await Promise.all([first, second]);
+        } finally {
+          await eager.store.close();
+        }
+      });
+
+      it('by default one batch call of a kind may be out per endpoint', async () => {
+        const [host, port] = fixture.address.split(':') as [string, string];
+        const second = await startTcpProxy({ target: { host, port: Number(port) } });
+        const store = await connect({ endpoints: [proxy.address, second.address] });
+        try {
+          const Rate = await store.defineModel(RATE_SCHEMA);
+          await Rate.find(uuids[0]!);
+          slowly();
+          second.setFaults({ delayServerToClient: { probability: 1, ms: HELD_DELAY_MS } });
+          const before = store.transport.stats();
+          const calls = [Rate.find(uuids[0]!)];
+          await sleep(50);
+          calls.push(Rate.find(uuids[1]!));
+          await sleep(50);
+          expect(store.transport.stats().heldCalls - before.heldCalls, 'two may be out').to.equal(
+            0,
+          );
+          calls.push(Rate.find(uuids[2]!));
+          await sleep(50);
+          expect(store.transport.stats().heldCalls - before.heldCalls).to.equal(1);
+          const found = await Promise.all(calls);
+          expect(found.map((record) => record?.get('i'))).to.deep.equal([0, 1, 2]);
+        } finally {
+          await store.close();
+          await second.close();
+        }
+      });
+
+      it('maxBatchesInFlight must be a whole number of calls', async () => {
+        for (const maxBatchesInFlight of [0, 1.5, Number.NaN]) {
+          expect(() =>
+            coalesceCalls(held.wire, { defaultDeadlineMs: 1000, maxBatchesInFlight }),
+          ).to.throw(RangeError, 'maxBatchesInFlight must be an integer >= 1');
+          const refused = await rejection(
+            connect({ endpoints: [fixture.address], maxBatchesInFlight }),
+          );
+          expect(refused).to.be.instanceOf(RangeError);
+        }
+      });
     });
   });
   describe('a batch cut off by a server killed mid-batch', function () {

@@ -41,13 +41,17 @@ export interface BatchCallDeps {
   send<Req, Res>(form: BatchForm<Req, Res>, calls: readonly PendingCall<Req, Res>[]): void;
 }
 
-/** Sends `calls` (two or more, none settled) as one batch call of `form`. */
+/**
+ * Sends `calls` (two or more, none settled) as one batch call of `form`. `ended` is told when
+ * the call is over (answered, failed or cancelled), before any caller is answered from it.
+ */
 export function sendBatch<Req, Res>(
   deps: BatchCallDeps,
   form: BatchForm<Req, Res>,
   calls: readonly PendingCall<Req, Res>[],
+  ended: () => void = () => {},
 ): void {
-  new BatchCall(deps, form, calls).start();
+  new BatchCall(deps, form, calls, ended).start();
 }
 
 class BatchCall<Req, Res> {
@@ -60,14 +64,17 @@ class BatchCall<Req, Res> {
   #waiting: number;
   #deadlineTimer: TimerHandle | undefined;
   #ended = false;
+  readonly #onEnd: () => void;
   readonly #controller = new AbortController();
 
   constructor(
     deps: BatchCallDeps,
     form: BatchForm<Req, Res>,
     calls: readonly PendingCall<Req, Res>[],
+    onEnd: () => void,
   ) {
     this.#deps = deps;
+    this.#onEnd = onEnd;
     this.#form = form;
     this.#calls = calls;
     this.#waiting = calls.length;
@@ -179,5 +186,6 @@ class BatchCall<Req, Res> {
     if (this.#deadlineTimer !== undefined) this.#deps.clock.clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = undefined;
     for (const call of this.#calls) call.releaseAbort();
+    this.#onEnd();
   }
 }

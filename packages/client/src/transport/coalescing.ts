@@ -2,8 +2,11 @@
 // as one batch call per kind. GetCell (of a latest version) becomes GetCells, WriteCell
 // WriteCells, Put PutMany, and a Where page read whole WhereMany; every other call passes
 // through untouched. A lone call goes as itself, with no wait: the queue is sent at the end of
-// the tick, never on a timer. Each caller gets the answer or typed error its single call would
-// have had, under its own deadline and AbortSignal.
+// the tick, never on a timer. While a kind has as many batch calls out as it may (one per
+// endpoint), its new calls wait for one to come back and then go together, as a database's
+// group commit gathers the writes that arrive during a flush: calls that come spread out then
+// still travel in large batches. Each caller gets the answer or typed error its single call
+// would have had, under its own deadline and AbortSignal.
 
 import { GET_CELL, PUT, WHERE_PAGE, WRITE_CELL, type BatchForm } from './batchForms.js';
 import { sendBatch, type BatchCallDeps } from './batchCall.js';
@@ -36,6 +39,15 @@ export interface CoalescingOptions {
    * the single calls they carry. `false`: every call is sent on its own.
    */
   readonly coalesce?: boolean;
+  /**
+   * How many batch calls of one kind (method and model) may be out at once. A call made while
+   * that many are out waits, unsent, for one to come back, and then goes in one batch with
+   * every call made meanwhile (a full batch goes at once); its deadline and AbortSignal hold
+   * while it waits. A call made when fewer are out goes at the end of its tick. Default: one
+   * per endpoint. `Infinity`: calls never wait for each other, and each tick's calls go at its
+   * end.
+   */
+  readonly maxBatchesInFlight?: number;
 }
 
 /** Settings of {@link coalesceCalls}. */
@@ -44,6 +56,11 @@ export interface CoalescingSettings {
   readonly defaultDeadlineMs: number;
   /** The clock the callers' deadlines are kept on. Default: the system clock. */
   readonly clock?: Clock;
+  /**
+   * See {@link CoalescingOptions.maxBatchesInFlight}. Default: one per endpoint of the inner
+   * transport ({@link coalesceCalls}), or 1 ({@link coalescingLayer}, which cannot see them).
+   */
+  readonly maxBatchesInFlight?: number;
   /** Where the layer counts what it coalesced. Default: counters of its own. */
   readonly counters?: CoalescingCounters;
 }
@@ -51,7 +68,7 @@ export interface CoalescingSettings {
 /** The counters the coalescing layer keeps. */
 export type CoalescingCounters = Pick<
   TransportCounters,
-  'coalescedCalls' | 'coalescedBatches' | 'batchFallbacks'
+  'coalescedCalls' | 'coalescedBatches' | 'batchFallbacks' | 'heldCalls'
 >;
 
 /** The calls answered from a batch, by method. */
@@ -80,6 +97,7 @@ function formOf(call: ClientCall): BatchForm<unknown, unknown> | undefined {
  * passes straight through.
  */
 export function coalescingLayer(settings: CoalescingSettings): ClientMiddleware {
+  checkedBatchesInFlight(settings.maxBatchesInFlight ?? 1);
   let coalescer: Coalescer | undefined;
   return (call, options, next) => {
     const form = formOf(call);
@@ -113,7 +131,10 @@ function senderOver(next: CallNext): CallSender {
  * {@link CoalescingOptions.coalesce}). Closing the result closes `inner`.
  */
 export function coalesceCalls(inner: Transport, settings: CoalescingSettings): Transport {
-  const coalescer = new Coalescer(inner, settings);
+  const coalescer = new Coalescer(inner, {
+    ...settings,
+    maxBatchesInFlight: settings.maxBatchesInFlight ?? Math.max(1, inner.endpoints.length),
+  });
   return {
     endpoints: inner.endpoints,
 
@@ -147,6 +168,7 @@ export function coalesceCalls(inner: Transport, settings: CoalescingSettings): T
         coalescedCalls: stats.coalescedCalls + own.coalescedCalls,
         coalescedBatches: stats.coalescedBatches + own.coalescedBatches,
         batchFallbacks: stats.batchFallbacks + own.batchFallbacks,
+        heldCalls: stats.heldCalls + own.heldCalls,
       };
     },
 
@@ -156,10 +178,15 @@ export function coalesceCalls(inner: Transport, settings: CoalescingSettings): T
   };
 }
 
-/** The calls of one kind queued in this tick that may share a batch. */
-interface Queue<Req, Res> {
+/**
+ * The calls of one kind (method, marks and group: those that may share a batch): the calls
+ * waiting to be sent, and how many batch calls of the kind are out.
+ */
+interface Kind<Req, Res> {
+  readonly key: string;
   readonly form: BatchForm<Req, Res>;
-  readonly calls: PendingCall<Req, Res>[];
+  waiting: PendingCall<Req, Res>[];
+  inFlight: number;
 }
 
 class Coalescer {
@@ -167,9 +194,10 @@ class Coalescer {
   readonly #inner: CallSender;
   readonly #clock: Clock;
   readonly #defaultDeadlineMs: number;
+  readonly #maxBatchesInFlight: number;
   readonly #batchDeps: BatchCallDeps;
-  /** Keyed by method, call marks and group; emptied at the end of each tick. */
-  readonly #queues = new Map<string, Queue<unknown, unknown>>();
+  /** Keyed by method, call marks and group; a kind is dropped once nothing of it is left. */
+  readonly #kinds = new Map<string, Kind<unknown, unknown>>();
   #flushScheduled = false;
 
   constructor(inner: CallSender, settings: CoalescingSettings) {
@@ -177,15 +205,17 @@ class Coalescer {
       coalescedCalls: 0,
       coalescedBatches: 0,
       batchFallbacks: 0,
+      heldCalls: 0,
     };
     this.#inner = inner;
     this.#clock = settings.clock ?? systemClock;
     this.#defaultDeadlineMs = settings.defaultDeadlineMs;
+    this.#maxBatchesInFlight = checkedBatchesInFlight(settings.maxBatchesInFlight ?? 1);
     this.#batchDeps = {
       inner,
       clock: this.#clock,
       counters: this.counters,
-      send: (form, calls) => this.#send(form, calls),
+      send: (form, calls) => this.#send(form, calls, () => {}),
     };
   }
 
@@ -207,10 +237,10 @@ class Coalescer {
     // Calls share a batch only if they share the marks the transport acts on; deadlines and
     // signals stay each caller's own.
     const key = `${form.method}/${options.idempotent}/${options.hedgeable}/${group}`;
-    let queue = this.#queues.get(key) as Queue<Req, Res> | undefined;
-    if (queue === undefined) {
-      queue = { form, calls: [] };
-      this.#queues.set(key, queue as Queue<unknown, unknown>);
+    let kind = this.#kinds.get(key) as Kind<Req, Res> | undefined;
+    if (kind === undefined) {
+      kind = { key, form, waiting: [], inFlight: 0 };
+      this.#kinds.set(key, kind as Kind<unknown, unknown>);
     }
     const call = new PendingCall<Req, Res>(
       form.method,
@@ -219,36 +249,75 @@ class Coalescer {
       deadlineMs,
       this.#clock.now(),
     );
-    // Aborted while queued: rejected at once and left out of its batch.
+    // Aborted while waiting: rejected at once and left out of its batch.
     call.holdAbort(() => {});
-    queue.calls.push(call);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      atTickEnd(() => this.#flush());
-    }
+    kind.waiting.push(call);
+    this.#scheduleFlush();
     return call.answer;
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    atTickEnd(() => this.#flush());
   }
 
   #flush(): void {
     this.#flushScheduled = false;
-    const queues = [...this.#queues.values()];
-    this.#queues.clear();
-    for (const { form, calls } of queues) {
-      const waiting = calls.filter((call) => !call.settled);
-      const sizeOf = (call: PendingCall<unknown, unknown>) => form.sizeOf(call.request);
-      for (const batch of splitIntoBatches(waiting, sizeOf, form.bounds)) this.#send(form, batch);
-    }
+    for (const kind of this.#kinds.values()) this.#sendWaiting(kind);
   }
 
-  /** Sends calls as one batch call, or as its single call when there is one. */
-  #send<Req, Res>(form: BatchForm<Req, Res>, calls: readonly PendingCall<Req, Res>[]): void {
+  /**
+   * Sends what waits of a kind, in batches within the form's bounds, oldest calls first. Full
+   * batches always go; the last one waits while the kind has as many batch calls out as it
+   * may, and goes, with whatever joined it, when one of them comes back.
+   */
+  #sendWaiting<Req, Res>(kind: Kind<Req, Res>): void {
+    const { form } = kind;
+    const waiting = kind.waiting.filter((call) => !call.settled);
+    kind.waiting = [];
+    const sizeOf = (call: PendingCall<Req, Res>) => form.sizeOf(call.request);
+    const batches = splitIntoBatches(waiting, sizeOf, form.bounds);
+    for (const [i, batch] of batches.entries()) {
+      const last = i === batches.length - 1;
+      if (last && kind.inFlight >= this.#maxBatchesInFlight) {
+        for (const call of batch) if (call.waitForRoom(this.#clock)) this.counters.heldCalls++;
+        kind.waiting = batch;
+        return;
+      }
+      kind.inFlight++;
+      this.#send(form, batch, () => this.#ended(kind));
+    }
+    if (kind.inFlight === 0) this.#kinds.delete(kind.key);
+  }
+
+  /** A batch call of `kind` is over: what waits for it goes at the end of the tick. */
+  #ended<Req, Res>(kind: Kind<Req, Res>): void {
+    kind.inFlight--;
+    if (kind.waiting.length > 0) this.#scheduleFlush();
+    else if (kind.inFlight === 0) this.#kinds.delete(kind.key);
+  }
+
+  /**
+   * Sends calls as one batch call, or as its single call when there is one; `ended` is told
+   * when that call is over, before its callers are answered.
+   */
+  #send<Req, Res>(
+    form: BatchForm<Req, Res>,
+    calls: readonly PendingCall<Req, Res>[],
+    ended: () => void,
+  ): void {
     const waiting = calls.filter((call) => !call.settled);
+    for (const call of waiting) call.stopWaiting();
     if (waiting.length > 1) {
-      sendBatch(this.#batchDeps, form, waiting);
+      sendBatch(this.#batchDeps, form, waiting, ended);
       return;
     }
     const call = waiting[0];
-    if (call === undefined) return;
+    if (call === undefined) {
+      ended();
+      return;
+    }
     // From here the inner transport watches the caller's signal and deadline, as for any call.
     call.releaseAbort();
     form
@@ -257,8 +326,19 @@ class Coalescer {
         deadlineMs: call.deadlineAt - this.#clock.now(),
       })
       .then(
-        (answer) => call.resolve(answer),
-        (error: unknown) => call.reject(error),
+        (answer) => {
+          ended();
+          call.resolve(answer);
+        },
+        (error: unknown) => {
+          ended();
+          call.reject(error);
+        },
       );
   }
+}
+
+function checkedBatchesInFlight(value: number): number {
+  if (value === Infinity || (Number.isInteger(value) && value >= 1)) return value;
+  throw new RangeError(`maxBatchesInFlight must be an integer >= 1 (or Infinity), got ${value}`);
 }

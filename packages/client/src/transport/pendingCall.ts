@@ -1,7 +1,9 @@
-// A caller's call while the coalescing layer holds it (queued for the end of the tick, or
-// waiting in a batch): its request, its own deadline and AbortSignal, and the promise its
-// caller awaits. Whatever happens to the batch, the caller is answered once.
+// A caller's call while the coalescing layer holds it (queued for the end of the tick, waiting
+// for a batch of its kind to come back, or in a batch): its request, its own deadline and
+// AbortSignal, and the promise its caller awaits. Whatever happens to the batch, the caller is
+// answered once.
 
+import type { Clock, TimerHandle } from './clock.js';
 import { CancelledError, DeadlineExceededError } from './errors.js';
 import type { UnaryCallOptions } from './transportInterface.js';
 
@@ -21,6 +23,8 @@ export class PendingCall<Req, Res> {
   #resolve: (value: Res) => void = () => {};
   #reject: (error: unknown) => void = () => {};
   #onAbort: (() => void) | undefined;
+  #waitTimer: { readonly clock: Clock; readonly handle: TimerHandle } | undefined;
+  #waited = false;
 
   constructor(
     method: string,
@@ -68,6 +72,34 @@ export class PendingCall<Req, Res> {
     this.#onAbort = undefined;
   }
 
+  /**
+   * The call waits, unsent, for a batch call of its kind to come back. Its own deadline may
+   * pass meanwhile: it then fails, never sent. True the first time the call waits.
+   */
+  waitForRoom(clock: Clock): boolean {
+    const first = !this.#waited;
+    this.#waited = true;
+    if (this.#waitTimer !== undefined || !Number.isFinite(this.deadlineAt)) return first;
+    const handle = clock.setTimeout(() => {
+      this.#waitTimer = undefined;
+      this.reject(
+        new DeadlineExceededError(
+          `${this.method}: deadline of ${this.deadlineMs} ms exceeded before it was sent, ` +
+            'waiting for a batch call of its kind to come back',
+        ),
+      );
+    }, this.deadlineAt - clock.now());
+    this.#waitTimer = { clock, handle };
+    return first;
+  }
+
+  /** The call is sent: whatever watches it from now keeps its deadline. */
+  stopWaiting(): void {
+    if (this.#waitTimer === undefined) return;
+    this.#waitTimer.clock.clearTimeout(this.#waitTimer.handle);
+    this.#waitTimer = undefined;
+  }
+
   /** Answers the caller; false when it was answered already. */
   resolve(value: Res): boolean {
     if (!this.#settle()) return false;
@@ -100,6 +132,7 @@ export class PendingCall<Req, Res> {
     if (this.#settled) return false;
     this.#settled = true;
     this.releaseAbort();
+    this.stopWaiting();
     return true;
   }
 }

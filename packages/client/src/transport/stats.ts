@@ -30,6 +30,11 @@ export interface TransportStats {
    * size limit) and whose calls were sent again on their own or in smaller batches.
    */
   batchFallbacks: number;
+  /**
+   * Calls the coalescing layer held back, unsent, while batch calls of their kind were out
+   * (see `maxBatchesInFlight`), each counted once.
+   */
+  heldCalls: number;
   /** Tokens left in the retry/hedge budget. */
   budgetTokens: number;
 }
@@ -50,5 +55,6 @@ export function newCounters(): TransportCounters {
     coalescedCalls: 0,
     coalescedBatches: 0,
     batchFallbacks: 0,
+    heldCalls: 0,
   };
 }

@@ -87,6 +87,11 @@ export interface TransportOptions {
    * false here; `connect` turns it on.
    */
   coalesce?: boolean;
+  /**
+   * How many batch calls of one kind may be out at once when coalescing (see `connect`).
+   * Default: one per endpoint.
+   */
+  maxBatchesInFlight?: number;
   /** grpc-js channel options (keepalive, message size limits, ...). */
   channelOptions?: ChannelOptions;
   /** The source of time. Default: the system clock. */
@@ -126,7 +131,17 @@ export function createTransport(options: TransportOptions): Transport {
       token: options.token,
       interceptors: options.interceptors,
       callLayers:
-        options.coalesce === true ? [coalescingLayer({ defaultDeadlineMs, clock, counters })] : [],
+        options.coalesce === true
+          ? [
+              coalescingLayer({
+                defaultDeadlineMs,
+                clock,
+                counters,
+                maxBatchesInFlight:
+                  options.maxBatchesInFlight ?? Math.max(1, pool.addresses.length),
+              }),
+            ]
+          : [],
     },
     grpcCall({ clock, metadata: options.metadata ?? {}, closed: () => pool.closed }),
   );
