@@ -97,6 +97,7 @@ function formOf(call: ClientCall): BatchForm<unknown, unknown> | undefined {
  * passes straight through.
  */
 export function coalescingLayer(settings: CoalescingSettings): ClientMiddleware {
+  // Checked now, so that a wrong setting fails `connect`, not the first call.
   checkedBatchesInFlight(settings.maxBatchesInFlight ?? 1);
   let coalescer: Coalescer | undefined;
   return (call, options, next) => {
