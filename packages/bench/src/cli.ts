@@ -221,7 +221,13 @@ const serverPid = bench.server.process.pid;
 const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
 progress.note(`CPU per operation: ${cpuNotes.clock} MariaDB: ${cpuNotes.mariadb}`);
 const reportName = startedAt.toISOString().replace(/[:.]/g, '-');
-const settings = { ...options, mysqlUrl: undefined };
+// JSON has no Infinity: it would read back as null, the same as no setting.
+const settings = {
+  ...options,
+  mysqlUrl: undefined,
+  maxBatchesInFlight:
+    options.maxBatchesInFlight === Infinity ? 'Infinity' : options.maxBatchesInFlight,
+};
 const sdkProfiler = options.profileSdk
   ? new SdkProfiler(profileDir, `${reportName}-sdk`)
   : undefined;
