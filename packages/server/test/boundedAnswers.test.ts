@@ -26,7 +26,7 @@ describe('GetCells answers bounded by bytes', function () {
   const bodies = new Map<string, Buffer>();
 
   before(async () => {
-    // One shard: every cell is in one table, which is then read with one set query.
+    // One shard: every cell is in one table, which is then read with one keyed query.
     store = await startStoreFixture({ shardsCount: 1, maxMessageBytes: MAX_MESSAGE_BYTES });
     await store.api.defineModel({ model: RATE_MODEL });
     const writeMeta = async (hotelId: number, bytes: number) => {

@@ -1,6 +1,7 @@
 // The latest version of cells, as GetCell, GetCells and Where pages read them. The cells that
 // any callers ask for on one partition in the same turn of the event loop are read with one
-// SELECT (batchLoader.ts): one index dive per cell, or a set query for a table with many.
+// SELECT (batchLoader.ts): an index dive per cell of a table with one or two, else one keyed
+// query per table.
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
 import { BatchLoader } from './batchLoader.js';
@@ -152,7 +153,7 @@ export class LatestCells {
     partition: number,
     cells: readonly PlacedCell[],
   ): Promise<Map<string, LatestCell>> {
-    // One part per table and body bound: a part's cells share one set query.
+    // One part per table and body bound: a part's cells share one keyed query.
     const byPart = new Map<string, PlacedCell[]>();
     for (const cell of cells) {
       const part = `${cell.table}/${cell.maxBodyBytes ?? ''}`;

@@ -47,13 +47,14 @@ export interface TableLatest {
 }
 
 /**
- * Above this many cells (or records) a table is read with one set query; up to it, with one
- * index dive per cell. A dive costs the same however many versions the cell has; the set query
- * for latest versions (a GROUP BY of the latest ref_keys, joined back to the rows) is cheaper
- * per cell for many cells, but reads every version of the cells it covers (MariaDB does not use
- * a loose index scan for it).
+ * A table's cells are read with one index dive each when it has this many or fewer, and with
+ * one keyed query for all of them above: MariaDB spends less on one or two dives, about the
+ * same on three, and less on the keyed query from four.
  */
-const DIVES_PER_TABLE = 8;
+const DIVES_PER_TABLE = 2;
+
+/** Up to this many records of a table, each record's existence is one dive of its own. */
+const RECORD_DIVES_PER_TABLE = 8;
 
 const LATEST_COLUMNS = (body: string, bodyBytes: string) =>
   `'latest' AS \`what\`, \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, ${body}, \`created_at\`, ${bodyBytes}`;
@@ -84,13 +85,12 @@ function bodyColumns(
  * One SELECT for the latest version of each cell of several tables of one partition, and for
  * whether records exist: rows (`part`, the table's position in `tables`; `what`, 'latest' or
  * 'exists'; id, uuid, column_name, ref_key, body, created_at, body_bytes). Body and body_bytes
- * are NULL where the body was not asked for (and id and created_at too, in a set query asking
- * for no body); body alone is NULL where it is longer than the table's maxBodyBytes. A table read with
- * the set query may answer cells it was not asked for (the cross product of its records and
- * cell names): callers keep the ones they asked for. A record exists when its base cell has a
- * version, and versions start at 0 (at 1 in stores of the gem's first releases), so the set
- * query for existence is two dives per record into the (uuid, column_name, ref_key) key,
- * however many versions the base cell has.
+ * are NULL where the body was not asked for (and created_at too, for a cell read with others of
+ * its table); body alone is NULL where it is longer than the table's maxBodyBytes. A cell with
+ * no version has no row. A record exists when its base cell has a version, and versions start
+ * at 0 (at 1 in stores of the gem's first releases), so the set query for existence is two
+ * dives per record into the (uuid, column_name, ref_key) key, however many versions the base
+ * cell has.
  */
 export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   const branches: Statement[] = [];
@@ -107,10 +107,13 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
         );
       }
     } else {
-      branches.push(latestOfMany(table, part, keys, maxBodyBytes));
+      for (const withBody of [true, false]) {
+        const some = keys.filter((key) => key.withBody === withBody);
+        if (some.length > 0) branches.push(latestOfMany(table, part, some, withBody, maxBodyBytes));
+      }
     }
     if (records.length === 0) return;
-    if (records.length <= DIVES_PER_TABLE) {
+    if (records.length <= RECORD_DIVES_PER_TABLE) {
       for (const uuid of records) {
         branches.push(
           statement(
@@ -139,30 +142,35 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   return unionAll(branches);
 }
 
-/** The set query for the latest versions of many cells of one table (see latestVersionsOf). */
+/**
+ * The latest version of many cells of one table, which all want their body or none does. The
+ * cells are a derived table of constants, each joined to its row through its latest ref_key,
+ * which a correlated subquery finds with one backward dive into the (uuid, column_name,
+ * ref_key) key: one index entry read per cell, however many versions it has. (A GROUP BY of
+ * MAX(ref_key) reads every version: MariaDB does not use a loose index scan under an IN list.)
+ * Without bodies only that key is read, never the rows, so id and ref_key come back but not
+ * created_at. The constants take the column's collation, as a literal compared to it would.
+ */
 function latestOfMany(
   table: string,
   part: number,
   keys: readonly LatestKey[],
+  withBody: boolean,
   maxBodyBytes: number | undefined,
 ): Statement {
-  const uuids = [...new Set(keys.map((key) => key.uuid))];
-  const cells = [...new Set(keys.map((key) => key.cell))];
-  if (!keys.some((key) => key.withBody)) {
-    // Only the ref_keys: no need to join back to the rows.
-    return statement(
-      `SELECT ? AS \`part\`, 'latest' AS \`what\`, NULL AS \`id\`, \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\`, NULL AS \`body\`, NULL AS \`created_at\`, NULL AS \`body_bytes\`
-         FROM \`${table}\` WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\``,
-      [part, uuids, cells],
-    );
-  }
-  const { body, bodyBytes, values } = bodyColumns(true, maxBodyBytes, 'c.');
+  const { body, bodyBytes, values } = bodyColumns(withBody, maxBodyBytes, 'c.');
+  const createdAt = withBody ? 'c.`created_at`' : 'NULL AS `created_at`';
+  const cells = keys
+    .map((_, k) => (k === 0 ? 'SELECT ? AS `uuid`, ? AS `column_name`' : 'SELECT ?, ?'))
+    .join(' UNION ALL ');
   return statement(
-    `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, ${body}, c.\`created_at\`, ${bodyBytes} FROM \`${table}\` c
-       JOIN (SELECT \`uuid\`, \`column_name\`, MAX(\`ref_key\`) AS \`ref_key\` FROM \`${table}\`
-              WHERE \`uuid\` IN (?) AND \`column_name\` IN (?) GROUP BY \`uuid\`, \`column_name\`) latest
-      USING (\`uuid\`, \`column_name\`, \`ref_key\`)`,
-    [part, ...values, uuids, cells],
+    `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, ${body}, ${createdAt}, ${bodyBytes}
+       FROM (${cells}) cells JOIN \`${table}\` c
+         ON c.\`uuid\` = cells.\`uuid\` AND c.\`column_name\` = cells.\`column_name\`
+        AND c.\`ref_key\` = (SELECT v.\`ref_key\` FROM \`${table}\` v
+              WHERE v.\`uuid\` = cells.\`uuid\` AND v.\`column_name\` = cells.\`column_name\`
+              ORDER BY v.\`ref_key\` DESC LIMIT 1)`,
+    [part, ...values, ...keys.flatMap((key) => [key.uuid, key.cell])],
   );
 }
 
