@@ -14,7 +14,10 @@ import { type LatestKey, readLatestCells } from '../src/engine/sql/contentReads.
 import { directReader } from '../src/engine/sql/statement.js';
 
 const OURS = 'latest_ours';
-/** A content table as the gem's Sequel makes it: the database's default collation, no request_id. */
+/**
+ * A content table as the gem's Sequel makes it, no request_id, in a character set of its own (the
+ * database's default where the gem ran, often latin1 on older servers).
+ */
 const GEMS = 'latest_gems';
 
 /** Versions 0..count-1 of each cell, bodies naming their version. */
@@ -46,9 +49,10 @@ describe('latest versions of cells (content reads)', function () {
       \`id\` INT AUTO_INCREMENT PRIMARY KEY, \`uuid\` varchar(36) NULL,
       \`column_name\` varchar(255) NOT NULL, \`ref_key\` int NOT NULL, \`body\` mediumblob,
       \`created_at\` datetime NOT NULL,
-      UNIQUE KEY \`${GEMS}_uuid_column_name_ref_key_index\` (\`uuid\`, \`column_name\`, \`ref_key\`))`);
+      UNIQUE KEY \`${GEMS}_uuid_column_name_ref_key_index\` (\`uuid\`, \`column_name\`, \`ref_key\`))
+      DEFAULT CHARSET=latin1`);
     for (const table of [OURS, GEMS]) {
-      // The database's collation may not tell 'Base' from 'base'.
+      // latin1's default collation does not tell 'Base' from 'base'.
       const versions = table === GEMS ? VERSIONS.filter(({ cell }) => cell !== 'Base') : VERSIONS;
       // Inserted newest first, so that no answer can come from the order of ids.
       const rows = versions.flatMap(({ uuid, cell, count }) =>
@@ -142,7 +146,7 @@ describe('latest versions of cells (content reads)', function () {
     expect(Number(rows.find((row) => row.column_name === 'meta')!.body_bytes)).to.equal(9);
   });
 
-  it("reads a table made as the gem makes it, in the database's own collation", async () => {
+  it('reads a table made as the gem makes it, in latin1', async () => {
     const keys = ['a', 'b', 'c'].map((uuid) => ({ uuid, cell: 'base', withBody: true }));
     expect(summary(await latest(GEMS, keys))).to.deep.equal([
       { cell: 'a/base', refKey: 0, body: 'a/base@0' },

@@ -149,7 +149,10 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
  * ref_key) key: one index entry read per cell, however many versions it has. (A GROUP BY of
  * MAX(ref_key) reads every version: MariaDB does not use a loose index scan under an IN list.)
  * Without bodies only that key is read, never the rows, so id and ref_key come back but not
- * created_at. The constants take the column's collation, as a literal compared to it would.
+ * created_at. The constants are ASCII (uuids and cell names are validated to be), which a
+ * column of any character set takes without loss: they compare in the column's collation, on
+ * its index, as a literal would. (MySQL refuses to compare a utf8mb4 column of a derived table
+ * with a latin1 one, as in a table the gem made: "Illegal mix of collations".)
  */
 function latestOfMany(
   table: string,
@@ -161,7 +164,11 @@ function latestOfMany(
   const { body, bodyBytes, values } = bodyColumns(withBody, maxBodyBytes, 'c.');
   const createdAt = withBody ? 'c.`created_at`' : 'NULL AS `created_at`';
   const cells = keys
-    .map((_, k) => (k === 0 ? 'SELECT ? AS `uuid`, ? AS `column_name`' : 'SELECT ?, ?'))
+    .map((_, k) =>
+      k === 0
+        ? 'SELECT CONVERT(? USING ascii) AS `uuid`, CONVERT(? USING ascii) AS `column_name`'
+        : 'SELECT CONVERT(? USING ascii), CONVERT(? USING ascii)',
+    )
     .join(' UNION ALL ');
   return statement(
     `SELECT ? AS \`part\`, 'latest' AS \`what\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, ${body}, ${createdAt}, ${bodyBytes}
