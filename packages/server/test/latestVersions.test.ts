@@ -106,6 +106,19 @@ describe('latest versions of cells (content reads)', function () {
     expect(Number(meta.body_bytes)).to.equal('a/meta@29'.length);
   });
 
+  it('answers a cell asked for twice once, with its body if either asked for it', async () => {
+    const rows = await latest(OURS, [
+      { uuid: 'a', cell: 'meta', withBody: false },
+      { uuid: 'b', cell: 'base', withBody: true },
+      { uuid: 'a', cell: 'meta', withBody: true },
+      { uuid: 'b', cell: 'base', withBody: true },
+    ]);
+    expect(summary(rows)).to.deep.equal([
+      { cell: 'a/meta', refKey: 29, body: 'a/meta@29' },
+      { cell: 'b/base', refKey: 11, body: 'b/base@11' },
+    ]);
+  });
+
   it('answers no row for a cell or a record without versions', async () => {
     const rows = await latest(OURS, [
       { uuid: 'a', cell: 'missing', withBody: true },

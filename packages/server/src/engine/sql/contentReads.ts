@@ -86,15 +86,16 @@ function bodyColumns(
  * whether records exist: rows (`part`, the table's position in `tables`; `what`, 'latest' or
  * 'exists'; id, uuid, column_name, ref_key, body, created_at, body_bytes). Body and body_bytes
  * are NULL where the body was not asked for (and created_at too, for a cell read with others of
- * its table); body alone is NULL where it is longer than the table's maxBodyBytes. A cell with
- * no version has no row. A record exists when its base cell has a version, and versions start
+ * its table); body alone is NULL where it is longer than the table's maxBodyBytes. A cell has
+ * one row however many times it is asked for, and none without a version. A record exists when its base cell has a version, and versions start
  * at 0 (at 1 in stores of the gem's first releases), so the set query for existence is two
  * dives per record into the (uuid, column_name, ref_key) key, however many versions the base
  * cell has.
  */
 export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   const branches: Statement[] = [];
-  tables.forEach(({ table, keys, records = [], maxBodyBytes }, part) => {
+  tables.forEach(({ table, keys: asked, records = [], maxBodyBytes }, part) => {
+    const keys = distinctKeys(asked);
     if (keys.length <= DIVES_PER_TABLE) {
       for (const key of keys) {
         const { body, bodyBytes, values } = bodyColumns(key.withBody, maxBodyBytes);
@@ -142,6 +143,17 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   return unionAll(branches);
 }
 
+/** Each cell once, with its body if any of its keys wants it. */
+function distinctKeys(keys: readonly LatestKey[]): readonly LatestKey[] {
+  const byCell = new Map<string, LatestKey>();
+  for (const key of keys) {
+    const id = `${key.uuid}/${key.cell}`;
+    const seen = byCell.get(id);
+    if (!seen || (key.withBody && !seen.withBody)) byCell.set(id, key);
+  }
+  return byCell.size === keys.length ? keys : [...byCell.values()];
+}
+
 /**
  * The latest version of many cells of one table, which all want their body or none does. The
  * cells are a derived table of constants, each joined to its row through its latest ref_key,
@@ -149,9 +161,9 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
  * ref_key) key: one index entry read per cell, however many versions it has. (A GROUP BY of
  * MAX(ref_key) reads every version: MariaDB does not use a loose index scan under an IN list.)
  * Without bodies only that key is read, never the rows, so id and ref_key come back but not
- * created_at. The constants are ASCII (uuids and cell names are validated to be), which a
- * column of any character set takes without loss: they compare in the column's collation, on
- * its index, as a literal would. (MySQL refuses to compare a utf8mb4 column of a derived table
+ * created_at. The constants are ASCII literals (`_ascii`: uuids and cell names are validated
+ * to be ASCII), which a column of any character set takes without loss: they compare in the
+ * column's collation, on its index, as a literal would. (MySQL refuses to compare a utf8mb4 column of a derived table
  * with a latin1 one, as in a table the gem made: "Illegal mix of collations".)
  */
 function latestOfMany(
@@ -166,8 +178,8 @@ function latestOfMany(
   const cells = keys
     .map((_, k) =>
       k === 0
-        ? 'SELECT CONVERT(? USING ascii) AS `uuid`, CONVERT(? USING ascii) AS `column_name`'
-        : 'SELECT CONVERT(? USING ascii), CONVERT(? USING ascii)',
+        ? 'SELECT _ascii ? AS `uuid`, _ascii ? AS `column_name`'
+        : 'SELECT _ascii ?, _ascii ?',
     )
     .join(' UNION ALL ');
   return statement(
