@@ -1,6 +1,7 @@
-// The latest version of cells, read straight from content tables on the real MariaDB: a table's
-// one or two cells by a dive each, more by one keyed query. Both must answer the highest ref_key of
-// each cell asked for, whatever its number of versions, and nothing for a cell without one.
+// The latest version of cells, read straight from content tables on the real MariaDB: a
+// table's one or two cells by a dive each, more by one keyed query. Both must answer the
+// highest ref_key of each cell asked for, whatever its number of versions, and nothing for a
+// cell without one.
 import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
 import {
@@ -15,8 +16,8 @@ import { directReader } from '../src/engine/sql/statement.js';
 
 const OURS = 'latest_ours';
 /**
- * A content table as the gem's Sequel makes it, no request_id, in a character set of its own (the
- * database's default where the gem ran, often latin1 on older servers).
+ * A content table as the gem's Sequel makes it, no request_id, in a character set of its own
+ * (the database's default where the gem ran, often latin1 on older servers).
  */
 const GEMS = 'latest_gems';
 

@@ -85,12 +85,12 @@ function bodyColumns(
  * One SELECT for the latest version of each cell of several tables of one partition, and for
  * whether records exist: rows (`part`, the table's position in `tables`; `what`, 'latest' or
  * 'exists'; id, uuid, column_name, ref_key, body, created_at, body_bytes). Body and body_bytes
- * are NULL where the body was not asked for (and created_at too, for a cell read with others of
- * its table); body alone is NULL where it is longer than the table's maxBodyBytes. A cell has
- * one row however many times it is asked for, and none without a version. A record exists when its base cell has a version, and versions start
- * at 0 (at 1 in stores of the gem's first releases), so the set query for existence is two
- * dives per record into the (uuid, column_name, ref_key) key, however many versions the base
- * cell has.
+ * are NULL where the body was not asked for (and created_at too, in a table read for more than
+ * DIVES_PER_TABLE cells); body alone is NULL where it is longer than the table's maxBodyBytes.
+ * A cell has one row however many times it is asked for, and none without a version. A record
+ * exists when its base cell has a version, and versions start at 0 (at 1 in stores of the
+ * gem's first releases), so the set query for existence is two dives per record into the
+ * (uuid, column_name, ref_key) key, however many versions the base cell has.
  */
 export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   const branches: Statement[] = [];
@@ -163,8 +163,9 @@ function distinctKeys(keys: readonly LatestKey[]): readonly LatestKey[] {
  * Without bodies only that key is read, never the rows, so id and ref_key come back but not
  * created_at. The constants are ASCII literals (`_ascii`: uuids and cell names are validated
  * to be ASCII), which a column of any character set takes without loss: they compare in the
- * column's collation, on its index, as a literal would. (MySQL refuses to compare a utf8mb4 column of a derived table
- * with a latin1 one, as in a table the gem made: "Illegal mix of collations".)
+ * column's collation, on its index, as a literal would. (MySQL refuses to compare a utf8mb4
+ * column of a derived table with a latin1 one, as in a table the gem made: "Illegal mix of
+ * collations".)
  */
 function latestOfMany(
   table: string,
