@@ -134,7 +134,8 @@ function senderOver(next: CallNext): CallSender {
 export function coalesceCalls(inner: Transport, settings: CoalescingSettings): Transport {
   const coalescer = new Coalescer(inner, {
     ...settings,
-    maxBatchesInFlight: settings.maxBatchesInFlight ?? Math.max(1, inner.endpoints.length),
+    maxBatchesInFlight:
+      settings.maxBatchesInFlight ?? defaultBatchesInFlight(inner.endpoints.length),
   });
   return {
     endpoints: inner.endpoints,
@@ -337,6 +338,14 @@ class Coalescer {
         },
       );
   }
+}
+
+/**
+ * The default of {@link CoalescingOptions.maxBatchesInFlight}: one per endpoint, since endpoints
+ * are taken round robin.
+ */
+export function defaultBatchesInFlight(endpointCount: number): number {
+  return Math.max(1, endpointCount);
 }
 
 function checkedBatchesInFlight(value: number): number {

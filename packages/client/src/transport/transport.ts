@@ -11,7 +11,7 @@ import type { RandomSource } from './backoff.js';
 import { TokenBudget, type BudgetOptions } from './budget.js';
 import { transportChain } from './chain.js';
 import { systemClock, type Clock } from './clock.js';
-import { coalescingLayer } from './coalescing.js';
+import { coalescingLayer, defaultBatchesInFlight } from './coalescing.js';
 import { EndpointPool } from './endpoints.js';
 import { CancelledError } from './errors.js';
 import { grpcCall } from './grpcCall.js';
@@ -138,7 +138,7 @@ export function createTransport(options: TransportOptions): Transport {
                 clock,
                 counters,
                 maxBatchesInFlight:
-                  options.maxBatchesInFlight ?? Math.max(1, pool.addresses.length),
+                  options.maxBatchesInFlight ?? defaultBatchesInFlight(pool.addresses.length),
               }),
             ]
           : [],
