@@ -145,6 +145,7 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
 
 /** Each cell once, with its body if any of its keys wants it. */
 function distinctKeys(keys: readonly LatestKey[]): readonly LatestKey[] {
+  if (keys.length < 2) return keys;
   const byCell = new Map<string, LatestKey>();
   for (const key of keys) {
     const id = `${key.uuid}/${key.cell}`;
