@@ -115,25 +115,35 @@ class MessagePackWriter {
   }
 
   #string(value: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: write after the largest header that length
-    // could need, then move the bytes back if the actual length needs a smaller one.
+    if (value.length >= SHORT_STRING) return this.#longString(value);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit (under 0x100 here): write after the largest
+    // header that length could need, then move the bytes back if a fixstr header holds it.
     const most = value.length * 3;
-    const reserved = most < 0x20 ? 1 : most < 0x100 ? 2 : most < 0x10000 ? 3 : 5;
+    const reserved = most < 0x20 ? 1 : 2;
     this.#reserve(reserved + most);
     const start = this.#position;
-    const length =
-      value.length < SHORT_STRING
-        ? this.#utf8Short(value, start + reserved)
-        : this.#buffer.write(value, start + reserved, 'utf8');
-    const needed = length < 0x20 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+    const length = this.#utf8Short(value, start + reserved);
+    const needed = length < 0x20 ? 1 : 2;
     if (needed < reserved) {
       this.#buffer.copyWithin(start + needed, start + reserved, start + reserved + length);
     }
     if (needed === 1) this.#buffer[start] = 0xa0 | length;
-    else if (needed === 2) this.#writeHeaderAt(start, 0xd9, 1, length);
-    else if (needed === 3) this.#writeHeaderAt(start, 0xda, 2, length);
-    else this.#writeHeaderAt(start, 0xdb, 4, length);
+    else this.#writeHeaderAt(start, 0xd9, 1, length);
     this.#position = start + needed + length;
+  }
+
+  /**
+   * A long string is measured first and written once: reserving three bytes per character, as
+   * for a short one, would make a 16 KB body grow the buffer to 48 KB.
+   */
+  #longString(value: string): void {
+    const length = Buffer.byteLength(value, 'utf8');
+    if (length < 0x100) this.#header(0xd9, 1, length);
+    else if (length < 0x10000) this.#header(0xda, 2, length);
+    else this.#header(0xdb, 4, length);
+    this.#reserve(length);
+    this.#buffer.write(value, this.#position, length, 'utf8');
+    this.#position += length;
   }
 
   /**
