@@ -21,6 +21,8 @@ const protoFiles = readdirSync(join(protoRoot, 'shameless/v1'))
 
 const options = [
   'outputServices=grpc-js',
+  // The message types of each method, which src/storeService.ts encodes with.
+  'outputServices=generic-definitions',
   'esModuleInterop=true',
   'forceLong=bigint',
   'useDate=true',

@@ -8,3 +8,6 @@ export {
   ModelDefinition,
 } from './gen/shameless/v1/model.js';
 export * from './gen/shameless/v1/store.js';
+// ts-proto's service and client, with messages encoded through one reused writer.
+export { encodeMessage } from './encodeMessage.js';
+export { StoreClient, StoreService } from './storeService.js';

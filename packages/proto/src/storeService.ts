@@ -1,0 +1,39 @@
+// The Store's grpc-js service definition and client class: ts-proto's, with every message
+// encoded by encodeMessage (see there for why). Decoding is ts-proto's own.
+import { makeGenericClientConstructor } from '@grpc/grpc-js';
+import { type MessageEncoder, encodeMessage } from './encodeMessage.js';
+import {
+  StoreClient as GeneratedStoreClient,
+  StoreDefinition,
+  StoreService as GeneratedStoreService,
+} from './gen/shameless/v1/store.js';
+
+type Methods = typeof GeneratedStoreService;
+
+export const StoreService = Object.fromEntries(
+  Object.entries(GeneratedStoreService).map(([name, method]) => {
+    const types: { requestType: MessageEncoder<unknown>; responseType: MessageEncoder<unknown> } =
+      StoreDefinition.methods[name as keyof Methods];
+    return [
+      name,
+      {
+        ...method,
+        requestSerialize: (request: unknown) => encodeMessage(types.requestType, request),
+        responseSerialize: (response: unknown) => encodeMessage(types.responseType, response),
+      },
+    ];
+  }),
+) as Methods;
+
+/**
+ * The generated client's methods: the type of `new StoreClient(...)`. An interface, not an
+ * alias, so that a type inferred from it is named from this package's index.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface StoreClient extends GeneratedStoreClient {}
+
+export const StoreClient: {
+  new (...args: ConstructorParameters<typeof GeneratedStoreClient>): StoreClient;
+  readonly service: typeof StoreService;
+  readonly serviceName: string;
+} = makeGenericClientConstructor(StoreService, StoreDefinition.fullName) as never;
