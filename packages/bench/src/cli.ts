@@ -101,7 +101,7 @@ const program = new Command('bench')
   )
   .option(
     '--duration-ms <ms>',
-    'measured time of each run (default 2000, quick 1000)',
+    'measured time of each run (default 2000, quick 1000); longer when calls are slower, until twice the calls in flight have completed in it (at most 10 times as long or 30 s, whichever is longer)',
     positiveInteger,
   )
   .option(

@@ -9,16 +9,17 @@ export interface MeasuredWindow {
 }
 
 /**
- * Opens `window` after `openAfterMs` and closes it after `closeAfterMs` (or only on `finish`
- * when undefined). `finish` fires whichever edge has not fired yet, in order: the load calls
- * it once its operations have settled, in case a timer is still queued behind them.
+ * Opens `window` after `openAfterMs` and closes it after `closeAfterMs` (or when `close` is
+ * called, when undefined). `close` and `finish` fire whichever edge has not fired yet, in
+ * order: a load calls `close` where its window ends, and `finish` once its operations have
+ * settled, in case a timer is still queued behind them.
  */
 export function scheduleWindow(
   window: MeasuredWindow | undefined,
   openAfterMs: number,
   closeAfterMs?: number,
-): { finish(): void } {
-  if (!window) return { finish: () => undefined };
+): { close(): void; finish(): void } {
+  if (!window) return { close: () => undefined, finish: () => undefined };
   let opened = false;
   let closed = false;
   const open = () => {
@@ -35,6 +36,7 @@ export function scheduleWindow(
   const opening = setTimeout(open, openAfterMs);
   const closing = closeAfterMs === undefined ? undefined : setTimeout(close, closeAfterMs);
   return {
+    close,
     finish() {
       clearTimeout(opening);
       clearTimeout(closing);

@@ -59,6 +59,7 @@ export async function runOpenLoop(
   edges.finish();
   return {
     operations: completed,
+    windowMs: options.durationMs,
     opsPerSecond: completed / (options.durationMs / 1000),
     unitsPerSecond: completed / (options.durationMs / 1000),
     latency: latencies.summary(),

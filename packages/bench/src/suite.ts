@@ -199,6 +199,9 @@ export async function runSuite(
           ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
           `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''})` +
           (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : '') +
+          (sdk.windowMs > 1.5 * load.durationMs
+            ? `, measured over ${(sdk.windowMs / 1000).toFixed(1)} s (slow calls)`
+            : '') +
           (gem && gem.errors > 0 ? `; gem-shaped: ${gem.errors} errors: ${gem.firstError}` : ''),
       );
     }
