@@ -131,7 +131,7 @@ export const SETTINGS = {
     flag: '--max-message-bytes <n>',
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
     description:
-      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB); a GetCells whose cells add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read",
+      "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB); a GetCells whose cells add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read, a WhereMany before its answer is encoded",
     defaultValue: 16 * 1024 * 1024 + 64 * 1024,
     parse: integer(1024),
   },

@@ -1,10 +1,12 @@
 // A GetCells answer is bounded by the largest message the server sends: a request whose cells
 // add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read, and one under
 // the limit answers every cell exactly, large bodies (read after the others, by id) included.
+// A WhereMany answer is bounded the same way, refused before it is encoded.
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import { WriteMode } from '@shameless/proto';
+import { Operator, WriteMode } from '@shameless/proto';
 import { rejection } from './support/grpcCalls.js';
+import { int } from './support/indexValues.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -17,7 +19,7 @@ import {
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 const MISSING_UUID = '00000000-0000-4000-8000-000000000000';
 
-describe('GetCells answers bounded by bytes', function () {
+describe('answers bounded by bytes', function () {
   this.timeout(60_000);
   let store: StoreFixture;
   /** Records whose meta cell is ~200 KB, and records whose meta cell is ~1 KB. */
@@ -63,6 +65,30 @@ describe('GetCells answers bounded by bytes', function () {
     // A smaller request still works.
     const answer = await getMeta(large.slice(0, 2));
     expect(answer.results.map((result) => result.cell?.uuid)).to.deep.equal(large.slice(0, 2));
+  });
+
+  it('refuses a WhereMany answer over the largest message, in the words the SDK halves on', async () => {
+    // Each query finds one record, hotel i's, with its ~200 KB meta cell.
+    const pagesOf = (hotels: readonly number[]) =>
+      store.api.whereMany(
+        hotels.map((hotelId) => ({
+          conditions: [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(hotelId)] }],
+          cells: ['meta'],
+        })),
+      );
+    const error = await rejection(pagesOf([0, 1, 2, 3, 4, 5, 6]));
+    expect(error.code, error.details).to.equal(status.RESOURCE_EXHAUSTED);
+    expect(error.details).to.contain(`the answer would exceed ${MAX_MESSAGE_BYTES} bytes`);
+    expect(error.details).to.contain('ask for fewer queries or smaller pages (WhereMany)');
+    expect(error.details).to.match(/message .*larger than/i);
+    const { pages } = await pagesOf([2, 3]);
+    expect(pages.map((page) => page.records.map((record) => record.uuid))).to.deep.equal([
+      [large[2]],
+      [large[3]],
+    ]);
+    expect(
+      Buffer.from(pages[1]!.records[0]!.cells[0]!.body).equals(bodies.get(large[3]!)!),
+    ).to.equal(true);
   });
 
   it('answers every cell exactly under the limit, bodies past their share read afterwards', async () => {

@@ -20,10 +20,16 @@ import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { LatestCells, cellKeyOf } from './latestCells.js';
+import { LatestCells, answerOverBound, cellKeyOf } from './latestCells.js';
 import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
-import { DEFAULT_WHERE_LIMIT, type WhereInput, type WherePage, WhereQuery } from './whereQuery.js';
+import {
+  DEFAULT_WHERE_LIMIT,
+  type WhereInput,
+  type WherePage,
+  WhereQuery,
+  pageAnswerBytes,
+} from './whereQuery.js';
 import type { Logger } from './logger.js';
 import type { AppendRequest } from './writeItems.js';
 
@@ -356,7 +362,8 @@ export class Engine implements EngineStats {
 
   /**
    * Many Where queries, one page each, in request order. Errors name the query
-   * (`queries[2].conditions[0].values`); the records asked for in all are bounded.
+   * (`queries[2].conditions[0].values`); the records asked for in all are bounded, and so are
+   * the bytes of the answer (by maxAnswerBytes, as a GetCells answer is).
    */
   async whereMany(inputs: readonly WhereInput[]): Promise<WherePage[]> {
     requireBatchSize(inputs.length, 'queries', MAX_WHERE_BATCH);
@@ -367,9 +374,24 @@ export class Engine implements EngineStats {
         `ask for at most ${MAX_WHERE_BATCH_RECORDS} records in all (a limit of 0 counts as ${DEFAULT_WHERE_LIMIT}), got ${asked}`,
       );
     }
-    return Promise.all(
+    const pages = await Promise.all(
       inputs.map((input, i) => atPosition(`queries[${i}]`, this.wheres.page(input))),
     );
+    // Refused before it is encoded: grpc-js would refuse to send it only after that.
+    if (this.maxAnswerBytes !== undefined) {
+      const bytes = pages.reduce((sum, page) => sum + pageAnswerBytes(page), 0);
+      if (bytes > this.maxAnswerBytes) {
+        throw answerOverBound(
+          {
+            maxBytes: this.maxAnswerBytes,
+            advice:
+              'ask for fewer queries or smaller pages (WhereMany), or stream each page (Where)',
+          },
+          bytes,
+        );
+      }
+    }
+    return pages;
   }
 
   async fetchLatestCells(

@@ -47,6 +47,16 @@ export interface AnswerBound {
 }
 
 /**
+ * The refusal of an answer of `bytes` (or more) over `bound`, before it is sent: its words are
+ * those of a message over a size limit, on which the SDK sends a batch again in halves.
+ */
+export function answerOverBound(bound: AnswerBound, bytes: number): ResourceExhaustedError {
+  return new ResourceExhaustedError(
+    `the answer would exceed ${bound.maxBytes} bytes (its message would be larger than the server's largest message: ${bytes} bytes or more); ${bound.advice}`,
+  );
+}
+
+/**
  * What a cell of an answer takes besides its body (uuid, name, ids, time, framing), generously:
  * a cell's name is at most 255 characters, a uuid 36, the rest a few dozen bytes.
  */
@@ -112,11 +122,7 @@ export class LatestCells {
       for (const { uuid, cell } of cells) {
         bytes += ANSWER_BYTES_PER_CELL + (found.get(cellKeyOf(uuid, cell))?.bodyBytes ?? 0);
       }
-      if (bytes > bound.maxBytes) {
-        throw new ResourceExhaustedError(
-          `the answer would exceed ${bound.maxBytes} bytes (its message would be larger than the server's largest message: ${bytes} bytes or more); ${bound.advice}`,
-        );
-      }
+      if (bytes > bound.maxBytes) throw answerOverBound(bound, bytes);
     }
     await this.readUnreadBodies([...found.values()].filter((latest) => latest.bodyUnread));
     return new Map([...found].map(([key, latest]) => [key, latest.cell]));

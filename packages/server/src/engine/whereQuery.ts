@@ -15,7 +15,7 @@ import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
-import { type LatestCells, cellKeyOf } from './latestCells.js';
+import { ANSWER_BYTES_PER_CELL, type LatestCells, cellKeyOf } from './latestCells.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
 import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
@@ -54,6 +54,15 @@ export interface FoundRecord {
 export interface WherePage {
   records: FoundRecord[];
   nextPageToken: string;
+}
+
+/** What a page takes in an answer: its cells' bodies, and ANSWER_BYTES_PER_CELL for the rest. */
+export function pageAnswerBytes(page: WherePage): number {
+  let bytes = 0;
+  for (const record of page.records) {
+    for (const cell of record.cells) bytes += ANSWER_BYTES_PER_CELL + cell.body.length;
+  }
+  return bytes;
 }
 
 export const DEFAULT_WHERE_LIMIT = 1000;
