@@ -640,6 +640,19 @@ describe('coalescing', function () {
           ws.wire.calls.map((call) => (call.request as GetCellsRequest).keys.length),
         ).to.deep.equal([6, 3, 3]);
         expect(ws.counted()).to.include({ retries: 0, batchFallbacks: 1, coalescedBatches: 3 });
+
+        // The kind's next batches carry at most half the calls of the one that was too large,
+        // and one more after each batch that fits at that size: 3 fitted, so 4 (too large
+        // again: halved) beside the other 2; then 3 and 3, which fit.
+        const keysSent = async () => {
+          ws.wire.reset();
+          const again = await Promise.all(rates.map((rate) => ws.Rate.find(rate.uuid)));
+          expect(again.map((record) => record?.get('i'))).to.deep.equal([0, 1, 2, 3, 4, 5]);
+          return ws.wire.calls.map((call) => (call.request as GetCellsRequest).keys.length);
+        };
+        expect(await keysSent()).to.deep.equal([4, 2, 2, 2]);
+        expect(await keysSent()).to.deep.equal([3, 3]);
+        expect(ws.counted()).to.include({ batchFallbacks: 0 });
       } finally {
         await ws.store.close();
       }

@@ -4,6 +4,7 @@
 // call means for each caller.
 
 import type { BatchForm, ItemOutcome } from './batchForms.js';
+import type { BatchSizeCaps } from './batchSizeCaps.js';
 import type { Clock, TimerHandle } from './clock.js';
 import {
   DeadlineExceededError,
@@ -39,6 +40,8 @@ export interface BatchCallDeps {
   >;
   /** Sends calls again after their batch failed as a whole: as one batch, or alone if one. */
   send<Req, Res>(form: BatchForm<Req, Res>, calls: readonly PendingCall<Req, Res>[]): void;
+  /** Told of answers over a message size limit, and of batches that fitted. */
+  readonly caps: BatchSizeCaps;
 }
 
 /**
@@ -107,6 +110,7 @@ class BatchCall<Req, Res> {
       .then(
         (outcomes) => {
           this.#end();
+          this.#deps.caps.fitted(this.#form, this.#calls.length);
           this.#answer(outcomes);
         },
         (error: unknown) => {
@@ -136,8 +140,10 @@ class BatchCall<Req, Res> {
     if (left.length === 0) return;
     if (isMessageTooLarge(error.code, error.details)) {
       // The answer (or the request) was over a message size limit: halves are sent, and halved
-      // again if need be, down to single calls, which the server streams or sends alone.
+      // again if need be, down to single calls, which the server streams or sends alone; the
+      // kind's next batches start at half this one's size.
       counters.batchFallbacks++;
+      this.#deps.caps.tooLarge(this.#form, this.#calls.length);
       const half = Math.ceil(left.length / 2);
       this.#deps.send(this.#form, left.slice(0, half));
       this.#deps.send(this.#form, left.slice(half));

@@ -10,6 +10,7 @@
 
 import { GET_CELL, PUT, WHERE_PAGE, WRITE_CELL, type BatchForm } from './batchForms.js';
 import { sendBatch, type BatchCallDeps } from './batchCall.js';
+import { BatchSizeCaps } from './batchSizeCaps.js';
 import { splitIntoBatches } from './batchSplit.js';
 import { systemClock, type Clock } from './clock.js';
 import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
@@ -198,6 +199,7 @@ class Coalescer {
   readonly #defaultDeadlineMs: number;
   readonly #maxBatchesInFlight: number;
   readonly #batchDeps: BatchCallDeps;
+  readonly #caps = new BatchSizeCaps();
   /** Keyed by method, call marks and group; a kind is dropped once nothing of it is left. */
   readonly #kinds = new Map<string, Kind<unknown, unknown>>();
   #flushScheduled = false;
@@ -218,6 +220,7 @@ class Coalescer {
       clock: this.#clock,
       counters: this.counters,
       send: (form, calls) => this.#send(form, calls, () => {}),
+      caps: this.#caps,
     };
   }
 
@@ -279,7 +282,7 @@ class Coalescer {
     const waiting = kind.waiting.filter((call) => !call.settled);
     kind.waiting = [];
     const sizeOf = (call: PendingCall<Req, Res>) => form.sizeOf(call.request);
-    const batches = splitIntoBatches(waiting, sizeOf, form.bounds);
+    const batches = splitIntoBatches(waiting, sizeOf, this.#caps.boundsOf(form));
     for (const [i, batch] of batches.entries()) {
       const last = i === batches.length - 1;
       if (last && kind.inFlight >= this.#maxBatchesInFlight) {
