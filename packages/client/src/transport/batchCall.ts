@@ -110,7 +110,7 @@ class BatchCall<Req, Res> {
       .then(
         (outcomes) => {
           this.#end();
-          this.#deps.caps.fitted(this.#form, this.#calls.length);
+          this.#deps.caps.fitted(this.#form, this.#calls[0]!.request, this.#calls.length);
           this.#answer(outcomes);
         },
         (error: unknown) => {
@@ -143,7 +143,7 @@ class BatchCall<Req, Res> {
       // again if need be, down to single calls, which the server streams or sends alone; the
       // kind's next batches start at half this one's size.
       counters.batchFallbacks++;
-      this.#deps.caps.tooLarge(this.#form, this.#calls.length);
+      this.#deps.caps.tooLarge(this.#form, this.#calls[0]!.request, this.#calls.length);
       const half = Math.ceil(left.length / 2);
       this.#deps.send(this.#form, left.slice(0, half));
       this.#deps.send(this.#form, left.slice(half));

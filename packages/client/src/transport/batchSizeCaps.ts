@@ -9,28 +9,37 @@
 import type { BatchForm } from './batchForms.js';
 import type { BatchBounds } from './batchSplit.js';
 
+/**
+ * Learned caps, one per batch method and group (a GetCells of one model does not shrink another
+ * model's). Each method takes one request of the batch, which names its group.
+ */
 export class BatchSizeCaps {
-  /** Calls a batch may carry, by batch method, where an answer was too large lately. */
+  /** Calls a batch may carry, where an answer was too large lately. */
   readonly #caps = new Map<string, number>();
 
-  /** The form's bounds, with its learned cap on calls. */
-  boundsOf<Req, Res>(form: BatchForm<Req, Res>): BatchBounds {
-    const cap = this.#caps.get(form.batchMethod);
+  /** The form's bounds for batches of `request`'s group, with its learned cap on calls. */
+  boundsOf<Req, Res>(form: BatchForm<Req, Res>, request: Req): BatchBounds {
+    const cap = this.#caps.get(capKey(form, request));
     return cap === undefined ? form.bounds : { ...form.bounds, maxItems: cap };
   }
 
-  /** A batch of `calls` calls had an answer over a message size limit. */
-  tooLarge<Req, Res>(form: BatchForm<Req, Res>, calls: number): void {
+  /** A batch of `calls` calls, `request` among them, had an answer over a size limit. */
+  tooLarge<Req, Res>(form: BatchForm<Req, Res>, request: Req, calls: number): void {
+    const key = capKey(form, request);
     const cap = Math.max(1, Math.ceil(calls / 2));
-    const current = this.#caps.get(form.batchMethod) ?? form.bounds.maxItems;
-    if (cap < current) this.#caps.set(form.batchMethod, cap);
+    if (cap < (this.#caps.get(key) ?? form.bounds.maxItems)) this.#caps.set(key, cap);
   }
 
-  /** A batch of `calls` calls was answered. */
-  fitted<Req, Res>(form: BatchForm<Req, Res>, calls: number): void {
-    const cap = this.#caps.get(form.batchMethod);
+  /** A batch of `calls` calls, `request` among them, was answered. */
+  fitted<Req, Res>(form: BatchForm<Req, Res>, request: Req, calls: number): void {
+    const key = capKey(form, request);
+    const cap = this.#caps.get(key);
     if (cap === undefined || calls < cap) return;
-    if (cap + 1 >= form.bounds.maxItems) this.#caps.delete(form.batchMethod);
-    else this.#caps.set(form.batchMethod, cap + 1);
+    if (cap + 1 >= form.bounds.maxItems) this.#caps.delete(key);
+    else this.#caps.set(key, cap + 1);
   }
+}
+
+function capKey<Req, Res>(form: BatchForm<Req, Res>, request: Req): string {
+  return `${form.batchMethod}/${form.groupOf(request) ?? ''}`;
 }

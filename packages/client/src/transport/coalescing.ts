@@ -282,7 +282,9 @@ class Coalescer {
     const waiting = kind.waiting.filter((call) => !call.settled);
     kind.waiting = [];
     const sizeOf = (call: PendingCall<Req, Res>) => form.sizeOf(call.request);
-    const batches = splitIntoBatches(waiting, sizeOf, this.#caps.boundsOf(form));
+    const first = waiting[0];
+    const bounds = first === undefined ? form.bounds : this.#caps.boundsOf(form, first.request);
+    const batches = splitIntoBatches(waiting, sizeOf, bounds);
     for (const [i, batch] of batches.entries()) {
       const last = i === batches.length - 1;
       if (last && kind.inFlight >= this.#maxBatchesInFlight) {
