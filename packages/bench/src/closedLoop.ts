@@ -4,10 +4,10 @@
 // completes inside the window); latency is per operation.
 //
 // The window lasts `durationMs`, or longer when the operations are slow: it stays open until
-// twice `concurrency` of them have completed (or failed) in it, for at most `maxDurationMs`. The workers start
-// together, so operations that each take longer than the window complete in waves, and a fixed
-// window could fall between two waves and count none (64 Where calls of 100 records of 16 KB,
-// each 2 s or more, counted 0 in a 2 s window).
+// twice `concurrency` of them have completed (or failed) in it, for at most `maxDurationMs`.
+// The workers start together, so operations that each take longer than the window complete in
+// waves, and a fixed window could fall between two waves and count none (64 Where calls of 100
+// records of 16 KB, each 2 s or more, counted 0 in a 2 s window).
 //
 // The warm-up is counted in operations as well as in time: a run of one call at a time does a
 // few hundred calls in a short warm-up, and V8 has not yet optimised the code they run (a

@@ -9,15 +9,14 @@ export interface MeasuredWindow {
 }
 
 /**
- * Opens `window` after `openAfterMs` and closes it after `closeAfterMs` (or when `close` is
- * called, when undefined). `close` and `finish` fire whichever edge has not fired yet, in
- * order: a load calls `close` where its window ends, and `finish` once its operations have
- * settled, in case a timer is still queued behind them.
+ * Opens `window` after `openAfterMs`; the load closes it with `close` where its window ends
+ * (opening it first, if its timer has not fired). `finish` fires whichever edge has not fired
+ * yet, in order: the load calls it once its operations have settled, in case a timer is still
+ * queued behind them.
  */
 export function scheduleWindow(
   window: MeasuredWindow | undefined,
   openAfterMs: number,
-  closeAfterMs?: number,
 ): { close(): void; finish(): void } {
   if (!window) return { close: () => undefined, finish: () => undefined };
   let opened = false;
@@ -34,12 +33,10 @@ export function scheduleWindow(
     window.close();
   };
   const opening = setTimeout(open, openAfterMs);
-  const closing = closeAfterMs === undefined ? undefined : setTimeout(close, closeAfterMs);
   return {
     close,
     finish() {
       clearTimeout(opening);
-      clearTimeout(closing);
       close();
     },
   };

@@ -58,7 +58,7 @@ describe('measured window', () => {
 
   it('finishing fires the edges still pending, in order, and only once', () => {
     const { window, events } = recordingWindow();
-    const edges = scheduleWindow(window, 60_000, 120_000);
+    const edges = scheduleWindow(window, 60_000);
     edges.finish();
     edges.finish();
     assert.deepEqual(
