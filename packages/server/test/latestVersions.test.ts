@@ -160,6 +160,32 @@ describe('latest versions of cells (content reads)', function () {
     expect(Number(rows.find((row) => row.column_name === 'meta')!.body_bytes)).to.equal(9);
   });
 
+  it('tells which records exist, by a base cell from version 0 or, as the gem first made them, 1', async () => {
+    for (const table of [OURS, GEMS]) {
+      await pool.query(
+        `INSERT INTO \`${table}\` (\`uuid\`, \`column_name\`, \`ref_key\`, \`body\`, \`created_at\`)
+          VALUES ('from-one', 'base', 1, 'x', NOW()), ('from-one', 'base', 2, 'y', NOW())`,
+      );
+      const existing = async (records: string[]) => {
+        const [rows = []] = await readLatestCells(directReader(pool), [
+          { table, keys: [], records },
+        ]);
+        expect(rows.every((row) => row.what === 'exists')).to.equal(true);
+        return [...new Set(rows.map((row) => String(row.uuid)))].sort();
+      };
+      // One record is a dive of its own; several are one set query.
+      expect(await existing(['from-one'])).to.deep.equal(['from-one']);
+      expect(await existing(['a'])).to.deep.equal(['a']);
+      expect(await existing(['nobody'])).to.deep.equal([]);
+      expect(await existing(['a', 'from-one', 'nobody', 'b'])).to.deep.equal([
+        'a',
+        'b',
+        'from-one',
+      ]);
+      expect(await existing(['nobody', 'nobody either'])).to.deep.equal([]);
+    }
+  });
+
   it('reads a table made as the gem makes it, in latin1', async () => {
     const keys = ['a', 'b', 'c'].map((uuid) => ({ uuid, cell: 'base', withBody: true }));
     expect(summary(await latest(GEMS, keys))).to.deep.equal([
