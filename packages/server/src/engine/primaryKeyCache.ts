@@ -8,73 +8,45 @@
 // append up when the row no longer leads to that record (shardTransaction.ts), so a row changed
 // behind our back (another process, manual SQL) costs a retry, never a misplaced version.
 //
-// Bounded by entries, in two generations of half the capacity each: entries go into the young
-// one; when it is full, the old one is dropped and the young one becomes old. An entry read from
-// the old generation moves back to the young one, so what is in use stays, and a lookup or an
-// insert costs a Map operation or two (no per-entry list as in a strict LRU). An entry takes
-// about 180 bytes of heap (a key of a three-field primary index, a uuid, the Map's share).
+// Bounded by entries (generationalMap.ts). An entry takes about 180 bytes of heap (a key of a
+// three-field primary index, a uuid, the Map's share).
+import { GenerationalMap } from './generationalMap.js';
 
 export class PrimaryKeyCache {
-  private young = new Map<string, string>();
-  private old = new Map<string, string>();
-  private readonly generationSize: number;
+  private readonly entries: GenerationalMap<string>;
   private counters = { hits: 0, misses: 0 };
 
   /** At most `capacity` entries are held (an odd capacity is rounded up); 0 remembers nothing. */
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 0) {
-      throw new RangeError(`capacity must be a whole number ≥ 0, got ${capacity}`);
-    }
-    this.generationSize = Math.ceil(capacity / 2);
+    this.entries = new GenerationalMap(capacity);
   }
 
   /** The uuid the key leads to, if remembered. */
   get(key: string): string | undefined {
-    const young = this.young.get(key);
-    if (young !== undefined) {
-      this.counters.hits += 1;
-      return young;
-    }
-    const old = this.old.get(key);
-    if (old === undefined) {
-      this.counters.misses += 1;
-      return undefined;
-    }
-    this.counters.hits += 1;
-    this.old.delete(key);
-    this.remember(key, old);
-    return old;
+    const uuid = this.entries.get(key);
+    if (uuid === undefined) this.counters.misses += 1;
+    else this.counters.hits += 1;
+    return uuid;
   }
 
   set(key: string, uuid: string): void {
-    if (this.capacity === 0) return;
     // A uuid from randomUUID() is a concatenation of many short strings (about 600 bytes of
     // heap in all) until V8 flattens it, which reading a character does: about 60 bytes then.
     uuid.charCodeAt(0);
-    this.old.delete(key);
-    this.remember(key, uuid);
+    this.entries.set(key, uuid);
   }
 
   delete(key: string): void {
-    this.young.delete(key);
-    this.old.delete(key);
+    this.entries.delete(key);
   }
 
   /** Entries held now. */
   get size(): number {
-    return this.young.size + this.old.size;
+    return this.entries.size;
   }
 
   /** Lookups answered and not answered so far. */
   get stats(): { hits: number; misses: number } {
     return { ...this.counters };
-  }
-
-  private remember(key: string, uuid: string): void {
-    if (!this.young.has(key) && this.young.size >= this.generationSize) {
-      this.old = this.young;
-      this.young = new Map();
-    }
-    this.young.set(key, uuid);
   }
 }
