@@ -2,6 +2,7 @@
 // mysql2 directly (the engine's own SQL functions, so the text cannot drift), by as many
 // workers as the SDK run had calls in flight, each with its own connection.
 import {
+  DEFAULT_RECORD_CACHE_ENTRIES,
   type FieldType,
   type IndexSpec,
   contentShard,
@@ -12,6 +13,7 @@ import {
 import {
   CREATED_AT_DIGITS,
   CompiledModel,
+  KnownRecords,
   LogNotifier,
   type MysqlPool,
   Partition,
@@ -102,7 +104,14 @@ export async function openBaselinePools(
   for (let shard = 0; shard < tables.shardsCount; shard++) {
     times.learn(tables.content(shard), CREATED_AT_DIGITS);
   }
-  const transaction = new ShardTransaction(layout, partition, new LogNotifier(), times);
+  // Records it has seen are remembered, as the server remembers them.
+  const transaction = new ShardTransaction(
+    layout,
+    partition,
+    new LogNotifier(),
+    times,
+    new KnownRecords(DEFAULT_RECORD_CACHE_ENTRIES),
+  );
   return {
     pool,
     reader: directReader(pool),

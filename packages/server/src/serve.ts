@@ -37,6 +37,7 @@ export async function serve(settings: Settings): Promise<void> {
       // A GetCells answer never needs more than one message's worth of memory.
       maxAnswerBytes: settings.maxMessageBytes,
       primaryKeyCacheEntries: settings.primaryKeyCacheEntries,
+      recordCacheEntries: settings.recordCacheEntries,
       queryLimits: {
         maxConditions: settings.maxWhereConditions,
         maxInValues: settings.maxInValues,

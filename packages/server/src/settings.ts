@@ -1,7 +1,11 @@
 // Every server setting, once: its flag, environment variable, config-file key, default and
 // meaning. The CLI's options, --help and the precedence rules are all built from this table.
 import { readFileSync } from 'node:fs';
-import { DEFAULT_PRIMARY_KEY_CACHE_ENTRIES, type StoreShape } from './engine/index.js';
+import {
+  DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
+  DEFAULT_RECORD_CACHE_ENTRIES,
+  type StoreShape,
+} from './engine/index.js';
 
 interface SettingDefinition<T> {
   /**
@@ -230,6 +234,15 @@ export const SETTINGS = {
     description:
       'tuples of primary values whose record the server remembers (about 200 bytes each), so that a Put of values seen before needs no lookup; 0 for none',
     defaultValue: DEFAULT_PRIMARY_KEY_CACHE_ENTRIES as number,
+    parse: integer(0, 100_000_000),
+  },
+  recordCacheEntries: {
+    scope: 'server',
+    flag: '--record-cache-entries <n>',
+    env: 'SHAMELESS_RECORD_CACHE_ENTRIES',
+    description:
+      'records the server remembers to exist (about 150 bytes each), so that a write to a cell other than base need not read the base cell; 0 for none',
+    defaultValue: DEFAULT_RECORD_CACHE_ENTRIES as number,
     parse: integer(0, 100_000_000),
   },
   maxConcurrentCalls: {

@@ -293,6 +293,70 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       expect((await contentRows()).some((row) => row.uuid === MISSING_UUID)).to.equal(false);
     });
 
+    it('remembers the records it saw exist, and asks again for one it did not find', async () => {
+      // Another server over the same tables, and one that remembers nothing.
+      const other = await startStoreFixture({
+        shardsCount: SHARDS,
+        partitionUrls: store.partitionUrls,
+      });
+      const forgetful = await startStoreFixture({
+        shardsCount: SHARDS,
+        partitionUrls: store.partitionUrls,
+        recordCacheEntries: 0,
+      });
+      try {
+        const outcome = async (fixture: StoreFixture, uuid: string) => {
+          const [result] = (await fixture.api.writeCells({ writes: [write(uuid, 'meta', {})] }))
+            .results;
+          return result?.outcome?.$case === 'error' ? status[result.outcome.error.code] : 'written';
+        };
+        // Made by this server: remembered when its create commits.
+        const ours = await newRecord();
+        // Made by the other one: this server reads its base cell once, then remembers it.
+        const theirs = (
+          await other.api.put({
+            model: 'rate',
+            values: pack({
+              hotel_id: (hotel += 1),
+              room_type: 'r',
+              check_in_date: 'd',
+              gateway: 'g',
+              discount_type: 'x',
+            }),
+            requestId: requestId(),
+          })
+        ).uuid;
+        expect(await outcome(store, theirs)).to.equal('written');
+        // A record not found is not remembered: once the gem writes its base cell, it is found.
+        const late = '22222222-2222-4222-8222-222222222222';
+        expect(await outcome(store, late)).to.equal('NOT_FOUND');
+        await sql.query(
+          `INSERT INTO \`${table(store.engine.layout.contentShard(late))}\` (uuid, column_name, ref_key, body, created_at) VALUES (?, 'base', 0, ?, NOW())`,
+          [late, pack({})],
+        );
+        expect(await outcome(store, late)).to.equal('written');
+        // Remembered records are not read again. Shown by taking their base cells away behind
+        // the servers' backs (nothing of Shameless deletes a row): a write to a cell they have
+        // no version of yet still goes through where the record is remembered, and only there.
+        const fresh = await newRecord();
+        for (let shard = 0; shard < SHARDS; shard++) {
+          await sql.query(
+            `DELETE FROM \`${table(shard)}\` WHERE uuid IN (?) AND column_name = 'base'`,
+            [[ours, fresh]],
+          );
+        }
+        expect(await outcome(store, fresh)).to.equal('written');
+        expect(await outcome(forgetful, ours)).to.equal('NOT_FOUND');
+        expect(await outcome(other, ours), 'the other server never saw it').to.equal('NOT_FOUND');
+        expect(await outcome(store, ours)).to.equal('written');
+        expect(store.engine.recordCacheStats().entries).to.be.at.least(4);
+        expect(forgetful.engine.recordCacheStats()).to.deep.equal({ entries: 0, capacity: 0 });
+      } finally {
+        await other.close();
+        await forgetful.close();
+      }
+    });
+
     it('fails the whole call on a malformed write, naming it, before anything is written', async () => {
       const uuid = await newRecord();
       const good = () => write(uuid, 'meta', { ok: true });

@@ -8,6 +8,7 @@ import {
   type GroupStats,
 } from './groupCommit.js';
 import type { StoreLayout } from './layout.js';
+import type { KnownRecords } from './knownRecords.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { PartitionSet } from './partitions.js';
 import { ShardTransaction } from './shardTransaction.js';
@@ -39,10 +40,11 @@ export class CellWriter {
     partitions: PartitionSet,
     notifier: LogNotifier,
     times: StoredTimes,
+    knownRecords: KnownRecords,
     limits?: GroupLimits,
   ) {
     this.groups = partitions.partitions.map((partition) => {
-      const transaction = new ShardTransaction(layout, partition, notifier, times);
+      const transaction = new ShardTransaction(layout, partition, notifier, times, knownRecords);
       return new GroupCommit(
         (items) => transaction.run(items),
         (item) => layout.contentShard(item.uuid),

@@ -1,7 +1,12 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
 import { type AppendOutcome, CellWriter } from './cellWriter.js';
-import type { EngineStats, PartitionActivity, PrimaryKeyCacheStats } from './engineStats.js';
+import type {
+  EngineStats,
+  PartitionActivity,
+  PrimaryKeyCacheStats,
+  RecordCacheStats,
+} from './engineStats.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
@@ -14,6 +19,7 @@ import { BASE_CELL, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
+import { KnownRecords } from './knownRecords.js';
 import { PrimaryKeyCache } from './primaryKeyCache.js';
 import { StoredTimes } from './storedTimes.js';
 import { PrimaryLookups } from './primaryLookups.js';
@@ -95,10 +101,18 @@ export interface EngineOptions {
    * none.
    */
   primaryKeyCacheEntries?: number;
+  /**
+   * How many records the server remembers to exist, so that a write to a cell other than base
+   * need not read the record's base cell; DEFAULT_RECORD_CACHE_ENTRIES when left out, 0 for
+   * none.
+   */
+  recordCacheEntries?: number;
 }
 
 /** About 20 MiB of primary values and uuids. */
 export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
+/** About 15 MiB of model names and uuids. */
+export const DEFAULT_RECORD_CACHE_ENTRIES = 100_000;
 
 export class Engine implements EngineStats {
   readonly models: ModelRegistry;
@@ -106,6 +120,7 @@ export class Engine implements EngineStats {
   private readonly latest: LatestCells;
   private readonly puts: PutOperation;
   private readonly primaryKeys: PrimaryKeyCache;
+  private readonly knownRecords: KnownRecords;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
   readonly limits: QueryLimits;
@@ -127,7 +142,17 @@ export class Engine implements EngineStats {
     const notifier = new LogNotifier();
     const times = new StoredTimes(layout.createdAt);
     this.models = new ModelRegistry(layout, partitions, logger, times);
-    this.cells = new CellWriter(layout, partitions, notifier, times, options.groupLimits);
+    this.knownRecords = new KnownRecords(
+      options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
+    );
+    this.cells = new CellWriter(
+      layout,
+      partitions,
+      notifier,
+      times,
+      this.knownRecords,
+      options.groupLimits,
+    );
     this.primaryKeys = new PrimaryKeyCache(
       options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
     );
@@ -423,6 +448,10 @@ export class Engine implements EngineStats {
       capacity: this.primaryKeys.capacity,
       ...this.primaryKeys.stats,
     };
+  }
+
+  recordCacheStats(): RecordCacheStats {
+    return { entries: this.knownRecords.size, capacity: this.knownRecords.capacity };
   }
 
   partitionActivity(): PartitionActivity[] {

@@ -18,6 +18,13 @@ export interface EngineStats {
   partitionActivity(): readonly PartitionActivity[];
   /** The primary-key cache: entries held now and at most, lookups answered and not so far. */
   primaryKeyCacheStats(): PrimaryKeyCacheStats;
+  /** The records remembered to exist: entries held now and at most. */
+  recordCacheStats(): RecordCacheStats;
+}
+
+export interface RecordCacheStats {
+  readonly entries: number;
+  readonly capacity: number;
 }
 
 export interface PrimaryKeyCacheStats {

@@ -1,6 +1,7 @@
 export type { AppendOutcome } from './cellWriter.js';
 export {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
+  DEFAULT_RECORD_CACHE_ENTRIES,
   Engine,
   MAX_WHERE_BATCH,
   MAX_WHERE_BATCH_RECORDS,
@@ -9,7 +10,12 @@ export {
   type StoreDescription,
   type WriteCellInput,
 } from './engine.js';
-export type { EngineStats, PartitionActivity, PrimaryKeyCacheStats } from './engineStats.js';
+export type {
+  EngineStats,
+  PartitionActivity,
+  PrimaryKeyCacheStats,
+  RecordCacheStats,
+} from './engineStats.js';
 export * from './errors.js';
 export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';

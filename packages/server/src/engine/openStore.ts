@@ -56,6 +56,8 @@ export interface StoreConfig {
   maxAnswerBytes?: number;
   /** Tuples of primary values whose record is remembered; the engine's default if left out. */
   primaryKeyCacheEntries?: number;
+  /** Records remembered to exist; the engine's default if left out. */
+  recordCacheEntries?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -180,6 +182,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       healthCheckIntervalMs: config.healthCheckIntervalMs,
       maxAnswerBytes: config.maxAnswerBytes,
       primaryKeyCacheEntries: config.primaryKeyCacheEntries,
+      recordCacheEntries: config.recordCacheEntries,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

@@ -42,6 +42,7 @@ import {
   planGroup,
   requestKey,
 } from './groupPlan.js';
+import type { KnownRecords } from './knownRecords.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import { BASE_CELL } from './model.js';
@@ -119,6 +120,7 @@ export class ShardTransaction {
     private readonly partition: Partition,
     private readonly notifier: LogNotifier,
     private readonly times: StoredTimes,
+    private readonly knownRecords: KnownRecords,
   ) {}
 
   /**
@@ -146,6 +148,10 @@ export class ShardTransaction {
         }
       } else {
         for (const table of result.written) this.notifier.notify(table);
+        result.outcomes.forEach((outcome, i) => {
+          if (outcome.status === 'written')
+            this.knownRecords.add(items[i]!.model.name, items[i]!.uuid);
+        });
         return result.outcomes;
       }
     }
@@ -255,6 +261,7 @@ export class ShardTransaction {
       readsOf(
         appends.map((i) => items[i]!),
         lookUpRequestIds,
+        this.knownRecords,
       ),
     );
     let latestAt: number | undefined;
@@ -305,8 +312,11 @@ export class ShardTransaction {
     const latestRows = byPart(latestAt);
     const replayRows = byPart(requestsAt);
     const tableReads = new Map<string, TableReads>();
-    appended.forEach(({ table, shard }, t) => {
-      tableReads.set(table, tableReadsOf(latestRows[t]!, replayRows[t]!, shard));
+    appended.forEach(({ table, shard, appends }, t) => {
+      const read = tableReadsOf(latestRows[t]!, replayRows[t]!, shard, reads[t]!.known);
+      const model = items[appends[0]!]!.model.name;
+      for (const uuid of read.existing) this.knownRecords.add(model, uuid);
+      tableReads.set(table, read);
     });
     const reachedHolders = new Map<number, string>();
     if (reachedAt !== undefined) {
@@ -424,10 +434,15 @@ export class ShardTransaction {
 
 /**
  * What a table's appends must read: the latest version of each cell appended to (with its body
- * for a merge), whether the records of appends to other cells than base exist, and, with the
- * lookups, the writes made earlier with their request ids; each list without duplicates.
+ * for a merge), whether the records of appends to other cells than base exist (unless known),
+ * and, with the lookups, the writes made earlier with their request ids; each list without
+ * duplicates.
  */
-function readsOf(appends: readonly WriteItem[], lookUpRequestIds: boolean) {
+function readsOf(
+  appends: readonly WriteItem[],
+  lookUpRequestIds: boolean,
+  knownRecords: KnownRecords,
+) {
   const latest = new Map<string, LatestKey>();
   const records = new Set<string>();
   const requests = new Map<string, RequestKey>();
@@ -445,18 +460,32 @@ function readsOf(appends: readonly WriteItem[], lookUpRequestIds: boolean) {
       });
     }
   }
-  // A record whose base cell is read anyway needs no separate look.
-  for (const uuid of records) if (latest.has(cellKey(uuid, BASE_CELL))) records.delete(uuid);
-  return { latest: [...latest.values()], records: [...records], requests: [...requests.values()] };
+  // A record whose base cell is read anyway needs no separate look, nor one known to exist.
+  const known: string[] = [];
+  const model = appends[0]?.model.name;
+  for (const uuid of records) {
+    if (latest.has(cellKey(uuid, BASE_CELL))) records.delete(uuid);
+    else if (model !== undefined && knownRecords.has(model, uuid)) {
+      records.delete(uuid);
+      known.push(uuid);
+    }
+  }
+  return {
+    latest: [...latest.values()],
+    records: [...records],
+    known,
+    requests: [...requests.values()],
+  };
 }
 
 function tableReadsOf(
   latestRows: readonly Row[],
   replays: readonly Row[],
   shard: number,
+  known: readonly string[],
 ): TableReads {
   const latest = new Map<string, LatestVersion>();
-  const existing = new Set<string>();
+  const existing = new Set<string>(known);
   for (const row of latestRows) {
     if (row.what === 'exists') {
       existing.add(String(row.uuid));

@@ -88,6 +88,12 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
     [],
     (metric) => metric.set(stats.primaryKeyCacheStats().entries),
   );
+  gauge(
+    'shameless_record_cache_entries',
+    'Records the server remembers to exist (at most --record-cache-entries)',
+    [],
+    (metric) => metric.set(stats.recordCacheStats().entries),
+  );
   new Counter({
     name: 'shameless_primary_key_cache_lookups_total',
     help: 'Puts and point Wheres that asked the primary-key cache for their record, by result (hit, miss)',

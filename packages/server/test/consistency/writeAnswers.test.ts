@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { silentLogger } from '../../src/engine/logger.js';
+import { KnownRecords } from '../../src/engine/knownRecords.js';
 import { LogNotifier } from '../../src/engine/logNotifier.js';
 import { Partition } from '../../src/engine/partitions.js';
 import { ShardTransaction } from '../../src/engine/shardTransaction.js';
@@ -111,6 +112,7 @@ describe('consistency: write answers', function () {
           partition,
           new LogNotifier(),
           times,
+          new KnownRecords(1000),
         );
         const outcomes = await transaction.run(
           uuids.flatMap((uuid) => [write(uuid, 1), write(uuid, 2)]),

@@ -44,6 +44,8 @@ export interface FixtureOptions {
   statementTimeoutMs?: number;
   /** The largest message the server sends (and GetCells answer it makes); 16 MiB by default. */
   maxMessageBytes?: number;
+  /** Records the engine remembers to exist; its default otherwise. */
+  recordCacheEntries?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -64,6 +66,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       queryLimits: options.queryLimits,
       statementTimeoutMs: options.statementTimeoutMs,
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
+      recordCacheEntries: options.recordCacheEntries,
     },
     options.logger ?? silentLogger,
   );
