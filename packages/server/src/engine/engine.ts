@@ -15,7 +15,7 @@ import type { RowId } from './exactInteger.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
-import { BASE_CELL, type ModelSpec } from './model.js';
+import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
@@ -251,7 +251,9 @@ export class Engine implements EngineStats {
   }
 
   async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
-    return this.cells.append(await this.checkWrite(input));
+    const cell = input.cell || BASE_CELL;
+    const model = await this.writeModel(input.model, cell);
+    return this.cells.append(this.checkWrite(model, cell, input));
   }
 
   /**
@@ -261,25 +263,48 @@ export class Engine implements EngineStats {
    */
   async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
     requireBatchSize(inputs.length, 'writes', this.limits.maxBatchKeys);
+    // Each model and cell is looked up once a call: the writes of a batch mostly share them.
+    const models = new Map<string, CompiledModel>();
     const writes: AppendRequest[] = [];
     for (const [i, input] of inputs.entries()) {
-      writes.push(await this.checkWrite(input, `writes[${i}]`));
+      const position = `writes[${i}]`;
+      const cell = input.cell || BASE_CELL;
+      // Model names are identifiers: no space.
+      const key = `${input.model} ${cell}`;
+      let model = models.get(key);
+      if (model === undefined) {
+        model = await this.writeModel(input.model, cell, position);
+        models.set(key, model);
+      }
+      writes.push(this.checkWrite(model, cell, input, position));
     }
     return this.cells.appendAll(writes);
   }
 
   /**
-   * A write request checked and resolved against its model. `position` locates the write in a
-   * batch (`writes[3]`): every error then names the field with it, NOT_FOUND ones included.
+   * The model a write names, with the cell it writes. `position` locates the write in a batch
+   * (`writes[3]`): a NOT_FOUND then names the field; a single write's needs none (the request
+   * has one model and one cell).
    */
-  private async checkWrite(input: WriteCellInput, position?: string): Promise<AppendRequest> {
+  private async writeModel(
+    modelName: string,
+    cell: string,
+    position?: string,
+  ): Promise<CompiledModel> {
+    const field = (name: string) => (position === undefined ? undefined : `${position}.${name}`);
+    const model = await naming(field('model'), this.models.get(modelName));
+    return naming(field('cell'), this.models.requireCell(model, cell));
+  }
+
+  /** A write request checked against its model (see writeModel for `position`). */
+  private checkWrite(
+    model: CompiledModel,
+    cell: string,
+    input: WriteCellInput,
+    position?: string,
+  ): AppendRequest {
     const field = (name: string) => (position === undefined ? name : `${position}.${name}`);
-    // A single write's NOT_FOUND needs no field: the request has one model and one cell.
-    const lookupField = (name: string) => (position === undefined ? undefined : field(name));
-    const cell = input.cell || BASE_CELL;
-    let model = await naming(lookupField('model'), this.models.get(input.model));
     requireUuid(input.uuid, field('uuid'));
-    model = await naming(lookupField('cell'), this.models.requireCell(model, cell));
     requireRequestId(input.requestId, field('request_id'));
     if (input.expectedRefKey !== undefined && input.expectedRefKey < -1) {
       throw new InvalidArgumentError(
