@@ -263,18 +263,17 @@ export class Engine implements EngineStats {
    */
   async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
     requireBatchSize(inputs.length, 'writes', this.limits.maxBatchKeys);
-    // Each model and cell is looked up once a call: the writes of a batch mostly share them.
+    // Each model is looked up once a call (the writes of a batch mostly share it), and again
+    // only for a cell it lacks.
     const models = new Map<string, CompiledModel>();
     const writes: AppendRequest[] = [];
     for (const [i, input] of inputs.entries()) {
       const position = `writes[${i}]`;
       const cell = input.cell || BASE_CELL;
-      // Model names are identifiers: no space.
-      const key = `${input.model} ${cell}`;
-      let model = models.get(key);
-      if (model === undefined) {
+      let model = models.get(input.model);
+      if (model === undefined || !model.cellNames.has(cell)) {
         model = await this.writeModel(input.model, cell, position);
-        models.set(key, model);
+        models.set(input.model, model);
       }
       writes.push(this.checkWrite(model, cell, input, position));
     }
