@@ -136,6 +136,29 @@ describe('group commit queue (pure)', () => {
     await Promise.all(calls);
   });
 
+  it("keeps a caller's writes on several shards in one transaction when a group is shared", async () => {
+    // The contract: a WriteCells call's writes on one partition commit together.
+    const tx = heldTransactions();
+    const commit = new GroupCommit(
+      tx.run,
+      shardOfTag,
+      limits({ concurrency: 2, minSplitItems: 2 }),
+    );
+    const calls = [
+      commit.submit(['a1', 'b1', 'c1', 'd1'].map((tag) => item(tag))),
+      commit.submit([item('e1')]),
+      commit.submit([item('f1')]),
+      commit.submit([item('b2')]),
+    ];
+    await turn();
+    expect(tx.groups).to.deep.equal([
+      ['a1', 'b1', 'c1', 'd1', 'b2'],
+      ['e1', 'f1'],
+    ]);
+    while (tx.release.length > 0) tx.release.shift()!();
+    await Promise.all(calls);
+  });
+
   it('keeps a group whole when its parts would be smaller than minSplitItems', async () => {
     const tx = heldTransactions();
     const commit = new GroupCommit(
