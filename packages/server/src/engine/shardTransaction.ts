@@ -15,8 +15,9 @@
 //    body for a merge) and of each record's base cell (whether the record exists, unless this
 //    server knows it does: knownRecords.ts), across all tables; the primary-index rows that
 //    appends were reached through (a put's update), to check they still lead there; per index
-//    table that creates write, INSERT IGNORE of their rows (in key order). Where an INSERT IGNORE stored fewer rows than it was given, some
-//    create's values were taken: who holds them is read in one more round trip.
+//    table that creates write, INSERT IGNORE of their rows (in key order). Where an INSERT
+//    IGNORE stored fewer rows than it was given, some create's values were taken: who holds
+//    them is read in one more round trip.
 // 2. Versions decided in memory (groupPlan.ts); per content table one multi-row INSERT, the
 //    index rows of refused creates deleted, COMMIT. The ids of an INSERT's rows follow from
 //    the first, which its answer carries, where the partition gives a multi-row INSERT
