@@ -263,6 +263,7 @@ export class ShardTransaction {
     const appended = [...tables.values()].filter(({ appends }) => appends.length > 0);
     const reads = appended.map(({ appends }) =>
       readsOf(
+        items[appends[0]!]!.model.name,
         appends.map((i) => items[i]!),
         lookUpRequestIds,
         this.knownRecords,
@@ -316,10 +317,9 @@ export class ShardTransaction {
     const latestRows = byPart(latestAt);
     const replayRows = byPart(requestsAt);
     const tableReads = new Map<string, TableReads>();
-    appended.forEach(({ table, shard, appends }, t) => {
-      const model = items[appends[0]!]!.model.name;
+    appended.forEach(({ table, shard }, t) => {
       for (const row of latestRows[t]!) {
-        if (row.what === 'exists') this.knownRecords.add(model, String(row.uuid));
+        if (row.what === 'exists') this.knownRecords.add(reads[t]!.model, String(row.uuid));
       }
       tableReads.set(table, tableReadsOf(latestRows[t]!, replayRows[t]!, shard, reads[t]!.known));
     });
@@ -441,9 +441,10 @@ export class ShardTransaction {
  * What a table's appends must read: the latest version of each cell appended to (with its body
  * for a merge), whether the records of appends to other cells than base exist (unless known),
  * and, with the lookups, the writes made earlier with their request ids; each list without
- * duplicates.
+ * duplicates. `appends` are of one table, so all of `model`.
  */
 function readsOf(
+  model: string,
   appends: readonly WriteItem[],
   lookUpRequestIds: boolean,
   knownRecords: KnownRecords,
@@ -467,15 +468,15 @@ function readsOf(
   }
   // A record whose base cell is read anyway needs no separate look, nor one known to exist.
   const known: string[] = [];
-  const model = appends[0]?.model.name;
   for (const uuid of records) {
     if (latest.has(cellKey(uuid, BASE_CELL))) records.delete(uuid);
-    else if (model !== undefined && knownRecords.has(model, uuid)) {
+    else if (knownRecords.has(model, uuid)) {
       records.delete(uuid);
       known.push(uuid);
     }
   }
   return {
+    model,
     latest: [...latest.values()],
     records: [...records],
     known,
