@@ -1,6 +1,7 @@
-// Generates src/gen from ../../proto with ts-proto, using the protoc binary shipped in the npm
-// `protoc` package (nothing is downloaded). Runs on every build, so the generated code can
-// never be stale; it is not committed.
+// Generates src/gen from ../../proto with ts-proto, and descriptors/shameless.binpb (protoc's
+// FileDescriptorSet of the same files and their imports, which server reflection hands out as
+// written), using the protoc binary shipped in the npm `protoc` package (nothing is downloaded).
+// Runs on every build, so neither can be stale; neither is committed.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const protoRoot = resolve(packageDir, '../../proto');
 const outDir = join(packageDir, 'src/gen');
+const descriptorDir = join(packageDir, 'descriptors');
 const require = createRequire(import.meta.url);
 
 const protoc = join(dirname(require.resolve('protoc/package.json')), 'protoc.cjs');
@@ -33,8 +35,10 @@ const options = [
   'outputIndex=false',
 ].join(',');
 
-rmSync(outDir, { recursive: true, force: true });
-mkdirSync(outDir, { recursive: true });
+for (const dir of [outDir, descriptorDir]) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+}
 execFileSync(
   process.execPath,
   [
@@ -42,9 +46,11 @@ execFileSync(
     `--plugin=protoc-gen-ts_proto=${plugin}`,
     `--ts_proto_out=${outDir}`,
     `--ts_proto_opt=${options}`,
+    `--descriptor_set_out=${join(descriptorDir, 'shameless.binpb')}`,
+    '--include_imports',
     `-I${protoRoot}`,
     ...protoFiles,
   ],
   { stdio: 'inherit' },
 );
-console.log(`generated ${protoFiles.length} proto files into ${outDir}`);
+console.log(`generated ${protoFiles.length} proto files into ${outDir} and ${descriptorDir}`);

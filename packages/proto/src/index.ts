@@ -11,3 +11,5 @@ export * from './gen/shameless/v1/store.js';
 // ts-proto's service and client, with messages encoded through one reused writer.
 export { encodeMessage } from './encodeMessage.js';
 export { StoreClient, StoreService } from './storeService.js';
+// protoc's own descriptors of the .proto files, for server reflection.
+export { fileDescriptorsOf, storeDescriptorSet } from './fileDescriptors.js';

@@ -1,8 +1,15 @@
 // Server reflection through a real server, with the reflection protocol's own client (its
 // .proto loaded with proto-loader, as grpcurl would speak it): both versions list the Store and
-// hand out its file descriptor, so tools need no .proto files.
+// hand out its files, which build as grpcurl builds them (each import asked for by name and
+// resolved), so tools need no .proto files.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
+import {
+  type FileDescriptorProto,
+  FileDescriptorProtoSchema,
+  FileDescriptorSetSchema,
+} from '@bufbuild/protobuf/wkt';
 import { expect } from 'chai';
 import {
   type ChannelCredentials,
@@ -59,17 +66,42 @@ function ask(
   });
 }
 
-/** The leading name (field 1) and package (field 2) of a serialized FileDescriptorProto. */
-function nameAndPackage(descriptor: Buffer): [string, string] {
-  const fields: string[] = [];
-  let offset = 0;
-  for (const tag of [0x0a, 0x12]) {
-    expect(descriptor[offset]).to.equal(tag);
-    const length = descriptor[offset + 1]!;
-    fields.push(descriptor.subarray(offset + 2, offset + 2 + length).toString());
-    offset += 2 + length;
+/**
+ * The files reflection hands out for `symbol`, with every import asked for by file name until
+ * each is had, as grpcurl does: its files by name.
+ */
+async function filesOf(
+  client: ReflectionClient,
+  symbol: string,
+): Promise<Map<string, FileDescriptorProto>> {
+  const files = new Map<string, FileDescriptorProto>();
+  const take = (response: ReflectionResponse) => {
+    expect(response.error_response, JSON.stringify(response.error_response)).to.equal(undefined);
+    for (const bytes of response.file_descriptor_response!.file_descriptor_proto) {
+      const file = fromBinary(FileDescriptorProtoSchema, bytes);
+      files.set(file.name, file);
+    }
+  };
+  take(await ask(client, { file_containing_symbol: symbol }));
+  const missing = () =>
+    [...files.values()].flatMap((file) => file.dependency).find((name) => !files.has(name));
+  for (let name = missing(); name !== undefined; name = missing()) {
+    take(await ask(client, { file_by_filename: name }));
+    expect(files.has(name), `file_by_filename ${name}`).to.equal(true);
   }
-  return fields as [string, string];
+  return files;
+}
+
+/** The files, each after the files it imports. */
+function importsFirst(files: Map<string, FileDescriptorProto>): FileDescriptorProto[] {
+  const ordered: FileDescriptorProto[] = [];
+  const visit = (file: FileDescriptorProto) => {
+    if (ordered.includes(file)) return;
+    for (const name of file.dependency) visit(files.get(name)!);
+    ordered.push(file);
+  };
+  files.forEach(visit);
+  return ordered;
 }
 
 describe('server reflection', function () {
@@ -80,7 +112,7 @@ describe('server reflection', function () {
   after(() => store?.close());
 
   for (const version of ['v1', 'v1alpha'] as const) {
-    it(`${version}: lists shameless.v1.Store and serves its file descriptor`, async () => {
+    it(`${version}: lists the Store and serves its .proto files, which build with their imports`, async () => {
       const client = reflectionClient(version, store.address);
       try {
         const listed = await ask(client, { list_services: '' });
@@ -88,16 +120,32 @@ describe('server reflection', function () {
         expect(names).to.include('shameless.v1.Store');
         expect(names).to.include('grpc.health.v1.Health');
 
-        const file = await ask(client, { file_containing_symbol: 'shameless.v1.Store' });
-        const descriptors = file.file_descriptor_response!.file_descriptor_proto;
-        // @grpc/reflection rebuilds one file per package, named after it.
-        const [name, protoPackage] = nameAndPackage(descriptors[0]!);
-        expect(name).to.equal('shameless_v1.proto');
-        expect(protoPackage).to.equal('shameless.v1');
-        expect(descriptors[0]!.toString()).to.include('DescribeStore').and.include('WriteCells');
+        const files = await filesOf(client, 'shameless.v1.Store');
+        expect([...files.keys()]).to.have.members([
+          'shameless/v1/store.proto',
+          'shameless/v1/cell.proto',
+          'shameless/v1/model.proto',
+          'google/protobuf/timestamp.proto',
+        ]);
+        // Building a file finds each import by name and resolves every type it names, or throws.
+        const registry = createFileRegistry(
+          create(FileDescriptorSetSchema, { file: importsFirst(files) }),
+        );
+        const service = registry.getService('shameless.v1.Store');
+        expect(service?.methods.map((method) => method.name)).to.include.members([
+          'DescribeStore',
+          'WriteCells',
+          'FindShard',
+        ]);
+        const cell = registry.getMessage('shameless.v1.Cell');
+        expect(
+          cell?.fields.find((field) => field.name === 'created_at')?.message?.typeName,
+        ).to.equal('google.protobuf.Timestamp');
 
         const missing = await ask(client, { file_containing_symbol: 'shameless.v1.Nope' });
         expect(missing.error_response?.error_code).to.equal(5); // NOT_FOUND
+        const unknownFile = await ask(client, { file_by_filename: 'shameless/v1/nope.proto' });
+        expect(unknownFile.error_response?.error_code).to.equal(5);
       } finally {
         client.close();
       }
