@@ -127,9 +127,19 @@ export function parseMysqlUrl(url: string): MysqlLocation {
   };
 }
 
-/** The URL without its password, for messages and logs. */
+/**
+ * The URL without its password, for messages and logs, even when it is not a valid URL: a
+ * password holding an unescaped `/`, `@` or `?` runs to the last `@`, so everything from the
+ * first `:` of the user info to there is hidden.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  const schemeEnd = url.indexOf('//');
+  const userInfoStart = schemeEnd < 0 ? 0 : schemeEnd + 2;
+  const userInfoEnd = url.lastIndexOf('@');
+  if (userInfoEnd < userInfoStart) return url;
+  const colon = url.indexOf(':', userInfoStart);
+  if (colon < 0 || colon > userInfoEnd) return url;
+  return `${url.slice(0, colon)}:***${url.slice(userInfoEnd)}`;
 }
 
 export interface PoolOptions {
