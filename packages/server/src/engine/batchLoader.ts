@@ -1,10 +1,13 @@
 // Keyed lookups that callers ask for in the same turn of the event loop are made together, with
 // one call of a batch function (as DataLoader does): concurrent GetCells, Where pages and Put
 // lookups on a partition share one SELECT instead of one each. A lone lookup waits for nothing
-// but the end of the current turn.
+// but the end of the current turn. A batch runs until the last of its callers' deadlines.
+import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 
 interface PendingLoad<K, V> {
   readonly keys: readonly K[];
+  /** The caller's deadline: the batch's statements run until the last of its callers' passes. */
+  readonly deadline: number;
   resolve(found: Map<string, V>): void;
   reject(error: unknown): void;
 }
@@ -27,7 +30,7 @@ export class BatchLoader<K, V> {
   load(keys: readonly K[]): Promise<Map<string, V>> {
     if (keys.length === 0) return Promise.resolve(new Map());
     return new Promise((resolve, reject) => {
-      this.pending.push({ keys, resolve, reject });
+      this.pending.push({ keys, deadline: currentDeadline(), resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
@@ -50,7 +53,11 @@ export class BatchLoader<K, V> {
     }
     let found: Map<string, V>;
     try {
-      const answers = await Promise.all(chunks.map((chunk) => this.loadAll(chunk)));
+      // The turn that flushes ran under the first caller's deadline; the batch is everyone's.
+      const deadline = latestDeadline(pending.map((load) => load.deadline));
+      const answers = await withDeadline(deadline, () =>
+        Promise.all(chunks.map((chunk) => this.loadAll(chunk))),
+      );
       found = new Map(answers.flatMap((answer) => [...answer]));
     } catch (error) {
       for (const load of pending) load.reject(error);

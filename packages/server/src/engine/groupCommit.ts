@@ -5,7 +5,7 @@
 // together (a batch call, requests read from the same socket) still share one. A group large
 // enough is shared among the free transaction slots, by shard (groupSplit.ts).
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
-import { ResourceExhaustedError } from './errors.js';
+import { DeadlineExceededError, ResourceExhaustedError } from './errors.js';
 import { splitByShard } from './groupSplit.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
 
@@ -147,8 +147,10 @@ export class GroupCommit {
 
   private startGroups(): void {
     while (this.running < this.limits.concurrency && this.queue.length > 0) {
+      const group = this.takeGroup();
+      if (group.length === 0) return;
       const parts = splitByShard(
-        this.takeGroup(),
+        group,
         this.limits.concurrency - this.running,
         this.limits.minSplitItems ?? DEFAULT_GROUP_LIMITS.minSplitItems,
         (unit) => unit.shards,
@@ -165,13 +167,27 @@ export class GroupCommit {
     }
   }
 
-  /** The next group: units from the head of the queue within the limits, at least one. */
+  /**
+   * The next group: units from the head of the queue within the limits, at least one unless
+   * every unit left has outlived its caller's deadline (those are refused).
+   */
   private takeGroup(): Unit[] {
     const units: Unit[] = [];
     let items = 0;
     let bytes = 0;
     while (this.queue.length > 0) {
       const next = this.queue[0]!;
+      if (next.deadline <= Date.now()) {
+        // Its caller has given up: written now, it would commit a write reported as failed.
+        this.queue.shift();
+        this.queuedBytes -= next.bytes;
+        next.reject(
+          new DeadlineExceededError(
+            `the call's deadline passed while its writes waited for partition ${this.partition}; nothing was written`,
+          ),
+        );
+        continue;
+      }
       const fits =
         items + next.items.length <= this.limits.maxItems &&
         bytes + next.bytes <= this.limits.maxBytes;

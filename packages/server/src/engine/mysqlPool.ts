@@ -227,6 +227,16 @@ function runQuery<T>(
   destroy: () => void,
 ): Promise<T> {
   const deadline = currentDeadline();
+  if (Date.now() >= deadline) {
+    // Sent now, a write could commit for a caller already told it failed, and the client's
+    // timer would cost the connection: nothing is sent.
+    return Promise.reject(
+      Object.assign(new Error("the call's deadline passed before the statement was sent"), {
+        code: 'CALL_DEADLINE_PASSED',
+        callDeadlinePassed: true,
+      }),
+    );
+  }
   const untilDeadline = Math.max(1, deadline - Date.now());
   const limit = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
   const bounded = Number.isFinite(limit);

@@ -123,7 +123,7 @@ export function isDeadlock(error: unknown): boolean {
 export function translateSqlError(error: unknown, partition: number): unknown {
   if (asDriverError(error)?.callDeadlinePassed) {
     return new DeadlineExceededError(
-      `the call's deadline passed while partition ${partition} was answering; its statement was stopped`,
+      `the call's deadline passed before partition ${partition} answered; its statement was stopped or not sent`,
       { cause: error },
     );
   }
