@@ -540,5 +540,33 @@ describe('Store RPCs', function () {
       expect(received.map((c) => c.id)).to.deep.equal(written);
       expect(heartbeats).to.be.greaterThan(0);
     });
+
+    it('heartbeats no more often than the server polls, whatever interval the client asks', async () => {
+      const first = await put(rate(8, 'follow', '2027-02-02'));
+      const shard = first.base!.shard;
+      const stream = store.api.client.each({
+        model: 'rate',
+        shards: [shard],
+        cursors: { [shard]: first.base!.id },
+        follow: true,
+        batchSize: 100,
+        heartbeatIntervalMs: 1,
+      });
+      let heartbeats = 0;
+      const done = new Promise<void>((resolve) => {
+        stream.on('data', (message) => {
+          if (message.event?.$case === 'heartbeat') heartbeats += 1;
+        });
+        stream.on('error', () => resolve());
+        stream.on('end', () => resolve());
+      });
+      const watchedMs = 1000;
+      await new Promise((resolve) => setTimeout(resolve, watchedMs));
+      stream.cancel();
+      await done;
+      // The fixture polls every 50 ms: at most a heartbeat (and a read of MySQL) per poll, where
+      // the 1 ms asked for would make a thousand.
+      expect(heartbeats).to.be.within(1, watchedMs / 50 + 2);
+    });
   });
 });

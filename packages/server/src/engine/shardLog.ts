@@ -111,7 +111,12 @@ export class ShardLog {
       Math.min(DEFAULT_BATCH, this.maxPage),
       this.maxPage,
     );
-    const heartbeatMs = input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS;
+    // Each wait before a heartbeat ends in a read of the shards' max ids: a heartbeat more
+    // often than the poll would have a client set how often its stream queries MySQL.
+    const heartbeatMs = Math.max(
+      input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS,
+      this.pollIntervalMs,
+    );
     const cursors = new Map<number, RowId>(
       shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]),
     );
