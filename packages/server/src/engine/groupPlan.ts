@@ -108,7 +108,8 @@ export function planAppend(
  * earlier in the group (for the same cell, and was written) replays that write; any other
  * append is decided by planAppend against the cell's latest version, which the group's own
  * earlier items advance (so their ref_keys chain, and a merge applies onto the body written
- * just before it). A create writes base version 0 when its index rows went in. An append in
+ * just before it); one with a firstBody writes it as version 0 of a cell that has none. A
+ * create writes base version 0 when its index rows went in. An append in
  * `unreachable` (its primary values lead elsewhere now) writes nothing, unless it replays. A
  * refused item changes nothing for the items after it.
  */
@@ -162,6 +163,17 @@ export function planGroup(
     const current = (uuid: string, cell: string) =>
       latest.get(cellKey(uuid, cell)) ?? read?.latest.get(cellKey(uuid, cell));
     const version = current(item.uuid, item.cell);
+    if (version === undefined && item.firstBody !== undefined) {
+      const at = insert(table, {
+        uuid: item.uuid,
+        name: item.cell,
+        refKey: 0,
+        body: item.firstBody,
+        createdAt,
+        requestId: item.requestId,
+      });
+      return { kind: 'insert', ...at, replayed: false };
+    }
     const recordExists =
       version !== undefined ||
       current(item.uuid, BASE_CELL) !== undefined ||

@@ -243,6 +243,7 @@ export class PutOperation {
           limit: { bytes: maxCellBytes, field },
         },
         requestId,
+        firstBody: put.bytes,
         ...(this.layout.contentBeside(uuid, primary.shard) ? { reachedThrough: primary } : {}),
       });
     } catch (error) {
@@ -250,9 +251,11 @@ export class PutOperation {
       throw error;
     }
     if (!appended) return undefined;
-    const created = appended.replayed && appended.cell.refKey === 0;
+    // Version 0 through the update path: a retried create, or the first body of a record whose
+    // primary-index row had no base cell. Either way the record's content is new.
+    const created = appended.cell.refKey === 0;
     if (created) {
-      // A retried create: finish what a crash may have interrupted.
+      // Finish what a crash may have interrupted: the rows on other partitions.
       const rows = this.indexRowsOf(model, values, field);
       await this.writeRemoteRows(
         model.name,

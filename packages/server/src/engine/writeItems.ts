@@ -32,6 +32,13 @@ export interface AppendRequest {
    * writes nothing for this append, answering `unreachable`, unless it still leads to `uuid`.
    */
   readonly reachedThrough?: PrimaryLookup;
+  /**
+   * The body of version 0 when the cell has no version yet: a put's update writes its whole
+   * values there, as the gem's update would, for a record its primary-index row leads to but
+   * whose base cell is missing (the gem, which writes the row after the cell, never leaves one;
+   * a hand-made or restored row can). Without it such an append is refused with NotFoundError.
+   */
+  readonly firstBody?: Buffer;
 }
 
 /** A record's row in one index, as a create writes it. */

@@ -476,6 +476,42 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(gemDecode(aMeta.body)).to.deep.equal({ flag: true, note: 'server' });
   });
 
+  it('puts to a record whose primary-index row has no base cell: base version 0, as the gem’s update', async () => {
+    // A row the gem never leaves (it writes the cell first) but a restore or a hand can.
+    const values = {
+      hotel_id: 1,
+      room_type: 'attic',
+      check_in_date: '2024-03-01',
+      gateway: 'amadeus',
+      discount_type: 'none',
+      net_rate: 150,
+    };
+    const uuid = uuidInShard(1);
+    await gemPutIndex(uuid, values);
+    const requestId = newRequestId('gem-orphan');
+    const put = await store.api.put({ model: 'rate', values: pack(values), requestId });
+    expect(put.uuid).to.equal(uuid);
+    expect(put.base!.refKey).to.equal(0);
+    const base = (await gemFetchCell(uuid, 'base'))!;
+    expect(base.ref_key).to.equal(0);
+    expect(gemDecode(base.body)).to.deep.equal(values);
+    // Its retry answers the same version; the next put merges onto it.
+    const retried = await store.api.put({ model: 'rate', values: pack(values), requestId });
+    expect(retried.base!.id).to.equal(put.base!.id);
+    expect(retried.created).to.equal(put.created);
+    const next = await store.api.put({
+      model: 'rate',
+      values: pack({ ...values, net_rate: 160 }),
+      requestId: newRequestId('gem-orphan'),
+    });
+    expect(next.created).to.equal(false);
+    expect(next.base!.refKey).to.equal(1);
+    expect(gemDecode((await gemFetchCell(uuid, 'base'))!.body)).to.deep.equal({
+      ...values,
+      net_rate: 160,
+    });
+  });
+
   it('keeps the bytes of the values the gem wrote through a server merge (a Ruby float stays a float)', async () => {
     // What Ruby's MessagePack writes for {"net_rate" => 120.0, "big" => 2**40, ...}: a float64
     // and a uint64, which a decode and encode in JavaScript would turn into other encodings.
