@@ -1,6 +1,7 @@
 // Model definitions: what a model is, how it is validated, and what may change about it.
 import { InvalidArgumentError } from './errors.js';
 import { isIdentifier } from './identifiers.js';
+import { MODEL_DEFINITION_MAX_BYTES } from './sql/storeTables.js';
 import { PRIMARY_INDEX, contentTableName, indexTableName, tableNameProblem } from './tableNames.js';
 
 export type FieldType = 'integer' | 'string';
@@ -87,7 +88,22 @@ export function normaliseModelSpec(spec: ModelSpec, namespace: string): ModelSpe
     const problem = tableNameProblem(table);
     if (problem) throw new InvalidArgumentError('model.name', problem);
   }
+  requireDefinitionSize(JSON.stringify(normalised));
   return normalised;
+}
+
+/**
+ * Refuses a definition (as stored: JSON) the models table cannot hold. Checked before any
+ * table is made, and again for the union of cells a redefinition stores.
+ */
+export function requireDefinitionSize(json: string): void {
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MODEL_DEFINITION_MAX_BYTES) {
+    throw new InvalidArgumentError(
+      'model.cells',
+      `the definition takes ${bytes} bytes as stored (JSON); a model's definition holds at most ${MODEL_DEFINITION_MAX_BYTES}: define fewer or shorter cells`,
+    );
+  }
 }
 
 function normaliseIndex(index: IndexSpec, path: string): IndexSpec {

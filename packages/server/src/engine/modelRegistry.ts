@@ -17,12 +17,15 @@ import {
   type ModelSpec,
   compareDefinitions,
   normaliseModelSpec,
+  requireDefinitionSize,
 } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import {
   contentTablesOn,
   createdAtMismatches,
   createdAtMismatchMessage,
+  foreignTableMessage,
+  foreignTables,
   modelChanges,
   modelTablesOn,
 } from './schemaPlan.js';
@@ -207,7 +210,9 @@ export class ModelRegistry {
           }
           next = { ...stored, cells: comparison.cells };
         }
-        await writeModelDefinition(connection, table, spec.name, JSON.stringify(next));
+        const definition = JSON.stringify(next);
+        requireDefinitionSize(definition);
+        await writeModelDefinition(connection, table, spec.name, definition);
         await connection.query('COMMIT');
         return { model: next, changed: true };
       } catch (error) {
@@ -248,8 +253,9 @@ export class ModelRegistry {
 
   /**
    * Brings every partition up to the model's tables. First looks at what exists on every
-   * partition, and refuses, having changed nothing, when an existing content table's
-   * created_at is not of the store's kind (its writes would fail). Then creates the missing
+   * partition, and refuses, having changed nothing, when an existing table of the model's name
+   * lacks the columns the store reads, or an existing content table's created_at is not of the
+   * store's kind (its writes would fail). Then creates the missing
    * tables, adds request_id to tables the gem created, and inserts the shards' log-lock rows,
    * each change logged. Safe to repeat after any failure.
    */
@@ -263,6 +269,12 @@ export class ModelRegistry {
         ),
       ),
     );
+    const foreign = partitions.flatMap((partition, i) =>
+      foreignTables(this.layout, model, partition.index, existing[i]!),
+    );
+    if (foreign.length > 0) {
+      throw new FailedPreconditionError(foreignTableMessage(model.name, foreign));
+    }
     const mismatches = partitions.flatMap((partition, i) =>
       createdAtMismatches(this.layout, model, partition.index, existing[i]!),
     );

@@ -7,6 +7,7 @@ import type { CompiledModel } from './model.js';
 import { createDatabaseSql } from './mysqlPool.js';
 import {
   CREATED_AT_COLUMN_TYPES,
+  GEM_CONTENT_COLUMNS,
   addRequestIdColumnSql,
   createContentTableSql,
 } from './sql/contentDdl.js';
@@ -167,6 +168,51 @@ export function modelChanges(
     }
   }
   return [...creates, ...alters];
+}
+
+/** An existing table named as one of a model's that lacks columns the store reads. */
+export interface ForeignTable {
+  table: string;
+  missing: string[];
+}
+
+/**
+ * The model's existing tables that are not its tables (another application's, or of another
+ * model definition): a content table without the gem's columns, an index table without uuid or
+ * one of the index's fields. DefineModel would fail on their first statement.
+ */
+export function foreignTables(
+  layout: StoreLayout,
+  model: CompiledModel,
+  partition: number,
+  existing: ExistingTables,
+): ForeignTable[] {
+  const indices = [model.primaryIndex, ...model.spec.secondaryIndices];
+  return layout
+    .shardsOf(partition)
+    .flatMap((shard) => [
+      { table: layout.contentTable(model, shard), needs: GEM_CONTENT_COLUMNS },
+      ...indices.map((index) => ({
+        table: layout.indexTable(model, index.name, shard),
+        needs: [...index.fields.map((field) => field.name), 'uuid'],
+      })),
+    ])
+    .flatMap(({ table, needs }) => {
+      const columns = existing.get(table)?.columns;
+      const missing = columns ? needs.filter((column) => !columns.has(column)) : [];
+      return missing.length > 0 ? [{ table, missing }] : [];
+    });
+}
+
+/** Why a model cannot be defined over tables that are not its own, and what to do. */
+export function foreignTableMessage(model: string, tables: readonly ForeignTable[]): string {
+  const [first] = tables;
+  if (!first) return '';
+  const more = tables.length > 1 ? ` (and ${tables.length - 1} more tables)` : '';
+  return (
+    `table ${first.table} exists but is not a table of model ${model}: it has no column ` +
+    `${first.missing.join(', ')}${more}; rename or drop it, or name the model otherwise`
+  );
 }
 
 /** The model's existing content tables whose created_at is not of the store's kind. */

@@ -29,6 +29,8 @@ import {
   contentTablesOn,
   createdAtMismatches,
   createdAtMismatchMessage,
+  foreignTableMessage,
+  foreignTables,
   databaseChange,
   describeCreatedAt,
   modelChanges,
@@ -270,6 +272,16 @@ async function planModel(
   const existing = await Promise.all(
     states.map((state, index) => inspect(state, modelTablesOn(layout, model, index))),
   );
+  const foreign = existing.flatMap((tables, index) =>
+    tables ? foreignTables(layout, model, index, tables) : [],
+  );
+  if (foreign.length > 0) {
+    plan.checks.push({
+      ok: false,
+      text: `${title}: DefineModel would refuse it: ${foreignTableMessage(spec.name, foreign)}`,
+    });
+    return;
+  }
   const mismatches = existing.flatMap((tables, index) =>
     tables ? createdAtMismatches(layout, model, index, tables) : [],
   );

@@ -12,6 +12,9 @@ export const CREATED_AT_COLUMN_TYPES: Record<CreatedAtKind, string> = {
   bigint: 'BIGINT',
 };
 
+/** The gem's columns of a content table, which the store reads and writes. */
+export const GEM_CONTENT_COLUMNS = ['id', 'uuid', 'column_name', 'ref_key', 'body', 'created_at'];
+
 // The gem's columns and keys, plus `request_id` for idempotent writes. The gem's inserts name
 // only its own columns, so they keep working; its tables get the column from
 // addRequestIdColumnSql.

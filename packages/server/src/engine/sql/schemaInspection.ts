@@ -1,6 +1,7 @@
 // What already exists in a partition's database, read from information_schema: which of the
-// store's tables are there, and the two columns whose presence or type decide what serving
-// the store changes (`request_id`) and whether it can write there at all (`created_at`).
+// store's tables are there, their columns (a table of a model's name that lacks the columns the
+// store reads is someone else's), and the two whose presence or type decide what serving the
+// store changes (`request_id`) and whether it can write there at all (`created_at`).
 import type { Row, SqlSession } from '../mysqlPool.js';
 import { runTogether, statement } from './statement.js';
 
@@ -12,6 +13,8 @@ export interface ExistingTable {
   createdAtDigits: number | undefined;
   /** False for a content table the gem created, which lacks our request_id column. */
   hasRequestId: boolean;
+  /** The names of all its columns. */
+  columns: Set<string>;
 }
 
 /** Of the given tables, those that exist in the session's database, by name. */
@@ -31,8 +34,7 @@ export async function inspectTables(
       `SELECT TABLE_NAME AS name, COLUMN_NAME AS \`column\`, DATA_TYPE AS type,
               DATETIME_PRECISION AS digits
          FROM information_schema.COLUMNS
-        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)
-          AND COLUMN_NAME IN ('created_at', 'request_id')`,
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)`,
       [tables],
     ),
   ])) as Row[][];
@@ -41,13 +43,16 @@ export async function inspectTables(
       createdAtType: undefined,
       createdAtDigits: undefined,
       hasRequestId: false,
+      columns: new Set(),
     });
   }
   for (const row of columns ?? ([] as Row[])) {
     const table = existing.get(String(row.name));
     if (!table) continue;
-    if (String(row.column) === 'request_id') table.hasRequestId = true;
-    else {
+    const column = String(row.column);
+    table.columns.add(column);
+    if (column === 'request_id') table.hasRequestId = true;
+    else if (column === 'created_at') {
       table.createdAtType = String(row.type).toLowerCase();
       table.createdAtDigits = row.digits === null ? undefined : Number(row.digits);
     }
