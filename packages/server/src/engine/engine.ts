@@ -26,7 +26,7 @@ import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { LatestCells, answerOverBound, cellKeyOf } from './latestCells.js';
+import { type AnswerBound, LatestCells, answerOverBound, cellKeyOf } from './latestCells.js';
 import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import {
@@ -174,6 +174,7 @@ export class Engine implements EngineStats {
       notifier,
       options.followPollIntervalMs,
       this.limits.maxPageRecords,
+      options.maxAnswerBytes,
     );
   }
 
@@ -381,14 +382,22 @@ export class Engine implements EngineStats {
     const found = await this.latest.read(
       model,
       cells,
-      this.maxAnswerBytes === undefined
-        ? undefined
-        : {
-            maxBytes: this.maxAnswerBytes,
-            advice: 'ask for fewer keys (GetCells) or read them one at a time',
-          },
+      this.answerBound(1, 'ask for fewer keys (GetCells) or read them one at a time'),
     );
     return cells.map(({ uuid, cell }) => found.get(cellKeyOf(uuid, cell)));
+  }
+
+  /** A share of maxAnswerBytes for one of `parts` reads of an answer; none when unbounded. */
+  private answerBound(parts: number, advice: string): AnswerBound | undefined {
+    return this.maxAnswerBytes === undefined
+      ? undefined
+      : parts > 1
+        ? {
+            maxBytes: Math.floor(this.maxAnswerBytes / parts),
+            advice,
+            shareOf: this.maxAnswerBytes,
+          }
+        : { maxBytes: this.maxAnswerBytes, advice };
   }
 
   /** The version before refKey, or undefined at version 0. */
@@ -405,14 +414,16 @@ export class Engine implements EngineStats {
     return this.getCell(modelName, uuid, cellName, refKey - 1);
   }
 
+  /** One page; its cells take at most maxAnswerBytes, which bounds what the page holds. */
   where(input: WhereInput): Promise<WherePage> {
-    return this.wheres.page(input);
+    return this.wheres.page(input, this.answerBound(1, 'ask for fewer cells of each record'));
   }
 
   /**
    * Many Where queries, one page each, in request order. Errors name the query
    * (`queries[2].conditions[0].values`); the records asked for in all are bounded, and so are
-   * the bytes of the answer (by maxAnswerBytes, as a GetCells answer is).
+   * the bytes of the answer (by maxAnswerBytes, as a GetCells answer is, each page by its even
+   * share of them).
    */
   async whereMany(inputs: readonly WhereInput[]): Promise<WherePage[]> {
     requireBatchSize(inputs.length, 'queries', MAX_WHERE_BATCH);
@@ -423,8 +434,13 @@ export class Engine implements EngineStats {
         `ask for at most ${MAX_WHERE_BATCH_RECORDS} records in all (a limit of 0 counts as ${DEFAULT_WHERE_LIMIT}), got ${asked}`,
       );
     }
+    // Each page gets an even share of the answer, so that the pages read at once hold no more.
+    const share = this.answerBound(
+      inputs.length,
+      'ask for fewer queries or smaller pages (WhereMany), or stream each page (Where)',
+    );
     const pages = await Promise.all(
-      inputs.map((input, i) => atPosition(`queries[${i}]`, this.wheres.page(input))),
+      inputs.map((input, i) => atPosition(`queries[${i}]`, this.wheres.page(input, share))),
     );
     // Refused before it is encoded: grpc-js would refuse to send it only after that.
     if (this.maxAnswerBytes !== undefined) {

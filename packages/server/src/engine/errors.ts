@@ -50,6 +50,9 @@ export class ResourceExhaustedError extends EngineError {
   readonly kind = 'resource_exhausted';
 }
 
+/** An answer that would take more bytes than the server sends in one message. */
+export class AnswerTooLargeError extends ResourceExhaustedError {}
+
 /** A partition could not be reached, or asked us to try again; retrying may succeed. */
 export class UnavailableError extends EngineError {
   readonly kind = 'unavailable';

@@ -5,7 +5,7 @@
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
 import { BatchLoader } from './batchLoader.js';
-import { ResourceExhaustedError } from './errors.js';
+import { AnswerTooLargeError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
@@ -44,16 +44,20 @@ interface LatestCell {
 export interface AnswerBound {
   readonly maxBytes: number;
   readonly advice: string;
+  /** When the bound is one read's even share of an answer: the whole answer's bound. */
+  readonly shareOf?: number;
 }
 
 /**
  * The refusal of an answer of `bytes` (or more) over `bound`, before it is sent: its words are
  * those of a message over a size limit, on which the SDK sends a batch again in halves.
  */
-export function answerOverBound(bound: AnswerBound, bytes: number): ResourceExhaustedError {
-  return new ResourceExhaustedError(
-    `the answer would exceed ${bound.maxBytes} bytes (its message would be larger than the server's largest message: ${bytes} bytes or more); ${bound.advice}`,
-  );
+export function answerOverBound(bound: AnswerBound, bytes: number): AnswerTooLargeError {
+  const over =
+    bound.shareOf === undefined
+      ? `the answer would exceed ${bound.maxBytes} bytes (its message would be larger than the server's largest message: ${bytes} bytes or more)`
+      : `the answer would exceed ${bound.shareOf} bytes (its message would be larger than the server's largest message: one of its parts alone takes ${bytes} bytes or more, past its even share of ${bound.maxBytes})`;
+  return new AnswerTooLargeError(`${over}; ${bound.advice}`);
 }
 
 /**

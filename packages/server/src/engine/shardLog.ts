@@ -2,6 +2,7 @@
 // streams that can follow new writes (Each). Gap-freedom comes from the writers (see
 // cellWriter.ts); readers simply read `id > cursor`.
 import type { StoreLayout } from './layout.js';
+import { ANSWER_BYTES_PER_CELL } from './latestCells.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { RowId } from './exactInteger.js';
 import type { CompiledModel } from './model.js';
@@ -55,6 +56,8 @@ export class ShardLog {
     private readonly pollIntervalMs: number,
     /** The most cells of one page or batch. */
     private readonly maxPage: number,
+    /** The most bytes of cells a FetchLatestCells page answers (at least one cell). */
+    private readonly maxAnswerBytes = Infinity,
   ) {}
 
   async fetchPage(
@@ -70,7 +73,15 @@ export class ShardLog {
       Math.min(DEFAULT_PAGE, this.maxPage),
       this.maxPage,
     );
-    return this.readPage(model, shard, cursor, pageSize);
+    // Read no more cells than the answer can hold by what cells weighed lately, and cut the
+    // page where its cells reach the answer's bound: a shorter page, whose cursor goes on.
+    const fitting = Math.max(1, Math.floor(this.maxAnswerBytes / this.cellBytes));
+    const page = await this.readPage(model, shard, cursor, Math.min(pageSize, fitting));
+    this.learnCellBytes(page.cells);
+    const kept = cellsWithin(page.cells, this.maxAnswerBytes);
+    if (kept === page.cells.length) return page;
+    const cells = page.cells.slice(0, kept);
+    return { ...page, cells, nextCursor: cells[cells.length - 1]!.id };
   }
 
   private async readPage(
@@ -225,4 +236,14 @@ export class ShardLog {
     );
     return moved;
   }
+}
+
+/** How many of the cells, from the first, an answer of `maxBytes` holds: at least one. */
+function cellsWithin(cells: readonly StoredCell[], maxBytes: number): number {
+  let bytes = 0;
+  for (const [i, cell] of cells.entries()) {
+    bytes += cell.body.length + ANSWER_BYTES_PER_CELL;
+    if (bytes > maxBytes) return Math.max(1, i);
+  }
+  return cells.length;
 }

@@ -7,7 +7,7 @@
 // readCoalescer.ts), and the answer stands only if the row still leads to that record; else the
 // query runs as any other.
 import { createHash } from 'node:crypto';
-import { InvalidArgumentError, NotFoundError } from './errors.js';
+import { AnswerTooLargeError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { exactInteger } from './exactInteger.js';
 import { toIndexScalar } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
@@ -15,7 +15,12 @@ import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
-import { ANSWER_BYTES_PER_CELL, type LatestCells, cellKeyOf } from './latestCells.js';
+import {
+  ANSWER_BYTES_PER_CELL,
+  type AnswerBound,
+  type LatestCells,
+  cellKeyOf,
+} from './latestCells.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
 import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
@@ -89,8 +94,12 @@ export class WhereQuery {
     private readonly lookups: PrimaryLookups,
   ) {}
 
-  /** One page of matching records, in index order. */
-  async page(input: WhereInput): Promise<WherePage> {
+  /**
+   * One page of matching records, in index order. With a bound, a page whose cells would take
+   * more bytes ends earlier, its token going on from there (a record that alone exceeds it is
+   * refused: RESOURCE_EXHAUSTED); the bodies of a page over the bound are never held.
+   */
+  async page(input: WhereInput, bound?: AnswerBound): Promise<WherePage> {
     let model = await this.models.get(input.model);
     const indexName = input.index || PRIMARY_INDEX;
     const index = model.indices.get(indexName);
@@ -120,7 +129,7 @@ export class WhereQuery {
         ? pointOf(index, table, conditions)
         : undefined;
     if (point) {
-      const known = await this.knownPoint(model, point, shard, cells);
+      const known = await this.knownPoint(model, point, shard, cells, bound);
       if (known) return known;
     }
     const rows = await this.partitions.forShard(shard).read((reader) =>
@@ -139,11 +148,24 @@ export class WhereQuery {
     if (point && uuids.length === 1 && this.layout.contentBeside(uuids[0]!, shard)) {
       this.known.set(primaryKeyOf(point), uuids[0]!);
     }
-    const cellsByUuid = await this.readCells(model, uuids, cells);
-    return {
-      records: uuids.map((uuid) => ({ uuid, cells: cellsByUuid.get(uuid) ?? [] })),
-      nextPageToken,
-    };
+    // Halved until its cells fit the bound: each try reads only the lengths of the bodies that
+    // do not fit their share, so a page over the bound costs a round trip per halving.
+    for (let kept = uuids.length; ; kept = Math.ceil(kept / 2)) {
+      try {
+        const cellsByUuid = await this.readCells(model, uuids.slice(0, kept), cells, bound);
+        return {
+          records: uuids
+            .slice(0, kept)
+            .map((uuid) => ({ uuid, cells: cellsByUuid.get(uuid) ?? [] })),
+          nextPageToken:
+            kept < uuids.length
+              ? encodePageToken(fingerprint, keyOf(index, page[kept - 1]!))
+              : nextPageToken,
+        };
+      } catch (error) {
+        if (!(error instanceof AnswerTooLargeError) || kept === 1) throw error;
+      }
+    }
   }
 
   /**
@@ -156,13 +178,14 @@ export class WhereQuery {
     point: PrimaryLookup,
     shard: number,
     cells: readonly string[],
+    bound: AnswerBound | undefined,
   ): Promise<WherePage | undefined> {
     const key = primaryKeyOf(point);
     const uuid = this.known.get(key);
     if (uuid === undefined) return undefined;
     const [holder, cellsByUuid] = await Promise.all([
       this.lookups.find(this.layout.partitionOf(shard), point),
-      this.readCells(model, [uuid], cells),
+      this.readCells(model, [uuid], cells, bound),
     ]);
     if (holder !== uuid) {
       this.known.delete(key);
@@ -176,9 +199,10 @@ export class WhereQuery {
     model: CompiledModel,
     uuids: readonly string[],
     cells: readonly string[],
+    bound: AnswerBound | undefined,
   ): Promise<Map<string, StoredCell[]>> {
     const keys = uuids.flatMap((uuid) => cells.map((cell) => ({ uuid, cell })));
-    const found = await this.latest.read(model, keys);
+    const found = await this.latest.read(model, keys, bound);
     return new Map(
       uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
     );

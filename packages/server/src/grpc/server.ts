@@ -51,7 +51,10 @@ export async function startServer(
     streams,
     composeMiddleware(options.middleware ?? []),
   );
-  server.addService(withTolerantDecoding(StoreService), createStoreService(engine, handlers));
+  server.addService(
+    withTolerantDecoding(StoreService),
+    createStoreService(engine, handlers, options.maxMessageBytes),
+  );
   const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
   const partitionCount = engine.layout.partitionCount;
   const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });

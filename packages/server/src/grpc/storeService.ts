@@ -4,7 +4,11 @@ import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto'
 import type { Engine } from '../engine/engine.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import { exactInteger } from '../engine/exactInteger.js';
+import { ANSWER_BYTES_PER_CELL } from '../engine/latestCells.js';
+import type { StoredCell } from '../engine/sql/contentRows.js';
+import type { FoundRecord } from '../engine/whereQuery.js';
 import type { HandlerFactory } from './handlers.js';
+import { chunksWithin } from './messageChunks.js';
 import {
   fromWireCursors,
   toCell,
@@ -20,10 +24,18 @@ import {
 } from './protoMapping.js';
 
 // Records per streamed Where message: big enough to amortise framing, small enough to start
-// delivering early.
+// delivering early. Messages are also cut by bytes, to fit the largest message the server sends.
 const WHERE_RECORDS_PER_MESSAGE = 100;
 
-export function createStoreService(engine: Engine, handlers: HandlerFactory): StoreServer {
+const cellBytes = (cell: StoredCell) => cell.body.length + ANSWER_BYTES_PER_CELL;
+const recordBytes = (record: FoundRecord) =>
+  record.cells.reduce((sum, cell) => sum + cellBytes(cell), 0);
+
+export function createStoreService(
+  engine: Engine,
+  handlers: HandlerFactory,
+  maxMessageBytes: number,
+): StoreServer {
   return {
     defineModel: handlers.unary('DefineModel', async (request) => {
       const { model, changed } = await engine.defineModel(toModelSpec(request.model));
@@ -91,15 +103,20 @@ export function createStoreService(engine: Engine, handlers: HandlerFactory): St
 
     where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
       const page = await engine.where(toWhereInput(request));
-      const records = page.records.map(toRecord);
-      for (let start = 0; start < records.length; start += WHERE_RECORDS_PER_MESSAGE) {
-        const end = start + WHERE_RECORDS_PER_MESSAGE;
+      let sent = 0;
+      for (const records of chunksWithin(
+        page.records,
+        recordBytes,
+        maxMessageBytes,
+        WHERE_RECORDS_PER_MESSAGE,
+      )) {
+        sent += records.length;
         yield {
-          records: records.slice(start, end),
-          nextPageToken: end >= records.length ? page.nextPageToken : '',
+          records: records.map(toRecord),
+          nextPageToken: sent === page.records.length ? page.nextPageToken : '',
         };
       }
-      if (records.length === 0 && page.nextPageToken)
+      if (sent === 0 && page.nextPageToken)
         yield { records: [], nextPageToken: page.nextPageToken };
     }),
 
@@ -145,16 +162,19 @@ export function createStoreService(engine: Engine, handlers: HandlerFactory): St
         );
         for await (const event of events) {
           if (event.kind === 'batch') {
-            yield {
-              event: {
-                $case: 'batch',
-                batch: {
-                  shard: event.shard,
-                  cells: event.cells.map(toCell),
-                  cursor: toWireInteger(event.cursor),
+            // A batch cut in several goes on as several of the same shard, each its cursor.
+            for (const cells of chunksWithin(event.cells, cellBytes, maxMessageBytes)) {
+              yield {
+                event: {
+                  $case: 'batch',
+                  batch: {
+                    shard: event.shard,
+                    cells: cells.map(toCell),
+                    cursor: toWireInteger(cells[cells.length - 1]!.id),
+                  },
                 },
-              },
-            };
+              };
+            }
           } else {
             yield {
               event: {
