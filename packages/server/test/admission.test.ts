@@ -117,11 +117,25 @@ describe('admission control on a cold start', function () {
   let admission = coldAdmission();
   const layer: ServerMiddleware = (request, context, next) =>
     admission.layer(request, context, next);
+  // Behind admission: how many admitted calls run at once, each held `holdMs` first.
+  let holdMs = 0;
+  let running = 0;
+  let mostRunning = 0;
+  const counter: ServerMiddleware = async function* (request, context, next) {
+    running += 1;
+    mostRunning = Math.max(mostRunning, running);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      yield* next(request, context);
+    } finally {
+      running -= 1;
+    }
+  };
   const BIG_CELL_BYTES = 600 * 1024;
   const uuids: string[] = [];
 
   before(async () => {
-    store = await startStoreFixture({ middleware: [layer] });
+    store = await startStoreFixture({ middleware: [layer, counter] });
     await store.api.defineModel({ model: RATE_MODEL });
     for (let hotel = 1; hotel <= 3; hotel++) {
       const uuid = await putRate(store.api, hotel);
@@ -138,6 +152,8 @@ describe('admission control on a cold start', function () {
   });
   beforeEach(() => {
     admission = coldAdmission();
+    holdMs = 0;
+    mostRunning = 0;
   });
   after(() => store?.close());
 
@@ -175,5 +191,15 @@ describe('admission control on a cold start', function () {
     const [failed, answered] = await Promise.all([rejection(unknownModel()), known()]);
     expect(failed.code, failed.details).to.not.equal(status.RESOURCE_EXHAUSTED);
     expect(answered.results).to.have.length(1);
+  });
+
+  it('lets a cold burst of failing calls run together once the first has failed', async () => {
+    holdMs = 30;
+    const absent = () =>
+      store.api.getCell({ model: 'rate', uuid: uuids[0]!, cell: 'meta', refKey: 99 });
+    const errors = await Promise.all(Array.from({ length: 8 }, () => rejection(absent())));
+    for (const error of errors) expect(error.code, error.details).to.equal(status.NOT_FOUND);
+    // The first call pilots alone; a pilot that fails must not make each waiter pilot in turn.
+    expect(mostRunning).to.be.greaterThan(1);
   });
 });

@@ -9,6 +9,8 @@ import { StatusError } from './statusError.js';
 
 /** Weight of the newest call in a method's running average of its largest message. */
 const AVERAGE_WEIGHT = 0.2;
+/** What a failed call answered: a status, its message and trailers. */
+const FAILED_ANSWER_BYTES = 1024;
 
 /** What a call learnt about its method's answers: its largest message, if it answered. */
 export type Sample = number | undefined;
@@ -44,6 +46,12 @@ export class ResponseSizes {
 
   /** A call of the method ended; a pilot's end lets the calls waiting for it go on. */
   record(method: string, sample: Sample, wasPilot: boolean): void {
+    // A pilot that failed answered a status: that is the method's measure until one answers,
+    // else each waiter would pilot in turn and a cold burst of failing calls go one at a time.
+    // (Only then: refusals under load must not make later calls reserve less.)
+    if (sample === undefined && wasPilot && !this.typical.has(method)) {
+      sample = FAILED_ANSWER_BYTES;
+    }
     if (sample !== undefined) {
       const typical = this.typical.get(method);
       this.typical.set(
@@ -52,7 +60,6 @@ export class ResponseSizes {
       );
     }
     if (!wasPilot) return;
-    // A pilot that answered nothing (it failed) leaves no measure: a waiter becomes the pilot.
     this.pilots.get(method)?.end();
     this.pilots.delete(method);
   }
