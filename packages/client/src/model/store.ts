@@ -225,8 +225,9 @@ export class Store {
   }
 
   /**
-   * Closes the connections (when {@link connect} made the transport). Calls made afterwards
-   * fail with a CancelledError.
+   * Closes the connections (when {@link connect} made the transport). Calls already sent are
+   * answered; calls not sent yet (made afterwards, held for a batch of their kind, or waiting to
+   * be retried) fail with a CancelledError, without a retry.
    */
   async close(): Promise<void> {
     if (this.#ownsTransport) this.#transport.close();

@@ -259,13 +259,18 @@ export function toShamelessError(err: unknown): ShamelessError {
 }
 
 /**
- * A CANCELLED that the client did not cause is a lost connection: grpc-js reports a stream the
- * server reset (as a server does to calls still running when its shutdown grace period ends)
- * as CANCELLED. The request may or may not have run, exactly as when a connection drops, so it
- * becomes an UnavailableError: retried when the call is safe to repeat.
+ * Whatever an attempt threw, as a {@link ShamelessError}. A CANCELLED that grpc-js reported
+ * (a status from the wire) and the client did not cause is a lost connection: grpc-js reports a
+ * stream the server reset (as a server does to calls still running when its shutdown grace
+ * period ends) as CANCELLED. The request may or may not have run, exactly as when a connection
+ * drops, so it becomes an UnavailableError: retried when the call is safe to repeat. An error
+ * the SDK raised itself is kept as it is: a CancelledError because the transport is closed is
+ * final, and retrying it would only spend the budget and the backoff on the same refusal.
  */
-export function asConnectionLoss(error: ShamelessError): ShamelessError {
-  if (!(error instanceof CancelledError)) return error;
+export function asConnectionLoss(raw: unknown): ShamelessError {
+  const error = toShamelessError(raw);
+  const fromTheWire = isServiceErrorLike(raw) && !(raw instanceof ShamelessError);
+  if (!fromTheWire || !(error instanceof CancelledError)) return error;
   return new UnavailableError(`the server cancelled the call: ${error.message}`, {
     cause: error,
     details: error.details,

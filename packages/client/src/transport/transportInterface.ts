@@ -75,7 +75,10 @@ export interface Transport {
   stats(): TransportStats;
   /** The endpoint addresses. */
   readonly endpoints: readonly string[];
-  /** Closes every channel. Later calls fail with a CancelledError. */
+  /**
+   * Closes every channel. Calls already sent are answered; calls not sent yet fail with a
+   * CancelledError, without a retry.
+   */
   close(): void;
 }
 

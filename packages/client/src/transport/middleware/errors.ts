@@ -1,7 +1,7 @@
 // Error mapping, the innermost layer: whatever the attempt threw becomes a typed
 // ShamelessError (errors.ts holds the one status -> class table). An attempt this client
 // cancelled fails with the reason it was cancelled for (the deadline, an abort, a hedge that
-// lost); a CANCELLED it did not cause is a lost connection.
+// lost); a CANCELLED that grpc-js reported and this client did not cause is a lost connection.
 
 import { asConnectionLoss, toShamelessError } from '../errors.js';
 import type { ClientMiddleware } from './compose.js';
@@ -12,6 +12,6 @@ export const errorLayer: ClientMiddleware = async function* mapErrors(call, opti
   } catch (raw) {
     const signal = options.signal;
     if (signal?.aborted) throw toShamelessError(signal.reason);
-    throw asConnectionLoss(toShamelessError(raw));
+    throw asConnectionLoss(raw);
   }
 };

@@ -37,6 +37,18 @@ describe('error layer', () => {
     expect(await failure(run(errorLayer, next))).to.be.instanceOf(UnavailableError);
   });
 
+  it('a CancelledError the SDK raised below it (the transport is closed) stays one', async () => {
+    const closed = new CancelledError('getCell: the transport is closed');
+    const error = await failure(
+      run(
+        errorLayer,
+        scriptedNext(() => failing(closed)),
+      ),
+    );
+    expect(error).to.equal(closed);
+    expect((error as CancelledError).retryable).to.equal(false);
+  });
+
   it("an attempt this client cancelled fails with its signal's reason", async () => {
     const controller = new AbortController();
     controller.abort(new DeadlineExceededError('getCell: deadline of 5 ms exceeded'));

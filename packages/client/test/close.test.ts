@@ -1,0 +1,55 @@
+// Closing a store against a real server and MariaDB: what becomes of the calls it still holds
+// and of the calls made after. A TCP proxy holds the server's answers back, so that a call is
+// still out (or still waiting to be sent) when the store closes.
+
+import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTcpProxy, type TcpProxy } from '@shameless/testkit';
+import { CancelledError, connect } from '../src/index.js';
+import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
+import { rejection, startStoreFixture, type StoreFixture } from './support/storeFixture.js';
+
+describe('closing a store', function () {
+  this.timeout(20_000);
+  let fixture: StoreFixture;
+  let proxy: TcpProxy;
+  let uuids: string[];
+
+  before(async () => {
+    fixture = await startStoreFixture();
+    const Rate = await fixture.store.defineModel(RATE_SCHEMA);
+    uuids = [];
+    for (const room of ['one', 'two']) {
+      uuids.push((await Rate.put(rateValues(1, room, '2026-12-01'))).uuid);
+    }
+    const [host, port] = fixture.address.split(':') as [string, string];
+    proxy = await startTcpProxy({ target: { host, port: Number(port) } });
+  });
+  afterEach(() => proxy.setFaults({}));
+  after(async () => {
+    await proxy?.close();
+    await fixture?.close();
+  });
+
+  it('a call still waiting to be sent fails with CancelledError, not retried, costing no budget', async () => {
+    const store = await connect({ endpoints: [proxy.address] });
+    const Rate = await store.defineModel(RATE_SCHEMA);
+    proxy.setFaults({ delayServerToClient: { probability: 1, ms: 250 } });
+    const before = store.transport.stats();
+    const inFlight = Rate.find(uuids[0]!);
+    await sleep(50);
+    // Made while a GetCell of its kind is out: held until that call answers, unsent.
+    const held = Rate.find(uuids[1]!);
+    await sleep(20);
+    await store.close();
+
+    expect((await inFlight)?.uuid, 'a call already out is answered').to.equal(uuids[0]);
+    const error = await rejection(held);
+    expect(error).to.be.instanceOf(CancelledError);
+    expect(error.message).to.match(/the transport is closed/);
+    const after = store.transport.stats();
+    expect(after.heldCalls - before.heldCalls, 'the call was held').to.equal(1);
+    expect(after.retries - before.retries).to.equal(0);
+    expect(after.budgetTokens).to.be.at.least(before.budgetTokens);
+  });
+});
