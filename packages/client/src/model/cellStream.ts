@@ -29,7 +29,8 @@ export interface EachOptions extends CallOptions {
   readonly cursors?:
     ReadonlyMap<number, number | bigint> | { readonly [shard: number]: number | bigint };
   /**
-   * Keep streaming new cells as they commit, until the loop is left or `signal` aborts.
+   * Keep streaming new cells as they commit, until the loop is left, `signal` aborts or the
+   * store is closed.
    * Default false: the stream ends once every shard is read up to where it was when read.
    */
   readonly follow?: boolean;
@@ -49,7 +50,9 @@ export interface EachOptions extends CallOptions {
 /**
  * A model's cells in per-shard log order (ascending id within each shard), as they were
  * written: iterate with `for await`. Leaving the loop (`break`, `return`, a throw) cancels the
- * call; aborting the `signal` ends the iteration quietly, like a `break`.
+ * call; aborting the `signal` ends the iteration quietly, like a `break`. Closing the store
+ * cancels it too, and the iteration then throws a CancelledError ("each: the transport is
+ * closed"): a follower must not take it for the end of the log.
  *
  * {@link CellStream.cursors} is the position reached per shard: the id of the last cell handed
  * out (or of the last heartbeat). When the connection breaks with a transient error after some

@@ -227,7 +227,8 @@ export class Store {
   /**
    * Closes the connections (when {@link connect} made the transport). Calls already sent are
    * answered; calls not sent yet (made afterwards, held for a batch of their kind, or waiting to
-   * be retried) fail with a CancelledError, without a retry.
+   * be retried) fail with a CancelledError, without a retry. Streams still open (`each`, with
+   * `follow` or not) are cancelled: their loops throw a CancelledError.
    */
   async close(): Promise<void> {
     if (this.#ownsTransport) this.#transport.close();

@@ -19,6 +19,7 @@ import { LatencyTracker, type LatencyOptions } from './latency.js';
 import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
 import { onlyMessage, type ClientCall, type ClientMiddleware } from './middleware/compose.js';
 import type { TokenSource } from './middleware/credentials.js';
+import { OpenStreams } from './openStreams.js';
 import {
   resolveHedgePolicy,
   resolveRetryPolicy,
@@ -147,6 +148,7 @@ export function createTransport(options: TransportOptions): Transport {
   );
   const closedError = (method: string): CancelledError =>
     new CancelledError(`${method}: the transport is closed`);
+  const openStreams = new OpenStreams();
   const answer = <T>(call: ClientCall, callOptions: UnaryCallOptions): Promise<T> =>
     pool.closed
       ? Promise.reject(closedError(call.method))
@@ -169,14 +171,17 @@ export function createTransport(options: TransportOptions): Transport {
       callOptions: StreamCallOptions = {},
     ): AsyncIterableIterator<ResponseOf<M>> {
       if (pool.closed) throw closedError(method);
-      // A stream is a read: retried before its first message, never hedged.
-      const streamOptions = { ...callOptions, idempotent: true, hedgeable: false };
-      for await (const message of chain(
-        { method, request, shape: 'serverStream' },
-        streamOptions,
-      )) {
-        yield message as ResponseOf<M>;
-      }
+      const messages = openStreams.run(
+        callOptions.signal,
+        () => closedError(method),
+        (signal) =>
+          // A stream is a read: retried before its first message, never hedged.
+          chain(
+            { method, request, shape: 'serverStream' },
+            { ...callOptions, signal, idempotent: true, hedgeable: false },
+          ),
+      );
+      for await (const message of messages) yield message as ResponseOf<M>;
     },
 
     collect<M extends StreamMethodName>(
@@ -192,6 +197,7 @@ export function createTransport(options: TransportOptions): Transport {
     },
 
     close(): void {
+      openStreams.closeAll();
       pool.close();
     },
   };

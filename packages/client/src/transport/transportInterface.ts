@@ -77,7 +77,8 @@ export interface Transport {
   readonly endpoints: readonly string[];
   /**
    * Closes every channel. Calls already sent are answered; calls not sent yet fail with a
-   * CancelledError, without a retry.
+   * CancelledError, without a retry. Server streams still open are cancelled: their
+   * iteration throws a CancelledError.
    */
   close(): void;
 }
