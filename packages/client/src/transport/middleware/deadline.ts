@@ -2,7 +2,7 @@
 // transport's default) covering every attempt, and one AbortSignal for the call that aborts
 // when the caller's does or the deadline passes. Layers below see `deadlineAt` (to give each
 // attempt the time left) and the call's signal (to stop waiting); the reason of an abort is the
-// typed error the caller gets.
+// typed error the caller gets, also when grpc-js's timer of the same deadline fires first.
 
 import type { Clock } from '../clock.js';
 import { CancelledError, DeadlineExceededError } from '../errors.js';
@@ -51,10 +51,24 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
     try {
       yield* next(call, { ...options, deadlineAt, signal, attempts });
     } catch (error) {
+      if (!signal.aborted && error instanceof DeadlineExceededError && timer !== undefined) {
+        // Each attempt is sent with this deadline, and grpc-js (or the server) times it too,
+        // by its own clock: whichever timer fires first, the caller gets this layer's answer,
+        // which says how many attempts the deadline covered.
+        if (clock.now() >= deadlineAt) expire();
+        else await aborted(signal);
+      }
       throw signal.aborted ? (signal.reason as Error) : error;
     } finally {
       if (timer !== undefined) clock.clearTimeout(timer);
       callerSignal?.removeEventListener('abort', onCallerAbort);
     }
   };
+}
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }

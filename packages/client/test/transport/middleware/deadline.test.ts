@@ -59,6 +59,28 @@ describe('deadline layer', () => {
     expect((error.cause as Error).message).to.equal('caller left');
   });
 
+  it('answers a DEADLINE_EXCEEDED from below (grpc-js timing the same deadline) with its own error', async () => {
+    const clock = new ManualClock();
+    const raw = new DeadlineExceededError('Deadline exceeded after 0.199s,remote_addr=127.0.0.1:1');
+    const next = scriptedNext(() => failing(raw));
+    let settled = false;
+    const outcome = failure(
+      run(deadlineLayer({ clock, defaultDeadlineMs: 5000 }), next, {
+        idempotent: true,
+        hedgeable: true,
+        deadlineMs: 200,
+      }),
+    ).finally(() => (settled = true));
+    // grpc-js's clock ran ahead of this one: the answer waits for this one's deadline.
+    await clock.advance(199);
+    expect(settled).to.equal(false);
+    await clock.advance(1);
+    const error = await outcome;
+    expect(error).to.be.instanceOf(DeadlineExceededError);
+    expect(error.message).to.equal('getCell: deadline of 200 ms exceeded after 0 attempt(s)');
+    expect(clock.pendingTimers).to.equal(0);
+  });
+
   it('refuses a deadline that is no deadline, and sets no timer for Infinity', async () => {
     const clock = new ManualClock();
     const layer = deadlineLayer({ clock, defaultDeadlineMs: 5000 });
