@@ -180,4 +180,38 @@ describe('body encoding (pure)', () => {
       safeBigint: 12,
     });
   });
+
+  it('reads a map whose keys are not all strings as a Map, keys with their types', () => {
+    // { "m" => { 1 => "a", true => 2, 2^53+1 => 3, "s" => 4 } }, nested as a Ruby writer may.
+    const bytes = Buffer.from(
+      '81a16d84' + '01a161' + 'c302' + 'cf002000000000000103' + 'a17304',
+      'hex',
+    );
+    const body = decodeBody(bytes, 'test');
+    expect(body.m).to.be.instanceOf(Map);
+    expect([...(body.m as Map<unknown, unknown>)]).to.deep.equal([
+      [1, 'a'],
+      [true, 2],
+      [2n ** 53n + 1n, 3],
+      ['s', 4],
+    ]);
+    expect(encodeBody(body).toString('hex')).to.equal(bytes.toString('hex'));
+  });
+
+  it('reads a map of string keys as a plain object, a "__proto__" key as an own key', () => {
+    const bytes = encodeBody(
+      JSON.parse('{"__proto__": 1, "n": {"__proto__": [{"__proto__": 2}]}}'),
+    );
+    const body = decodeBody(bytes, 'test');
+    expect(Object.getPrototypeOf(body)).to.equal(Object.prototype);
+    expect(Object.keys(body)).to.deep.equal(['__proto__', 'n']);
+    expect(Object.getOwnPropertyDescriptor(body, '__proto__')?.value).to.equal(1);
+    expect(JSON.stringify(body)).to.equal('{"__proto__":1,"n":{"__proto__":[{"__proto__":2}]}}');
+    expect(encodeBody(body).toString('hex')).to.equal(bytes.toString('hex'));
+  });
+
+  it('reads a top-level key that is not a string as its string: a body is a map of string keys', () => {
+    const bytes = Buffer.from('82' + '01a161' + 'a162c3', 'hex'); // { 1 => "a", "b" => true }
+    expect(decodeBody(bytes, 'test')).to.deep.equal({ 1: 'a', b: true });
+  });
 });

@@ -228,6 +228,61 @@ describe('cells: save, update, versions', function () {
       });
     });
 
+    it('reads a nested map with integer keys (as Ruby stores it) as a Map, and writes its keys back as integers', async () => {
+      // meta as the gem stores { "prices" => { 20261201 => 120 } }.
+      const prices = 'a6707269636573' + '81' + 'ce01352951' + '78';
+      const rate = await newRate();
+      await fixture.store.transport.unary(
+        'writeCell',
+        {
+          model: 'rate',
+          uuid: rate.uuid,
+          cell: 'meta',
+          body: Buffer.from('81' + prices, 'hex'),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          expectedRefKey: undefined,
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      const meta = (await Rate.find(rate.uuid, { cells: ['meta'] }))!.meta;
+      const read = meta.get('prices');
+      expect(read).to.be.instanceOf(Map);
+      expect([...(read as Map<unknown, unknown>)]).to.deep.equal([[20261201, 120]]);
+
+      // Written back as read: the same bytes.
+      meta.set('prices', read);
+      await meta.save();
+      expect(Buffer.from(writesSent()[0]!.body).toString('hex')).to.equal('81' + prices);
+      // With a date added: both keys stay integers.
+      meta.set('prices', new Map([...(read as Map<unknown, unknown>), [20261202, 130]]));
+      await meta.save();
+      const stored = await OtherRate.find(rate.uuid, { cells: ['meta'] });
+      expect([...(stored!.meta.get('prices') as Map<unknown, unknown>)]).to.deep.equal([
+        [20261201, 120],
+        [20261202, 130],
+      ]);
+      // JSON has string keys only: asJSON writes such a map as an object.
+      expect(JSON.stringify(stored!.meta.asJSON().body)).to.equal(
+        '{"prices":{"20261201":120,"20261202":130}}',
+      );
+    });
+
+    it('keeps a key named __proto__ as a key, at the top and nested, without touching prototypes', async () => {
+      const rate = await newRate();
+      rate.set('__proto__', 'kept').set('nested', JSON.parse('{"__proto__": {"x": 1}}'));
+      await rate.save();
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.has('__proto__')).to.equal(true);
+      expect(stored.get('__proto__')).to.equal('kept');
+      expect(Object.keys(stored.body)).to.include('__proto__').and.not.include('__proto_');
+      expect(Object.getPrototypeOf(stored.body)).to.equal(Object.prototype);
+      const nested = stored.get('nested') as object;
+      expect(Object.keys(nested)).to.deep.equal(['__proto__']);
+      expect(Object.getPrototypeOf(nested)).to.equal(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).to.deep.equal({ x: 1 });
+    });
+
     it('resends the same requestId after a failure with an unknown outcome, so it applies once', async () => {
       const rate = await newRate({ net_price: 120 });
       rate.set('net_price', 130);

@@ -7,6 +7,12 @@
 // float is a number. So a float with an integral value (Ruby's 120.0) reads as 120 and would
 // be written back as the integer 120: the SDK keeps it a float by never writing a field the
 // caller did not set (a save sends only the fields set since the version was read).
+//
+// Maps. A map whose keys are all strings reads as a plain object, a key "__proto__" included
+// (an own key; the prototype is left alone); any other map reads as a Map whose keys keep
+// their types (Ruby's { 20261201 => 120 }), and a Map is written with its keys as they are. So
+// a value read and written back is the same MessagePack. (msgpackr's own objects would turn
+// every key into a string, and "__proto__" into "__proto_".)
 
 import { Unpackr, type Options } from 'msgpackr';
 import { InternalError } from '../transport/index.js';
@@ -14,11 +20,11 @@ import { encodeMessagePack } from './messagePackWriter.js';
 import type { Body } from './schema.js';
 
 // 64-bit integers read as numbers when they are safe integers and as bigints otherwise, instead
-// of always as bigints; maps read as plain objects. msgpackr supports 'auto' but its typings
-// do not list it.
+// of always as bigints; maps read as Maps, made objects below. msgpackr supports 'auto' but its
+// typings do not list it.
 const unpackr = new Unpackr({
   useRecords: false,
-  mapsAsObjects: true,
+  mapsAsObjects: false,
   int64AsType: 'auto' as Options['int64AsType'],
 });
 
@@ -34,7 +40,9 @@ export function encodeBody(body: Readonly<Body>): Buffer {
 
 /**
  * Decodes a stored body. An empty blob reads as `{}`; anything but a map is a corrupt cell
- * (every writer stores maps) and fails with an InternalError naming `what`.
+ * (every writer stores maps) and fails with an InternalError naming `what`. A body's own keys
+ * are strings (the server takes no other); a key of another type, which only a writer that
+ * went around the server could store, reads as its string.
  */
 export function decodeBody(bytes: Uint8Array, what: string): Body {
   if (bytes.length === 0) return {};
@@ -44,8 +52,49 @@ export function decodeBody(bytes: Uint8Array, what: string): Body {
   } catch (error) {
     throw new InternalError(`${what}: the body is not valid MessagePack`, { cause: error });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!(value instanceof Map)) {
     throw new InternalError(`${what}: the body is not a MessagePack map`);
   }
-  return value as Body;
+  const body: Body = {};
+  for (const [key, item] of value) setOwn(body, String(key), objectsInside(item));
+  return body;
+}
+
+/** `value` with every map inside it whose keys are all strings made a plain object. */
+function objectsInside(value: unknown): unknown {
+  if (value instanceof Map) return allStringKeys(value) ? objectOf(value) : mapOf(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = objectsInside(value[i]);
+  }
+  return value;
+}
+
+function allStringKeys(map: Map<unknown, unknown>): boolean {
+  for (const key of map.keys()) if (typeof key !== 'string') return false;
+  return true;
+}
+
+function objectOf(map: Map<unknown, unknown>): Body {
+  const object: Body = {};
+  for (const [key, item] of map) setOwn(object, key as string, objectsInside(item));
+  return object;
+}
+
+function mapOf(map: Map<unknown, unknown>): Map<unknown, unknown> {
+  for (const [key, item] of map) map.set(key, objectsInside(item));
+  return map;
+}
+
+/** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
+function setOwn(object: Body, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    object[key] = value;
+  }
 }

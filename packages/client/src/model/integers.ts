@@ -63,26 +63,32 @@ function describe(value: unknown): string {
 }
 
 /**
- * `value` with every bigint inside arrays and plain objects replaced by its decimal string,
- * so that `JSON.stringify` can write it (it throws on a bigint). Proto3's JSON mapping writes
- * 64-bit integers as strings the same way. Other values are returned as they are.
+ * `value` with every bigint inside arrays, plain objects and Maps replaced by its decimal
+ * string, so that `JSON.stringify` can write it (it throws on a bigint). Proto3's JSON mapping
+ * writes 64-bit integers as strings the same way, and a map with integer keys as an object
+ * with their strings as keys: so is a Map here (JSON.stringify would write `{}`). Other values
+ * are returned as they are.
  */
 export function jsonSafe(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (Array.isArray(value)) return value.map(jsonSafe);
-  if (isPlainObject(value)) {
-    const copy: { [key: string]: unknown } = {};
-    for (const key of Object.keys(value)) {
-      Object.defineProperty(copy, key, {
-        value: jsonSafe(value[key]),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return copy;
+  const entries =
+    value instanceof Map
+      ? [...(value as Map<unknown, unknown>)]
+      : isPlainObject(value)
+        ? Object.entries(value)
+        : undefined;
+  if (entries === undefined) return value;
+  const copy: { [key: string]: unknown } = {};
+  for (const [key, item] of entries) {
+    Object.defineProperty(copy, String(key), {
+      value: jsonSafe(item),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
-  return value;
+  return copy;
 }
 
 function isPlainObject(value: unknown): value is { [key: string]: unknown } {

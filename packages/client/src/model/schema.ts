@@ -183,7 +183,10 @@ export type IndexFieldValue<S extends ModelSchema, K extends string> = {
   [N in IndexName<S>]: FieldValueIn<FieldsOf<IndexSchemaOf<S, N>>, K>;
 }[IndexName<S>];
 
-/** A cell body: a MessagePack map with string keys; any MessagePack value inside. */
+/**
+ * A cell body: a MessagePack map with string keys; any MessagePack value inside (a map inside
+ * whose keys are not all strings is a `Map`).
+ */
 export type Body = { [key: string]: unknown };
 
 /**
