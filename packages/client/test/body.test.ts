@@ -81,6 +81,36 @@ describe('body encoding (pure)', () => {
     }
   });
 
+  it('refuses every value with no MessagePack form, naming its key path', () => {
+    const circular: Record<string, unknown> = { a: 1 };
+    circular.self = { back: [circular] };
+    class Tagged {
+      tag = Symbol('x');
+    }
+    const cases: [Record<string, unknown>, string][] = [
+      [{ v: 2n ** 64n }, 'body: v: 18446744073709551616 does not fit a MessagePack integer'],
+      [{ prices: new Map([[20261169, 2n ** 64n]]) }, 'body: prices.20261169: 1844'],
+      [{ rates: [{ night: 1 }, { cents: -(2n ** 63n) - 1n }] }, 'body: rates[1].cents: -9223'],
+      [{ m: [[1, [Symbol('s')]]] }, 'body: m[0][1][0]: a symbol has no MessagePack form'],
+      [{ fn: () => 1 }, 'body: fn: a function has no MessagePack form'],
+      [{ c: circular }, 'body: c.self.back[0]: holds itself (a cycle)'],
+      [{ k: new Tagged() }, 'body: k: '],
+    ];
+    for (const [body, message] of cases) {
+      expect(() => encodeBody(body), message)
+        .to.throw(InvalidArgumentError)
+        .with.property('message')
+        .that.satisfies((text: string) => text.startsWith(message));
+    }
+  });
+
+  it('writes the same object twice when it is not inside itself', () => {
+    const shared = { a: 1 };
+    expect(hex(encodeBody({ x: shared, y: [shared, shared] }))).to.equal(
+      hex(encodeBody({ x: { a: 1 }, y: [{ a: 1 }, { a: 1 }] })),
+    );
+  });
+
   it('writes integers inside arrays and nested maps the same way', () => {
     const bytes = encodeBody({ a: [2 ** 40, -(2 ** 40)], m: { n: 2n ** 63n - 1n } });
     expect(hex(bytes)).to.equal(

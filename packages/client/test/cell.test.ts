@@ -4,7 +4,14 @@
 import { expect } from 'chai';
 import type { WriteCellRequest } from '@shameless/proto';
 import { WriteMode } from '@shameless/proto';
-import { Cell, ConflictError, DeadlineExceededError, connect, type Model } from '../src/index.js';
+import {
+  Cell,
+  ConflictError,
+  DeadlineExceededError,
+  InvalidArgumentError,
+  connect,
+  type Model,
+} from '../src/index.js';
 import { randomUUID } from 'node:crypto';
 import { decodeBody, encodeBody } from '../src/model/body.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
@@ -314,6 +321,46 @@ describe('cells: save, update, versions', function () {
           extras: { parking: true },
         }),
       );
+    });
+
+    it('refuses a value MessagePack cannot hold, naming its key path, and leaves the cell as it was', async () => {
+      const circular: Record<string, unknown> = { a: 1 };
+      circular.self = circular;
+      const cases: [Record<string, unknown>, string, RegExp][] = [
+        [{ price_cents: 2n ** 64n }, 'price_cents', /does not fit a MessagePack integer/],
+        [{ rates: [{ night: 1, cents: -(2n ** 63n) - 1n }] }, 'rates[0].cents', /does not fit/],
+        [{ prices: new Map([[20261169, 2n ** 64n]]) }, 'prices.20261169', /does not fit/],
+        [{ tag: Symbol('x') }, 'tag', /a symbol/],
+        [{ fn: () => 1 }, 'fn', /a function/],
+        [{ c: circular }, 'c.self', /cycle/],
+      ];
+      const rate = await newRate({ net_price: 120 });
+      for (const [values, path, reason] of cases) {
+        recording.reset();
+        const error = await rejection(rate.update(values));
+        expect(error, path).to.be.instanceOf(InvalidArgumentError);
+        expect(error.message, path).to.include(`cell base of ${rate.uuid}: ${path}: `);
+        expect(error.message, path).to.match(reason);
+        expect(writesSent(), 'nothing sent').to.have.length(0);
+        expect(rate.has(Object.keys(values)[0]!), 'the key is not set').to.equal(false);
+      }
+      // Nothing refused is left pending: the next update writes only its own values.
+      await rate.update({ tax_rate: 11 });
+      expect(decodeBody(writesSent()[0]!.body, 'sent')).to.deep.equal({ tax_rate: 11 });
+
+      const put = await rejection(
+        Rate.put(rateValues(++hotel, '1 bed', '2026-12-01', { price_cents: 2n ** 64n })),
+      );
+      expect(put).to.be.instanceOf(InvalidArgumentError);
+      expect(put.message).to.match(/^put on rate: price_cents: 18446744073709551616 does not fit/);
+      const writes = await rejection(
+        Rate.writeCells([
+          { uuid: rate.uuid, body: { ok: 1 } },
+          { uuid: rate.uuid, body: { fn: () => 1 } },
+        ]),
+      );
+      expect(writes).to.be.instanceOf(InvalidArgumentError);
+      expect(writes.message).to.match(/^writeCells on rate: writes\[1\]\.body: fn: a function/);
     });
 
     it('on a cell not read yet merges on the server in one call', async () => {

@@ -32,10 +32,12 @@ const unpackr = new Unpackr({
  * Encodes a body (a plain object) as a MessagePack map, each integer in the smallest format
  * that holds it (as Ruby's msgpack writes it): 2^40 is `cf 00 00 01 00 00 00 00 00`.
  *
- * @throws InvalidArgumentError for a bigint outside -2^63 .. 2^64-1.
+ * @throws InvalidArgumentError for a value with no MessagePack form (a bigint outside
+ *   -2^63 .. 2^64-1, a symbol, a function, an object that holds itself); the message starts
+ *   with `what` and the value's key path: `cell meta of <uuid>: prices.20261201: ...`.
  */
-export function encodeBody(body: Readonly<Body>): Buffer {
-  return encodeMessagePack(body);
+export function encodeBody(body: Readonly<Body>, what = 'body'): Buffer {
+  return encodeMessagePack(body, what);
 }
 
 /**

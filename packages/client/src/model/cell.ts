@@ -249,6 +249,8 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
    *
    * @throws ConflictError when another version was written since this object read the cell:
    *   `reload()` and decide again, or use `update` with `retryOnConflict`.
+   * @throws InvalidArgumentError (before any call) for a value set that MessagePack cannot
+   *   hold, naming its key path; set it again to something that it can.
    */
   async save(options: WriteOptions = {}): Promise<this> {
     if (!this.#loaded) await this.reload(options);
@@ -275,6 +277,9 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
    *
    * @throws ReadonlyFieldError (the promise rejects, before any call) when `values` has a
    *   field of any index.
+   * @throws InvalidArgumentError (the promise rejects, before any call, and nothing is set)
+   *   for a value MessagePack cannot hold (a bigint past 64 bits, a symbol, a function, an
+   *   object inside itself), naming its key path: `cell base of <uuid>: prices.20261201: ...`.
    * @throws ConflictError when the cell changed since it was read and no retries are left.
    */
   async update(values: CellValues<S> & Partial<B>, options: UpdateOptions = {}): Promise<this> {
@@ -288,12 +293,12 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
     }
     const retries = options.retryOnConflict ?? 0;
     for (let attempt = 0; ; attempt++) {
+      // Encoded before the values are set: a value refused must not stay set, to be sent
+      // (and refused) with every later save and update.
+      const request = this.#saveRequest(attempt === 0 ? options.requestId : undefined, values);
       for (const [key, value] of Object.entries(values)) this.#setKey(key, value);
       try {
-        await this.#write(
-          this.#saveRequest(attempt === 0 ? options.requestId : undefined),
-          options,
-        );
+        await this.#write(request, options);
         return this;
       } catch (error) {
         if (!(error instanceof ConflictError) || attempt >= retries) throw error;
@@ -377,13 +382,15 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
   }
 
   /**
-   * The request that writes the working body as the next version of the version held: the
-   * keys set since, merged into it (index fields are never among them: `set` refuses them).
+   * The request that writes the working body, with `values` set over it, as the next version
+   * of the version held: the keys set since, merged into it (index fields are never among
+   * them: `set` and `update` refuse them). Changes nothing here.
    */
-  #saveRequest(requestId: string | undefined): WriteCellRequest {
+  #saveRequest(requestId: string | undefined, values: Readonly<Body> = {}): WriteCellRequest {
     const expected = this.#version?.refKey ?? -1;
     const patch: Body = {};
     for (const key of this.#changed) setKey(patch, key, this.#body[key]);
+    for (const [key, value] of Object.entries(values)) setKey(patch, key, value);
     return this.#request(patch, WriteMode.WRITE_MODE_MERGE, expected, requestId);
   }
 
@@ -404,7 +411,7 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
       model: this.#context.schema.name,
       uuid: this.uuid,
       cell: this.#name,
-      body: encodeBody(body),
+      body: encodeBody(body, `cell ${this.#name} of ${this.uuid}`),
       mode,
       expectedRefKey,
       requestId: requestId ?? newRequestId(),

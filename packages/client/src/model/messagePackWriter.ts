@@ -12,6 +12,11 @@
 // Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
 // smallest format. Anything else (a Date, a Set, a class instance, ...) is written by msgpackr
 // as before (a Date as the standard timestamp extension).
+//
+// A value with no MessagePack form (a bigint past 64 bits, a symbol, a function, an object
+// that holds itself) is refused with an InvalidArgumentError naming its key path
+// (`prices.20261201`, `rates[0].cents`): a caller with a large body must learn which value to
+// fix, and a function must not be stored as nil unnoticed.
 
 import { Packr } from 'msgpackr';
 import { InvalidArgumentError } from '../transport/index.js';
@@ -28,16 +33,47 @@ const UINT64_MAX = 2n ** 64n - 1n;
 const SHORT_STRING = 64;
 const INT64_MIN = -(2n ** 63n);
 
-/** `value` as MessagePack; see the file comment for the formats chosen. */
-export function encodeMessagePack(value: unknown): Buffer {
+/**
+ * `value` as MessagePack; see the file comment for the formats chosen.
+ *
+ * @throws InvalidArgumentError for a value with no MessagePack form, its message starting with
+ *   `what` and the value's key path.
+ */
+export function encodeMessagePack(value: unknown, what: string): Buffer {
   const writer = new MessagePackWriter();
-  writer.write(value);
+  try {
+    writer.write(value);
+  } catch (error) {
+    if (!(error instanceof Unencodable)) throw error;
+    const at = error.path.length === 0 ? '' : `${pathText(error.path)}: `;
+    throw new InvalidArgumentError(`${what}: ${at}${error.message}`);
+  }
   return writer.finish();
+}
+
+/** A value with no MessagePack form; `path` is filled in as the error leaves each container. */
+class Unencodable extends Error {
+  /** Keys from the outermost in; a number is an array index. */
+  readonly path: (string | number)[] = [];
+}
+
+/** `error` with the key it was raised under, when it is an {@link Unencodable}. */
+function under(error: unknown, key: string | number | undefined): unknown {
+  if (error instanceof Unencodable && key !== undefined) error.path.unshift(key);
+  return error;
+}
+
+function pathText(path: readonly (string | number)[]): string {
+  return path
+    .map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`))
+    .join('');
 }
 
 class MessagePackWriter {
   #buffer = Buffer.allocUnsafe(256);
   #position = 0;
+  /** The arrays, maps and objects being written, outermost first: a cycle's way back. */
+  readonly #open: object[] = [];
 
   finish(): Buffer {
     return this.#buffer.subarray(0, this.#position);
@@ -63,10 +99,22 @@ class MessagePackWriter {
         if (value instanceof Uint8Array) return this.#binary(value);
         if (value instanceof Map) return this.#map(value);
         if (isPlainObject(value)) return this.#object(value);
-        return this.#raw(fallback.pack(value));
-      default:
-        return this.#raw(fallback.pack(value));
+        return this.#fallback(value);
+      case 'symbol':
+        throw new Unencodable('a symbol has no MessagePack form');
+      case 'function':
+        throw new Unencodable('a function has no MessagePack form');
     }
+  }
+
+  #fallback(value: object): void {
+    let bytes: Buffer;
+    try {
+      bytes = fallback.pack(value);
+    } catch (error) {
+      throw new Unencodable((error as Error).message);
+    }
+    this.#raw(bytes);
   }
 
   #integer(value: number): void {
@@ -88,7 +136,7 @@ class MessagePackWriter {
     if (value >= -0x80000000n && value < 0x100000000n) return this.#integer(Number(value));
     if (value > 0n && value <= UINT64_MAX) return this.#uint64(value);
     if (value < 0n && value >= INT64_MIN) return this.#int64(value);
-    throw new InvalidArgumentError(
+    throw new Unencodable(
       `${value} does not fit a MessagePack integer (-2^63 to 2^64-1); store it as a string`,
     );
   }
@@ -189,25 +237,56 @@ class MessagePackWriter {
   }
 
   #array(value: readonly unknown[]): void {
+    this.#enter(value);
     this.#collectionHeader(value.length, 0x90, 0xdc, 0xdd);
-    for (const item of value) this.write(item);
+    let i = 0;
+    try {
+      for (; i < value.length; i++) this.write(value[i]);
+    } catch (error) {
+      throw under(error, i);
+    }
+    this.#open.pop();
   }
 
   #map(value: ReadonlyMap<unknown, unknown>): void {
+    this.#enter(value);
     this.#collectionHeader(value.size, 0x80, 0xde, 0xdf);
-    for (const [key, item] of value) {
-      this.write(key);
-      this.write(item);
+    let at: string | undefined;
+    try {
+      for (const [key, item] of value) {
+        at = String(key);
+        this.write(key);
+        this.write(item);
+      }
+    } catch (error) {
+      throw under(error, at);
     }
+    this.#open.pop();
   }
 
   #object(value: { readonly [key: string]: unknown }): void {
+    this.#enter(value);
     const keys = Object.keys(value);
     this.#collectionHeader(keys.length, 0x80, 0xde, 0xdf);
-    for (const key of keys) {
-      this.#string(key);
-      this.write(value[key]);
+    let at: string | undefined;
+    try {
+      for (const key of keys) {
+        at = key;
+        this.#string(key);
+        this.write(value[key]);
+      }
+    } catch (error) {
+      throw under(error, at);
     }
+    this.#open.pop();
+  }
+
+  /** Notes a container as being written, refusing one that is already (a cycle). */
+  #enter(value: object): void {
+    if (this.#open.includes(value)) {
+      throw new Unencodable('holds itself (a cycle): MessagePack has no references');
+    }
+    this.#open.push(value);
   }
 
   #collectionHeader(size: number, fix: number, of16: number, of32: number): void {

@@ -209,7 +209,8 @@ export class Model<S extends ModelSchema = ModelSchema> {
    * record, its base cell read from the answer.
    *
    * @throws InvalidArgumentError (the promise rejects, before any call) when an integer index
-   *   field holds a number past 2^53 (pass a bigint) or a value out of the signed 64-bit range.
+   *   field holds a number past 2^53 (pass a bigint) or a value out of the signed 64-bit range,
+   *   or a value MessagePack cannot hold (a symbol, a function, ...), naming its key path.
    */
   async put(values: PutValues<S>, options: WriteOptions = {}): Promise<RecordOf<S>> {
     for (const field of this.#context.schema.integerFields) {
@@ -222,7 +223,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
       'put',
       {
         model: this.name,
-        values: encodeBody(values),
+        values: encodeBody(values, `put on ${this.name}`),
         requestId: options.requestId ?? newRequestId(),
       },
       writeCall(options),
@@ -315,7 +316,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
   ): Promise<WriteCellsResult<S>[]> {
     if (writes.length === 0) return [];
     const { schema, transport } = this.#context;
-    const requests = writes.map((write): WriteCellRequest => {
+    const requests = writes.map((write, i): WriteCellRequest => {
       refuseIndexFields(schema, Object.keys(write.body));
       const cell = write.cell ?? BASE_CELL;
       const mode = write.mode ?? (cell === BASE_CELL ? 'merge' : 'replace');
@@ -323,7 +324,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
         model: this.name,
         uuid: write.uuid,
         cell,
-        body: encodeBody(write.body),
+        body: encodeBody(write.body, `writeCells on ${this.name}: writes[${i}].body`),
         mode: mode === 'merge' ? WriteMode.WRITE_MODE_MERGE : WriteMode.WRITE_MODE_REPLACE,
         expectedRefKey: write.expectedRefKey,
         requestId: write.requestId ?? newRequestId(),
