@@ -314,6 +314,26 @@ describe('transport over real gRPC', function () {
     expect(transport.stats()).to.include({ attempts: 3, retries: 1 });
   });
 
+  it('does not retry when the pushback hint is negative or malformed: the server asks for none', async () => {
+    let calls = 0;
+    const server = await serve({
+      getCell: (_call, callback) => {
+        calls++;
+        const trailer = new Metadata();
+        trailer.set('grpc-retry-pushback-ms', calls === 1 ? '-1' : 'later');
+        const overloaded = statusError(status.RESOURCE_EXHAUSTED, 'shedding load');
+        callback(Object.assign(overloaded, { metadata: trailer }));
+      },
+    });
+    const transport = connect([server.address]);
+    for (const expected of [1, 2]) {
+      const error = await transport.unary('getCell', GET_CELL, READ).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(ResourceExhaustedError);
+      expect(calls).to.equal(expected);
+    }
+    expect(transport.stats()).to.include({ attempts: 2, retries: 0 });
+  });
+
   describe('budget', () => {
     it('stops retrying once the budget is spent: fail fast when every endpoint is down', async () => {
       const transport = connect([await deadAddress(), await deadAddress()], {

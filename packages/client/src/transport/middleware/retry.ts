@@ -44,13 +44,15 @@ export function retryLayer({ retry, budget, clock, counters }: RetrySettings): C
         const error = toShamelessError(raw);
         attempts.lastError = error;
         if (!error.retryable || received || retry === null || retries >= maxRetries) throw error;
+        const pushback = retryPushbackMs(error);
+        if (pushback === 'no retry') throw error;
         // A server that had answered before and has no connection now is restarting: waiting
         // for it costs no server anything, so it needs no budget.
         if (!attempt.unreachable && !budget.canRetry()) {
           counters.budgetRefusals++;
           throw error;
         }
-        const delay = retryPushbackMs(error) ?? retry.backoff.delay(retries);
+        const delay = pushback ?? retry.backoff.delay(retries);
         // Waiting would use up the deadline: the transient error is the more useful answer.
         if (clock.now() + delay >= deadlineAt) throw error;
         try {
@@ -66,14 +68,14 @@ export function retryLayer({ retry, budget, clock, counters }: RetrySettings): C
 }
 
 /**
- * The server's retry hint (gRFC A6): the trailer `grpc-retry-pushback-ms`, decimal
- * milliseconds, sent with RESOURCE_EXHAUSTED by an overloaded server. It replaces the backoff
- * of that retry; an absent or malformed hint leaves the backoff as it is.
+ * The server's retry hint (gRFC A6): the trailer `grpc-retry-pushback-ms`, sent with
+ * RESOURCE_EXHAUSTED by an overloaded server. Decimal milliseconds replace the backoff of
+ * that retry; a negative or malformed value is the server asking for no retry at all (gRFC
+ * A6 gives it that meaning, so a server can shed load for good). Undefined without a hint.
  */
-export function retryPushbackMs(error: ShamelessError): number | undefined {
+export function retryPushbackMs(error: ShamelessError): number | 'no retry' | undefined {
   const value = error.metadata?.get('grpc-retry-pushback-ms')[0];
   if (value === undefined) return undefined;
   const text = value.toString().trim();
-  if (!/^\d{1,9}$/.test(text)) return undefined;
-  return Number(text);
+  return /^\d+$/.test(text) ? Number(text) : 'no retry';
 }

@@ -53,11 +53,26 @@ describe('retry layer', () => {
     expect(await outcome).to.deep.equal(['ok']);
   });
 
-  it('reads the pushback hint as decimal milliseconds, ignoring a malformed one', () => {
+  it('reads the pushback hint as decimal milliseconds; a negative or malformed one as "no retry"', () => {
     expect(retryPushbackMs(pushedBack('250'))).to.equal(250);
-    expect(retryPushbackMs(pushedBack('-1'))).to.equal(undefined);
-    expect(retryPushbackMs(pushedBack('soon'))).to.equal(undefined);
+    expect(retryPushbackMs(pushedBack(' 0 '))).to.equal(0);
+    for (const hint of ['-1', 'soon', '1.5', '', '1e3']) {
+      expect(retryPushbackMs(pushedBack(hint)), JSON.stringify(hint)).to.equal('no retry');
+    }
     expect(retryPushbackMs(new ResourceExhaustedError('no hint'))).to.equal(undefined);
+  });
+
+  it('does not retry when the server pushes back with a negative or malformed hint (gRFC A6)', async () => {
+    for (const hint of ['-1', 'soon']) {
+      const { clock, counters, budget, layer } = setup();
+      const next = scriptedNext((n) => (n === 0 ? failing(pushedBack(hint)) : messages('ok')));
+      const outcome = failure(run(layer, next));
+      await clock.advance(5000);
+      expect(await outcome, hint).to.be.instanceOf(ResourceExhaustedError);
+      expect(next.seen, hint).to.have.length(1);
+      expect(counters).to.include({ retries: 0, budgetRefusals: 0 });
+      expect(budget.tokens).to.equal(10);
+    }
   });
 
   it('does not retry a definite answer, nor a stream that already handed out a message', async () => {
