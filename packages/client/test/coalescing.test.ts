@@ -30,6 +30,7 @@ import {
   coalesceCalls,
   connect,
   createTransport,
+  type ClientMiddleware,
   type ExactInteger,
   type Model,
   type RecordOf,
@@ -957,6 +958,53 @@ describe('coalescing', function () {
       });
     });
   });
+  describe('a caller answered while its batch call is retried', () => {
+    it('is left out of the retry: a write it was told failed cannot land after a later one', async () => {
+      const [host, port] = fixture.address.split(':') as [string, string];
+      const proxy = await startTcpProxy({ target: { host, port: Number(port) } });
+      // Each attempt of a WriteCells, as sent: the uuids it carried. The first one is lost on
+      // the way (the proxy swallows it) until the network comes back.
+      const attempts: string[][] = [];
+      let loseNext = false;
+      const watch: ClientMiddleware = async function* (call, options, next) {
+        if (call.method === 'writeCells') {
+          attempts.push((call.request as WriteCellsRequest).writes.map((write) => write.uuid));
+          if (loseNext) proxy.setFaults({ blackhole: true });
+          loseNext = false;
+        }
+        yield* next(call, options);
+      };
+      const store = await connect({ endpoints: [proxy.address], interceptors: [watch] });
+      try {
+        const Rate = await store.defineModel(RATE_SCHEMA);
+        const Direct = await fixture.store.defineModel(RATE_SCHEMA);
+        const hotelId = ++hotel;
+        const [x, y] = await Promise.all(
+          ['x', 'y'].map((room) => Direct.put(rateValues(hotelId, room, '2026-12-01'))),
+        );
+        loseNext = true;
+        // One WriteCells: x's caller gives up after 300 ms, y's waits its default 5 s.
+        const short = rejection(Rate.record(x!.uuid).update({ net_price: 1 }, { deadlineMs: 300 }));
+        const long = Rate.record(y!.uuid).update({ net_price: 1 });
+        expect(await short).to.be.instanceOf(DeadlineExceededError);
+        // Told that its write failed, x's owner writes again, and that write is acknowledged.
+        await Direct.record(x!.uuid).update({ net_price: 2 });
+        // The network comes back: the lost attempt fails, and the batch call is retried.
+        proxy.resetAll();
+        proxy.setFaults({});
+        await long;
+        expect(attempts[0]).to.deep.equal([x!.uuid, y!.uuid]);
+        expect(attempts.length, 'retried').to.be.at.least(2);
+        for (const retry of attempts.slice(1)) expect(retry).to.deep.equal([y!.uuid]);
+        const final = await Direct.find(x!.uuid);
+        expect([final?.refKey, final?.get('net_price')]).to.deep.equal([1, 2]);
+      } finally {
+        await store.close();
+        await proxy.close();
+      }
+    });
+  });
+
   describe('a batch cut off by a server killed mid-batch', function () {
     this.timeout(180_000);
     const RECORDS = 200;

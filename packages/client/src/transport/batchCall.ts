@@ -1,9 +1,9 @@
 // One batch call in flight for several callers: it answers each caller from its own item of
 // the answer, keeps each caller's deadline and AbortSignal its own (the batch goes on for the
-// others, and is cancelled once nobody waits for it), and decides what a failure of the whole
-// call means for each caller.
+// others, and is cancelled once nobody waits for it; its retries and hedges carry only the
+// callers still waiting), and decides what a failure of the whole call means for each caller.
 
-import type { BatchForm, ItemOutcome } from './batchForms.js';
+import type { BatchForm, BatchRequests, ItemOutcome } from './batchForms.js';
 import type { BatchSizeCaps } from './batchSizeCaps.js';
 import type { Clock, TimerHandle } from './clock.js';
 import {
@@ -66,6 +66,12 @@ class BatchCall<Req, Res> {
   #nextDue = 0;
   #waiting: number;
   #deadlineTimer: TimerHandle | undefined;
+  /**
+   * The calls each attempt carried, by how many. Calls only ever leave a batch, so a count
+   * names the calls of the attempts that carried that many, and an answer's count of results
+   * the calls it answers.
+   */
+  readonly #carried = new Map<number, readonly PendingCall<Req, Res>[]>();
   #ended = false;
   readonly #onEnd: () => void;
   readonly #controller = new AbortController();
@@ -96,22 +102,23 @@ class BatchCall<Req, Res> {
     // they came from was keyed by them.
     const deadlineAt = this.#calls.reduce((latest, call) => Math.max(latest, call.deadlineAt), 0);
     const { idempotent, hedgeable } = this.#calls[0]!.options;
+    const requests: BatchRequests<Req> = {
+      waiting: () => this.#stillWaiting()?.map((call) => call.request),
+      answered: (count) => this.#answeredBy(count).map((call) => call.request),
+    };
     this.#form
-      .sendBatch(
-        inner,
-        this.#calls.map((call) => call.request),
-        {
-          idempotent,
-          hedgeable,
-          deadlineMs: deadlineAt - clock.now(),
-          signal: this.#controller.signal,
-        },
-      )
+      .sendBatch(inner, requests, {
+        idempotent,
+        hedgeable,
+        deadlineMs: deadlineAt - clock.now(),
+        signal: this.#controller.signal,
+      })
       .then(
         (outcomes) => {
           this.#end();
-          this.#deps.caps.fitted(this.#form, this.#calls[0]!.request, this.#calls.length);
-          this.#answer(outcomes);
+          const answered = this.#answeredBy(outcomes.length);
+          this.#deps.caps.fitted(this.#form, answered[0]!.request, answered.length);
+          this.#answer(answered, outcomes);
         },
         (error: unknown) => {
           this.#end();
@@ -120,8 +127,21 @@ class BatchCall<Req, Res> {
       );
   }
 
-  #answer(outcomes: readonly ItemOutcome<Res>[]): void {
-    for (const [i, call] of this.#calls.entries()) {
+  /** The calls not answered yet, noted as an attempt's; undefined when none is left. */
+  #stillWaiting(): readonly PendingCall<Req, Res>[] | undefined {
+    const waiting = this.#calls.filter((call) => !call.settled);
+    if (waiting.length === 0) return undefined;
+    this.#carried.set(waiting.length, waiting);
+    return waiting;
+  }
+
+  /** The calls an answer of `count` results answers. */
+  #answeredBy(count: number): readonly PendingCall<Req, Res>[] {
+    return this.#carried.get(count) ?? this.#calls;
+  }
+
+  #answer(answered: readonly PendingCall<Req, Res>[], outcomes: readonly ItemOutcome<Res>[]): void {
+    for (const [i, call] of answered.entries()) {
       const outcome = outcomes[i]!;
       if (outcome.ok) call.resolve(outcome.value);
       else call.reject(outcome.error);

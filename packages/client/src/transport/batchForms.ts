@@ -7,6 +7,7 @@
 import {
   type Condition,
   type GetCellRequest,
+  type GetCellsRequest,
   type GetCellResponse,
   type PutRequest,
   type PutResponse,
@@ -29,6 +30,17 @@ export interface ItemFailure {
   readonly error: ShamelessError;
 }
 
+/**
+ * The requests of one batch call, as its attempts carry them: a caller answered while the call
+ * goes on (its deadline passed, its signal aborted) is left out of every later attempt.
+ */
+export interface BatchRequests<Req> {
+  /** The requests of the callers still waiting, for an attempt that starts now; undefined once none is. */
+  waiting(): readonly Req[] | undefined;
+  /** The requests that the attempt answered with `count` results carried. */
+  answered(count: number): readonly Req[];
+}
+
 /** A single call that the coalescing layer can send, with others, as one batch call. */
 export interface BatchForm<Req, Res> {
   /** The single call's method (`getCell`): what callers call, and what errors name. */
@@ -48,11 +60,12 @@ export interface BatchForm<Req, Res> {
   sendOne(inner: CallSender, request: Req, options: UnaryCallOptions): Promise<Res>;
   /**
    * Sends the requests as one batch call (the request objects themselves, so each write keeps
-   * its requestId on every retry) and resolves with one outcome per request, in order.
+   * its requestId on every retry; each attempt carries those still waiting) and resolves with
+   * one outcome per request that the attempt answered, in order.
    */
   sendBatch(
     inner: CallSender,
-    requests: readonly Req[],
+    requests: BatchRequests<Req>,
     options: UnaryCallOptions,
   ): Promise<ItemOutcome<Res>[]>;
 }
@@ -87,14 +100,11 @@ export const GET_CELL: BatchForm<GetCellRequest, GetCellResponse> = {
   }),
   sendOne: (inner, request, options) => inner.unary('getCell', request, options),
   async sendBatch(inner, requests, options) {
-    const response = await inner.unary(
-      'getCells',
-      {
-        model: requests[0]?.model ?? '',
-        keys: requests.map((request) => ({ uuid: request.uuid, cell: request.cell })),
-      },
-      options,
-    );
+    const getCells = (sent: readonly GetCellRequest[]): GetCellsRequest => ({
+      model: sent[0]?.model ?? '',
+      keys: sent.map((request) => ({ uuid: request.uuid, cell: request.cell })),
+    });
+    const response = await inner.unary('getCells', ...eachAttempt(requests, getCells, options));
     return oneEach('getCells', requests, response.results, (request, result) =>
       result.cell !== undefined
         ? { ok: true, value: { cell: result.cell } }
@@ -127,7 +137,10 @@ export const WRITE_CELL: BatchForm<WriteCellRequest, WriteCellResponse> = {
   }),
   sendOne: (inner, request, options) => inner.unary('writeCell', request, options),
   async sendBatch(inner, requests, options) {
-    const response = await inner.unary('writeCells', { writes: [...requests] }, options);
+    const response = await inner.unary(
+      'writeCells',
+      ...eachAttempt(requests, (writes) => ({ writes: [...writes] }), options),
+    );
     return oneEach('writeCells', requests, response.results, (_, result) => {
       const outcome = result.outcome;
       if (outcome?.$case === 'written') return { ok: true, value: outcome.written };
@@ -153,7 +166,10 @@ export const PUT: BatchForm<PutRequest, PutResponse> = {
   }),
   sendOne: (inner, request, options) => inner.unary('put', request, options),
   async sendBatch(inner, requests, options) {
-    const response = await inner.unary('putMany', { puts: [...requests] }, options);
+    const response = await inner.unary(
+      'putMany',
+      ...eachAttempt(requests, (puts) => ({ puts: [...puts] }), options),
+    );
     return oneEach('putMany', requests, response.results, (_, result) => {
       const outcome = result.outcome;
       if (outcome?.$case === 'put') return { ok: true, value: outcome.put };
@@ -183,7 +199,10 @@ export const WHERE_PAGE: BatchForm<WhereRequest, WhereResponse[]> = {
   }),
   sendOne: (inner, request, options) => inner.collect('where', request, options),
   async sendBatch(inner, requests, options) {
-    const response = await inner.unary('whereMany', { queries: [...requests] }, options);
+    const response = await inner.unary(
+      'whereMany',
+      ...eachAttempt(requests, (queries) => ({ queries: [...queries] }), options),
+    );
     return oneEach('whereMany', requests, response.pages, (_, page) => ({
       ok: true,
       value: [{ records: page.records, nextPageToken: page.nextPageToken }],
@@ -191,19 +210,39 @@ export const WHERE_PAGE: BatchForm<WhereRequest, WhereResponse[]> = {
   },
 };
 
-/** Pairs each request with its result; a batch answered with too few or too many is a bug. */
+/**
+ * The batch call's request for its first attempt, and options that build the request of each
+ * later attempt from the requests still waiting then.
+ */
+function eachAttempt<Req, BatchReq>(
+  requests: BatchRequests<Req>,
+  batchOf: (sent: readonly Req[]) => BatchReq,
+  options: UnaryCallOptions,
+): [BatchReq, UnaryCallOptions] {
+  const requestForAttempt = () => {
+    const sent = requests.waiting();
+    return sent === undefined ? undefined : batchOf(sent);
+  };
+  return [batchOf(requests.waiting() ?? []), { ...options, requestForAttempt }];
+}
+
+/**
+ * Pairs each request the answering attempt carried with its result; a batch answered with too
+ * few or too many is a bug.
+ */
 function oneEach<Req, Res, Result>(
   batchMethod: string,
-  requests: readonly Req[],
+  requests: BatchRequests<Req>,
   results: readonly Result[],
   outcomeOf: (request: Req, result: Result) => ItemOutcome<Res>,
 ): ItemOutcome<Res>[] {
-  if (results.length !== requests.length) {
+  const answered = requests.answered(results.length);
+  if (results.length !== answered.length) {
     throw new InternalError(
-      `${batchMethod} answered ${results.length} results for ${requests.length} requests`,
+      `${batchMethod} answered ${results.length} results for ${answered.length} requests`,
     );
   }
-  return requests.map((request, i) => outcomeOf(request, results[i]!));
+  return answered.map((request, i) => outcomeOf(request, results[i]!));
 }
 
 /** An item the server refused on its own: the typed error its single call would have had. */

@@ -1,20 +1,22 @@
 // The one place the transport's layers are put in order. Outermost first:
 //
-//   coalescing     calls of one tick → one batch call          (connect's default)
-//   deadline       one deadline and one AbortSignal per call
-//   counting       calls, failures
-//   retry          transient failures sent again, after backoff, within the budget
-//   hedge          slow reads raced against another endpoint
-//   budget         each attempt's account: success earns, transient failure costs
-//   endpoint       which server; marked down/up; waiting for a restarting server
-//   token          authorization: Bearer <token>
-//   interceptors   the user's own (they see every attempt)
-//   errors         gRPC status → typed ShamelessError
-//   grpc call      grpc-js (the terminal)
+//   coalescing       calls of one tick → one batch call          (connect's default)
+//   deadline         one deadline and one AbortSignal per call
+//   counting         calls, failures
+//   retry            transient failures sent again, after backoff, within the budget
+//   hedge            slow reads raced against another endpoint
+//   budget           each attempt's account: success earns, transient failure costs
+//   endpoint         which server; marked down/up; waiting for a restarting server
+//   token            authorization: Bearer <token>
+//   attempt request  a batch call's retries and hedges carry only the callers still waiting
+//   interceptors     the user's own (they see every attempt)
+//   errors           gRPC status → typed ShamelessError
+//   grpc call        grpc-js (the terminal)
 
 import type { TokenBudget } from './budget.js';
 import type { Clock } from './clock.js';
 import type { LatencyTracker } from './latency.js';
+import { attemptRequestLayer } from './middleware/attemptRequest.js';
 import { budgetLayer } from './middleware/budget.js';
 import { composeMiddleware, type CallNext, type ClientMiddleware } from './middleware/compose.js';
 import { countingLayer } from './middleware/counting.js';
@@ -75,6 +77,7 @@ export function transportChain(parts: ChainParts, terminal: CallNext): CallNext 
         waitForConnection: parts.waitForConnection,
       }),
       ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
+      attemptRequestLayer,
       ...(parts.interceptors ?? []),
       errorLayer,
     ],

@@ -22,6 +22,13 @@ export interface UnaryCallOptions {
   deadlineMs?: number;
   /** Aborting it cancels every attempt; the call rejects with a CancelledError. */
   signal?: AbortSignal;
+  /**
+   * For a call that carries the requests of several callers (the coalescing layer's batch
+   * calls): builds the request of each attempt after the first (a retry, a hedge) in place of
+   * `request`, from the callers still waiting, so that nothing more is sent for a caller once
+   * it was answered. `undefined` from it: nobody waits, the attempt is not sent.
+   */
+  requestForAttempt?: () => unknown;
 }
 
 /** Per-call options of a server-streaming call. */

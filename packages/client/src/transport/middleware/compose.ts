@@ -49,6 +49,11 @@ export interface ClientCallOptions {
   readonly waitForReady?: boolean;
   /** Request metadata for the attempt (`authorization`, tracing headers, ...). */
   readonly metadata?: Readonly<Record<string, string>>;
+  /**
+   * The request of each attempt after the first, built when the attempt starts (a batch call
+   * leaves out its callers answered meanwhile); `undefined`: nobody waits for the call.
+   */
+  readonly requestForAttempt?: () => unknown;
 }
 
 /** The rest of the chain. A layer is given the same `next` for every call. */
