@@ -27,6 +27,7 @@ import {
   AlreadyExistsError,
   InvalidArgumentError,
   NotFoundError,
+  UnavailableError,
   coalesceCalls,
   connect,
   createTransport,
@@ -1002,6 +1003,68 @@ describe('coalescing', function () {
         await store.close();
         await proxy.close();
       }
+    });
+  });
+
+  describe('one partition of two down', () => {
+    // The second partition is reached through a proxy, which takes it down.
+    let split: StoreFixture;
+    let partition: TcpProxy;
+    let Rate: Model<Rate>;
+    /** Records whose content lives on the partition that stays up, and on the one that goes down. */
+    const up: string[] = [];
+    const down: string[] = [];
+
+    before(async () => {
+      split = await startStoreFixture({ partitions: 2, proxiedPartitions: [1] });
+      partition = split.partitionProxies[1]!;
+      Rate = await split.store.defineModel(RATE_SCHEMA);
+      for (let i = 0; up.length < 4 || down.length < 4; i++) {
+        const { uuid } = await Rate.put(rateValues(i, 'room', '2026-12-01', { i }));
+        const { partition: at } = await split.store.findShard({ uuid });
+        (at === 0 ? up : down).push(uuid);
+      }
+    });
+    afterEach(() => partition.setFaults({}));
+    after(async () => {
+      partition?.setFaults({});
+      await split?.close();
+    });
+
+    const takeDown = async () => {
+      partition.setFaults({ refuseConnections: true });
+      partition.resetAll();
+      // The server's pool finds its connections gone.
+      await sleep(300);
+    };
+
+    it('a batch it fails goes again call by call: each caller gets its own answer', async () => {
+      await takeDown();
+      const before = split.store.transport.stats();
+      const [foundA, foundB, lost] = await Promise.allSettled([
+        Rate.find(up[0]!),
+        Rate.find(up[1]!),
+        Rate.find(down[0]!),
+      ]);
+      expect(foundA.status === 'fulfilled' && foundA.value?.uuid).to.equal(up[0]);
+      expect(foundB.status === 'fulfilled' && foundB.value?.uuid).to.equal(up[1]);
+      expect(lost.status === 'rejected' && lost.reason).to.be.instanceOf(UnavailableError);
+
+      // A write of the healthy partition may be stored while the batch fails as a whole: sent
+      // again alone, with its requestId, it is answered, and stored once.
+      const [written, refused] = await Promise.allSettled([
+        Rate.record(up[2]!).update({ note: 'up' }),
+        Rate.record(down[1]!).update({ note: 'down' }),
+      ]);
+      expect(written.status, String((written as PromiseRejectedResult).reason)).to.equal(
+        'fulfilled',
+      );
+      expect(refused.status === 'rejected' && refused.reason).to.be.instanceOf(UnavailableError);
+      const counted = difference(split.store.transport.stats(), before);
+      expect(counted).to.include({ coalescedBatches: 2, batchFallbacks: 2 });
+      partition.setFaults({});
+      const stored = await Rate.find(up[2]!);
+      expect([stored?.refKey, stored?.get('note')]).to.deep.equal([1, 'up']);
     });
   });
 

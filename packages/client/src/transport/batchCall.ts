@@ -169,7 +169,7 @@ class BatchCall<Req, Res> {
       this.#deps.send(this.#form, left.slice(half));
       return;
     }
-    if (RESENT_ONE_BY_ONE.has(error.codeName)) {
+    if (RESENT_ONE_BY_ONE.has(error.codeName) || this.#givenUpAfterRetries(error)) {
       counters.batchFallbacks++;
       for (const call of left) this.#deps.send(this.#form, [call]);
       return;
@@ -178,6 +178,18 @@ class BatchCall<Req, Res> {
       if (error instanceof DeadlineExceededError) call.expire(this.#calls.length, error);
       else call.reject(error);
     }
+  }
+
+  /**
+   * Whether the transport gave up retrying the batch after a transient failure. That failure
+   * may belong to some of its items only: a server that cannot reach one partition fails the
+   * whole call with UNAVAILABLE, after it may have written the items of the others. Sent alone
+   * (each write with its requestId, so a stored one is answered as stored), each call gets its
+   * own outcome, as it would have without coalescing. Calls not safe to repeat are not sent
+   * again: their single calls would not have been retried either.
+   */
+  #givenUpAfterRetries(error: ShamelessError): boolean {
+    return error.retryable && this.#calls[0]!.options.idempotent;
   }
 
   /** A caller stopped waiting (aborted, or its deadline passed). */

@@ -1,8 +1,9 @@
 // A real store for SDK tests: fresh databases on the local MariaDB (or MYSQL_URL), the engine
-// and the gRPC server in-process on a loopback port, and an SDK store connected to it.
+// and the gRPC server in-process on a loopback port, and an SDK store connected to it. Some
+// partitions may be reached through a fault-injecting proxy, to take them down.
 
-import { openStore, silentLogger, startServer } from '@shameless/server';
-import { createTestDatabases } from '@shameless/testkit';
+import { openStore, silentLogger, startServer, type QueryLimits } from '@shameless/server';
+import { createTestDatabases, startTcpProxy, type TcpProxy } from '@shameless/testkit';
 import {
   connect,
   type CoalescingOptions,
@@ -16,8 +17,10 @@ import {
 export interface StoreFixture {
   /** The server's address, `127.0.0.1:<port>`. */
   readonly address: string;
-  /** The store's database (its only partition), for tests that look at or make tables. */
+  /** The store's first partition's database, for tests that look at or make tables. */
   readonly databaseUrl: string;
+  /** By partition: the proxy the server reaches it through, if `proxiedPartitions` names it. */
+  readonly partitionProxies: readonly (TcpProxy | undefined)[];
   /** An SDK store connected to the server. */
   readonly store: Store;
   /** Another SDK store on its own connection: "another process". */
@@ -30,21 +33,33 @@ export type ConnectSettings = Partial<TransportOptions> & CoalescingOptions;
 
 export interface FixtureOptions {
   shardsCount?: number;
+  /** MySQL databases the shards are spread over. Default 1. */
+  partitions?: number;
+  /** The partitions (by index) the server reaches through a proxy of their own. */
+  proxiedPartitions?: readonly number[];
+  /** The server's query limits (`--max-batch-keys`, ...). Default: the server's defaults. */
+  queryLimits?: QueryLimits;
   /** Transport settings of `store`. */
   transport?: ConnectSettings;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
-  const databases = await createTestDatabases(1);
+  const databases = await createTestDatabases(options.partitions ?? 1);
+  const partitionProxies = await Promise.all(
+    databases.urls.map((url, i) =>
+      options.proxiedPartitions?.includes(i) ? proxyTo(url) : undefined,
+    ),
+  );
   const engine = await openStore(
     {
       namespace: 'sdk',
       shardsCount: options.shardsCount ?? 4,
-      partitionUrls: databases.urls,
+      partitionUrls: databases.urls.map((url, i) => throughProxy(url, partitionProxies[i])),
       poolSize: 8,
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 20,
+      queryLimits: options.queryLimits,
     },
     silentLogger,
   );
@@ -64,15 +79,29 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   return {
     address,
     databaseUrl: databases.urls[0]!,
+    partitionProxies,
     store,
     connectAnother,
     async close() {
       await Promise.all(others.map((other) => other.close()));
       await server.shutdown(500);
       await engine.close();
+      await Promise.all(partitionProxies.map((proxy) => proxy?.close()));
       await databases.drop();
     },
   };
+}
+
+function proxyTo(databaseUrl: string): Promise<TcpProxy> {
+  const url = new URL(databaseUrl);
+  return startTcpProxy({ target: { host: url.hostname, port: Number(url.port || 3306) } });
+}
+
+function throughProxy(databaseUrl: string, proxy: TcpProxy | undefined): string {
+  if (proxy === undefined) return databaseUrl;
+  const url = new URL(databaseUrl);
+  url.host = proxy.address;
+  return url.toString();
 }
 
 /** One call the model layer made through a {@link RecordingTransport}. */
