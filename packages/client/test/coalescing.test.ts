@@ -79,6 +79,7 @@ async function storeOverWire(
   const transport = coalesceCalls(wire, {
     defaultDeadlineMs: options.deadlineMs ?? 5000,
     maxBatchesInFlight: options.maxBatchesInFlight,
+    maxHoldMs: options.maxHoldMs,
   });
   const store = await connect({ transport, closeTransport: true });
   const Rate = await store.defineModel(RATE_SCHEMA);
@@ -804,13 +805,16 @@ describe('coalescing', function () {
     describe('calls made while a batch call of their kind is out', () => {
       // A store of its own (its own connection: no answers of the tests above still queued at
       // the proxy), and answers held back less long: each frame of an answer waits in turn.
+      // Those answers come later than a batch call holds back its kind by default (the test of
+      // a hung partition shows that bound): here calls are held until the answer comes.
       let held: WireStore;
       const HELD_DELAY_MS = 250;
+      const HOLD_MS = 10_000;
       const slowly = () =>
         proxy.setFaults({ delayServerToClient: { probability: 1, ms: HELD_DELAY_MS } });
 
       before(async () => {
-        held = await storeOverWire(proxy.address);
+        held = await storeOverWire(proxy.address, { maxHoldMs: HOLD_MS });
       });
       beforeEach(() => held.wire.reset());
       after(async () => {
@@ -921,7 +925,10 @@ describe('coalescing', function () {
       it('by default one batch call of a kind may be out per endpoint', async () => {
         const [host, port] = fixture.address.split(':') as [string, string];
         const second = await startTcpProxy({ target: { host, port: Number(port) } });
-        const store = await connect({ endpoints: [proxy.address, second.address] });
+        const store = await connect({
+          endpoints: [proxy.address, second.address],
+          maxHoldMs: HOLD_MS,
+        });
         try {
           const Rate = await store.defineModel(RATE_SCHEMA);
           await Rate.find(uuids[0]!);
@@ -946,7 +953,7 @@ describe('coalescing', function () {
         }
       });
 
-      it('maxBatchesInFlight must be a whole number of calls', async () => {
+      it('maxBatchesInFlight must be a whole number of calls, maxHoldMs not negative', async () => {
         for (const maxBatchesInFlight of [0, 1.5, Number.NaN]) {
           expect(() =>
             coalesceCalls(held.wire, { defaultDeadlineMs: 1000, maxBatchesInFlight }),
@@ -956,6 +963,11 @@ describe('coalescing', function () {
           );
           expect(refused).to.be.instanceOf(RangeError);
         }
+        const refused = await rejection(connect({ endpoints: [fixture.address], maxHoldMs: -1 }));
+        expect(refused).to.be.instanceOf(RangeError);
+        expect(refused.message).to.equal(
+          'maxHoldMs must be from 0 to 2147483647 (or Infinity), got -1',
+        );
       });
     });
   });
@@ -1006,7 +1018,7 @@ describe('coalescing', function () {
     });
   });
 
-  describe('one partition of two down', () => {
+  describe('one partition of two down, or hung', () => {
     // The second partition is reached through a proxy, which takes it down.
     let split: StoreFixture;
     let partition: TcpProxy;
@@ -1065,6 +1077,28 @@ describe('coalescing', function () {
       partition.setFaults({});
       const stored = await Rate.find(up[2]!);
       expect([stored?.refKey, stored?.get('note')]).to.deep.equal([1, 'up']);
+    });
+
+    it('a call stuck on it holds later calls of its kind back for a bounded time only', async () => {
+      partition.setFaults({ blackhole: true });
+      partition.resetAll();
+      const stuck = Rate.find(down[2]!, { deadlineMs: 3000 }).catch((error: unknown) => error);
+      await sleep(50);
+      // Finds of the partition that is up, in later ticks: held behind the stuck call, but not
+      // until their own deadline.
+      const startedAt = Date.now();
+      const found = await Promise.all(
+        [0, 1, 2].map(async (i) => {
+          await sleep(i * 20);
+          return Rate.find(up[i]!, { deadlineMs: 1000 });
+        }),
+      );
+      const tookMs = Date.now() - startedAt;
+      expect(found.map((record) => record?.uuid)).to.deep.equal(up.slice(0, 3));
+      expect(tookMs, 'not held until their deadline').to.be.below(700);
+      partition.setFaults({});
+      partition.resetAll();
+      await stuck;
     });
   });
 

@@ -93,6 +93,11 @@ export interface TransportOptions {
    * Default: one per endpoint.
    */
   maxBatchesInFlight?: number;
+  /**
+   * How long a batch call out holds back the later calls of its kind when coalescing, ms (see
+   * `connect`). Default 100.
+   */
+  maxHoldMs?: number;
   /** grpc-js channel options (keepalive, message size limits, ...). */
   channelOptions?: ChannelOptions;
   /** The source of time. Default: the system clock. */
@@ -140,6 +145,7 @@ export function createTransport(options: TransportOptions): Transport {
                 counters,
                 maxBatchesInFlight:
                   options.maxBatchesInFlight ?? defaultBatchesInFlight(pool.addresses.length),
+                maxHoldMs: options.maxHoldMs,
               }),
             ]
           : [],
