@@ -660,6 +660,46 @@ describe('coalescing', function () {
         await ws.store.close();
       }
     });
+
+    it('a kind capped at single calls grows its batches back', async () => {
+      const ws = await storeOverWire(fixture.address, {
+        channelOptions: { 'grpc.max_receive_message_length': 64 * 1024 },
+      });
+      try {
+        const hotelId = ++hotel;
+        const big = await Promise.all(
+          [0, 1].map((i) =>
+            ws.Rate.put(rateValues(hotelId, `big ${i}`, '2026-12-01', { pad: 'x'.repeat(40_000) })),
+          ),
+        );
+        const small = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            ws.Rate.put(rateValues(hotelId, `small ${i}`, '2026-12-01', { i })),
+          ),
+        );
+        // Two answers of 40 KB do not fit in 64 KiB, one does: the kind is capped at 1 call.
+        ws.wire.reset();
+        await Promise.all(big.map((rate) => ws.Rate.find(rate.uuid)));
+        expect(ws.sent()).to.deep.equal(['getCells', 'getCell', 'getCell']);
+        // Each round of small finds: the most calls a batch of it carried.
+        const largest: number[] = [];
+        for (let round = 0; round < 3; round++) {
+          ws.wire.reset();
+          const found = await Promise.all(small.map((rate) => ws.Rate.find(rate.uuid)));
+          expect(found.map((record) => record?.get('i'))).to.deep.equal(small.map((_, i) => i));
+          largest.push(
+            Math.max(
+              ...ws.wire.calls.map((call) =>
+                call.method === 'getCells' ? (call.request as GetCellsRequest).keys.length : 1,
+              ),
+            ),
+          );
+        }
+        expect(largest).to.deep.equal([2, 3, 4]);
+      } finally {
+        await ws.store.close();
+      }
+    });
   });
 
   describe('coalesce: false', () => {

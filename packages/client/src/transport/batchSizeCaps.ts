@@ -4,7 +4,8 @@
 // callers want at once), the server would read each of them twice. So after such an answer the
 // kind's batches carry at most half as many calls, and one more after each batch that fits at
 // that size (additive increase, multiplicative decrease), until they are back at the form's
-// own bound.
+// own bound. A single call answered counts as a batch of one that fits: a cap of 1 sends every
+// call alone, and would otherwise never grow back.
 
 import type { BatchForm } from './batchForms.js';
 import type { BatchBounds } from './batchSplit.js';
@@ -30,7 +31,7 @@ export class BatchSizeCaps {
     if (cap < (this.#caps.get(key) ?? form.bounds.maxItems)) this.#caps.set(key, cap);
   }
 
-  /** A batch of `calls` calls, `request` among them, was answered. */
+  /** A batch of `calls` calls (1: a single call), `request` among them, was answered. */
   fitted<Req, Res>(form: BatchForm<Req, Res>, request: Req, calls: number): void {
     const key = capKey(form, request);
     const cap = this.#caps.get(key);

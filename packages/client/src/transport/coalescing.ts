@@ -402,6 +402,9 @@ class Coalescer {
       .then(
         (answer) => {
           ended();
+          // A kind capped at single calls grows back only from these: its batches are sent
+          // as single calls while the cap is 1.
+          this.#caps.fitted(form, call.request, 1);
           call.resolve(answer);
         },
         (error: unknown) => {
