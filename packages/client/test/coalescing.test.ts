@@ -19,6 +19,7 @@ import {
   type WriteCellRequest,
   type WriteCellsRequest,
 } from '@shameless/proto';
+import { DEFAULT_QUERY_LIMITS } from '@shameless/server';
 import { startTcpProxy, type TcpProxy } from '@shameless/testkit';
 import {
   CancelledError,
@@ -699,6 +700,66 @@ describe('coalescing', function () {
       } finally {
         await ws.store.close();
       }
+    });
+  });
+
+  describe("a server that takes smaller batches than the SDK's own bounds", () => {
+    // `--max-batch-keys 5 --max-put-batch 5`: a larger batch is refused whole, nothing written.
+    let small: StoreFixture;
+    let ws: WireStore;
+    /** The items of each batch call sent since the last reset, a single call counting 1. */
+    const itemsSent = () =>
+      ws.wire.calls.map((call) => {
+        const request = call.request as Partial<
+          GetCellsRequest & WriteCellsRequest & PutManyRequest
+        >;
+        return (request.keys ?? request.writes ?? request.puts)?.length ?? 1;
+      });
+
+    before(async () => {
+      small = await startStoreFixture({
+        queryLimits: { ...DEFAULT_QUERY_LIMITS, maxBatchKeys: 5, maxPutBatch: 5 },
+      });
+      ws = await storeOverWire(small.address);
+    });
+    after(async () => {
+      await ws?.store.close();
+      await small?.close();
+    });
+
+    it('learns the limit its refusal states, and keeps every later batch within it', async () => {
+      const hotelId = ++hotel;
+      const put = () =>
+        Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            ws.Rate.put(rateValues(hotelId, `room ${i}`, '2026-12-01', { i })),
+          ),
+        );
+      ws.wire.reset();
+      const rates = await put();
+      expect(itemsSent(), 'refused, then sent within the limit').to.deep.equal([12, 5, 5, 2]);
+      ws.wire.reset();
+      await put();
+      expect(itemsSent()).to.deep.equal([5, 5, 2]);
+      expect(ws.counted()).to.include({ batchFallbacks: 0 });
+
+      for (let round = 0; round < 2; round++) {
+        ws.wire.reset();
+        const found = await Promise.all(rates.map((rate) => ws.Rate.find(rate.uuid)));
+        expect(found.map((record) => record?.get('i'))).to.deep.equal(rates.map((_, i) => i));
+        expect(itemsSent()).to.deep.equal(round === 0 ? [12, 5, 5, 2] : [5, 5, 2]);
+      }
+      // WriteCells: its limit learned from its own first refusal too.
+      ws.wire.reset();
+      const update = (price: number) =>
+        Promise.all(rates.map((rate) => ws.Rate.record(rate.uuid).update({ net_price: price })));
+      // Version 0 put, 1 put again, 2 this write.
+      const written = await update(1);
+      expect(written.map((record) => record.refKey)).to.deep.equal(rates.map(() => 2));
+      expect(itemsSent()).to.deep.equal([12, 5, 5, 2]);
+      ws.wire.reset();
+      await update(2);
+      expect(itemsSent()).to.deep.equal([5, 5, 2]);
     });
   });
 

@@ -4,6 +4,7 @@
 // callers still waiting), and decides what a failure of the whole call means for each caller.
 
 import type { BatchForm, BatchRequests, ItemOutcome } from './batchForms.js';
+import { sizeRefusalOf } from './batchRefusal.js';
 import type { BatchSizeCaps } from './batchSizeCaps.js';
 import type { Clock, TimerHandle } from './clock.js';
 import {
@@ -38,9 +39,12 @@ export interface BatchCallDeps {
     TransportCounters,
     'coalescedCalls' | 'coalescedBatches' | 'batchFallbacks'
   >;
-  /** Sends calls again after their batch failed as a whole: as one batch, or alone if one. */
+  /**
+   * Sends calls again after their batch failed as a whole, in batches within the kind's bounds
+   * as now learned (alone where a batch would hold one).
+   */
   send<Req, Res>(form: BatchForm<Req, Res>, calls: readonly PendingCall<Req, Res>[]): void;
-  /** Told of answers over a message size limit, and of batches that fitted. */
+  /** Told of refusals of a batch's size, and of batches that fitted. */
   readonly caps: BatchSizeCaps;
 }
 
@@ -158,15 +162,30 @@ class BatchCall<Req, Res> {
       else left.push(call);
     }
     if (left.length === 0) return;
+    const { caps } = this.#deps;
+    const request = this.#calls[0]!.request;
     if (isMessageTooLarge(error.code, error.details)) {
-      // The answer (or the request) was over a message size limit: halves are sent, and halved
-      // again if need be, down to single calls, which the server streams or sends alone; the
-      // kind's next batches start at half this one's size.
+      // The answer (or the request) was over a message size limit: the kind is capped at half
+      // this batch, which goes again in halves, halved again if need be, down to single calls,
+      // which the server streams or sends alone.
       counters.batchFallbacks++;
-      this.#deps.caps.tooLarge(this.#form, this.#calls[0]!.request, this.#calls.length);
-      const half = Math.ceil(left.length / 2);
-      this.#deps.send(this.#form, left.slice(0, half));
-      this.#deps.send(this.#form, left.slice(half));
+      caps.tooLarge(this.#form, request, this.#calls.length);
+      this.#deps.send(this.#form, left);
+      return;
+    }
+    const refusal = sizeRefusalOf(error, this.#form.itemsField);
+    if (refusal !== undefined) {
+      // The server takes fewer items in a batch (nothing was written): within the limit it
+      // states, else (or if that limit could not have refused this batch) in halves as above,
+      // and so are the kind's next batches.
+      counters.batchFallbacks++;
+      const { maxItems } = refusal;
+      if (maxItems !== undefined && maxItems < this.#calls.length) {
+        caps.serverLimit(this.#form, maxItems);
+      } else {
+        caps.tooLarge(this.#form, request, this.#calls.length);
+      }
+      this.#deps.send(this.#form, left);
       return;
     }
     if (RESENT_ONE_BY_ONE.has(error.codeName) || this.#givenUpAfterRetries(error)) {

@@ -47,6 +47,8 @@ export interface BatchForm<Req, Res> {
   readonly method: string;
   /** The batch method sent for several of them (`getCells`). */
   readonly batchMethod: string;
+  /** The batch request's field that carries the items, as the server's errors name it (`keys`). */
+  readonly itemsField: string;
   readonly bounds: BatchBounds;
   /**
    * What the requests of one batch must share (the model, for GetCells), or undefined for a
@@ -92,6 +94,7 @@ const ITEM_OVERHEAD_BYTES = 16;
 export const GET_CELL: BatchForm<GetCellRequest, GetCellResponse> = {
   method: 'getCell',
   batchMethod: 'getCells',
+  itemsField: 'keys',
   bounds: { maxItems: MAX_CELL_BATCH, maxWeight: Infinity, maxBytes: MAX_BATCH_BYTES },
   groupOf: (request) => (request.refKey === undefined ? request.model : undefined),
   sizeOf: (request) => ({
@@ -123,6 +126,7 @@ export const GET_CELL: BatchForm<GetCellRequest, GetCellResponse> = {
 export const WRITE_CELL: BatchForm<WriteCellRequest, WriteCellResponse> = {
   method: 'writeCell',
   batchMethod: 'writeCells',
+  itemsField: 'writes',
   bounds: { maxItems: MAX_CELL_BATCH, maxWeight: Infinity, maxBytes: MAX_BATCH_BYTES },
   groupOf: () => '',
   sizeOf: (request) => ({
@@ -154,6 +158,7 @@ export const WRITE_CELL: BatchForm<WriteCellRequest, WriteCellResponse> = {
 export const PUT: BatchForm<PutRequest, PutResponse> = {
   method: 'put',
   batchMethod: 'putMany',
+  itemsField: 'puts',
   bounds: { maxItems: MAX_PUT_BATCH, maxWeight: Infinity, maxBytes: MAX_BATCH_BYTES },
   groupOf: () => '',
   sizeOf: (request) => ({
@@ -187,6 +192,7 @@ export const PUT: BatchForm<PutRequest, PutResponse> = {
 export const WHERE_PAGE: BatchForm<WhereRequest, WhereResponse[]> = {
   method: 'where',
   batchMethod: 'whereMany',
+  itemsField: 'queries',
   bounds: {
     maxItems: MAX_WHERE_BATCH,
     maxWeight: MAX_WHERE_BATCH_RECORDS,

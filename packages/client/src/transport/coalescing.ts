@@ -252,7 +252,10 @@ class Coalescer {
       inner,
       clock: this.#clock,
       counters: this.counters,
-      send: (form, calls) => this.#send(form, calls, () => {}),
+      // Not counted in flight: they answer calls already sent once.
+      send: (form, calls) => {
+        for (const batch of this.#batchesOf(form, calls)) this.#send(form, batch, () => {});
+      },
       caps: this.#caps,
     };
   }
@@ -312,13 +315,10 @@ class Coalescer {
    */
   #sendWaiting<Req, Res>(kind: Kind<Req, Res>): void {
     const { form } = kind;
-    const waiting = kind.waiting.filter((call) => !call.settled);
+    const waiting = kind.waiting;
     kind.waiting = [];
     this.#stopHoldTimer(kind);
-    const sizeOf = (call: PendingCall<Req, Res>) => form.sizeOf(call.request);
-    const first = waiting[0];
-    const bounds = first === undefined ? form.bounds : this.#caps.boundsOf(form, first.request);
-    const batches = splitIntoBatches(waiting, sizeOf, bounds);
+    const batches = this.#batchesOf(form, waiting);
     for (const [i, batch] of batches.entries()) {
       const last = i === batches.length - 1;
       if (last && this.#holdingCount(kind) >= this.#maxBatchesInFlight) {
@@ -333,6 +333,18 @@ class Coalescer {
       this.#send(form, batch, () => this.#ended(kind, sent));
     }
     if (kind.inFlight === 0) this.#kinds.delete(kind.key);
+  }
+
+  /** The calls not answered yet, cut into batches within the bounds learned of their kind. */
+  #batchesOf<Req, Res>(
+    form: BatchForm<Req, Res>,
+    calls: readonly PendingCall<Req, Res>[],
+  ): PendingCall<Req, Res>[][] {
+    const waiting = calls.filter((call) => !call.settled);
+    const first = waiting[0];
+    if (first === undefined) return [];
+    const sizeOf = (call: PendingCall<Req, Res>) => form.sizeOf(call.request);
+    return splitIntoBatches(waiting, sizeOf, this.#caps.boundsOf(form, first.request));
   }
 
   /** How many batch calls of `kind` hold back its new calls: those out for less than `maxHoldMs`. */

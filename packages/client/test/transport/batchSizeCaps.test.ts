@@ -1,6 +1,7 @@
 // Learned batch sizes (pure): after an answer over a size limit, a kind's batches carry at most
 // half the calls of the refused one, one more after each batch that fits at that size, until
-// the form's own bound; one model's refusals leave another's batches alone.
+// the form's own bound, or the server's where it stated a lower one; one model's refusals leave
+// another's batches alone.
 import { expect } from 'chai';
 import { GET_CELL } from '../../src/transport/batchForms.js';
 import { BatchSizeCaps } from '../../src/transport/batchSizeCaps.js';
@@ -27,6 +28,22 @@ describe('batch size caps (pure)', () => {
     caps.tooLarge(GET_CELL, of('blob'), 64);
     expect(caps.boundsOf(GET_CELL, of('blob')).maxItems).to.equal(32);
     expect(caps.boundsOf(GET_CELL, of('rate'))).to.equal(GET_CELL.bounds);
+  });
+
+  it("keeps every group of the method within the server's stated limit, for good", () => {
+    const caps = new BatchSizeCaps();
+    caps.tooLarge(GET_CELL, of('blob'), 400);
+    caps.tooLarge(GET_CELL, of('big'), 20);
+    caps.serverLimit(GET_CELL, 100);
+    expect(caps.boundsOf(GET_CELL, of('rate')).maxItems).to.equal(100);
+    expect(caps.boundsOf(GET_CELL, of('blob')).maxItems).to.equal(100);
+    expect(caps.boundsOf(GET_CELL, of('big')).maxItems).to.equal(10);
+    for (let i = 10; i < 100; i++) caps.fitted(GET_CELL, of('big'), i);
+    expect(caps.boundsOf(GET_CELL, of('big')).maxItems).to.equal(100);
+    caps.fitted(GET_CELL, of('big'), 100);
+    expect(caps.boundsOf(GET_CELL, of('big')).maxItems).to.equal(100);
+    caps.serverLimit(GET_CELL, 200); // a higher one changes nothing
+    expect(caps.boundsOf(GET_CELL, of('rate')).maxItems).to.equal(100);
   });
 
   it('forgets the cap once it is back at the form bound', () => {
