@@ -13,7 +13,7 @@ import {
 export const MODEL_FILE_HELP =
   'A model file holds the ModelDefinition of a DefineModel request as JSON (proto JSON or snake_case names; ' +
   'field types "integer"/"string" or FIELD_TYPE_*; {"model": {...}} is accepted too), e.g.:\n' +
-  '  {"name": "rate", "cells": ["meta"],\n' +
+  '  {"name": "cli_rate", "cells": ["meta"],\n' +
   '   "primaryIndex": {"shardOn": "hotel_id", "fields": [\n' +
   '     {"name": "hotel_id", "type": "integer"},\n' +
   '     {"name": "room_type", "type": "string"}]}}';

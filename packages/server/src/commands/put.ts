@@ -18,7 +18,7 @@ export function registerPut(program: Command): void {
           'merged with the other values, or creates the record (every index field required). VALUES is a ' +
           'JSON object, or - to read it from stdin; integers past 2^53 are kept exact. Prints {"uuid", ' +
           '"created", "base"} as a JSON line.\n\n' +
-          'Example: shameless put rate \'{"hotel_id": 7, "room_type": "double", "price": 120}\'',
+          'Example: shameless put cli_rate \'{"hotel_id": 7, "room_type": "double", "price": 120}\'',
       )
       .argument('<model>', 'the model name')
       .argument('<values>', 'a JSON object, or - for stdin')
