@@ -10,6 +10,7 @@ import { registerPlan } from './commands/plan.js';
 import { registerPut } from './commands/put.js';
 import { registerServe } from './commands/serve.js';
 import { registerTail } from './commands/tail.js';
+import { exitAfterCommander } from './commands/usageError.js';
 import { registerWhere } from './commands/where.js';
 
 const { version } = JSON.parse(
@@ -22,7 +23,15 @@ const program = new Command('shameless')
       'Run a server with `shameless serve`; the other commands call one (--address, default 127.0.0.1:50051).',
   )
   .version(version)
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 done; 1 a call failed (its status, details and a hint on stderr);\n' +
+      '2 input refused before any call (an unknown option or command, a missing or malformed\n' +
+      'argument). `serve` exits 2 on a bad setting, 1 when it cannot start; `plan --help` has its own.',
+  )
+  // Set before the commands are added: each inherits it.
+  .exitOverride(exitAfterCommander);
 
 registerServe(program);
 registerPlan(program);
@@ -40,4 +49,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+// Bare `shameless` asks what there is: the help on stdout, and success.
+if (process.argv.length <= 2) program.help();
 await program.parseAsync(process.argv);

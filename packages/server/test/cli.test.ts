@@ -61,14 +61,37 @@ describe('shameless client commands', function () {
   after(() => store?.close());
 
   describe('the program', () => {
-    it('prints help listing every command when run bare, and serve is no longer the default', async () => {
+    it('prints help listing every command when run bare (stdout, exit 0), and serve is no longer the default', async () => {
       const result = await runCommand([]);
-      expect(result.code).not.to.equal(0);
+      expect(result.code, result.stderr).to.equal(0);
       for (const command of ['serve', 'plan', ...COMMANDS]) {
-        expect(result.stderr).to.match(new RegExp(`^  ${command} `, 'm'));
+        expect(result.stdout).to.match(new RegExp(`^  ${command} `, 'm'));
       }
+      expect(result.stdout).to.include('Exit codes: 0 done; 1 a call failed');
       const describe = await runCommand(['describe', '--address', '127.0.0.1:1']);
       expect(describe.stderr).not.to.include("too many arguments for 'serve'");
+    });
+
+    it('refuses a malformed command line before any call, with exit 2 as its own checks do', async () => {
+      const cases: [string[], string][] = [
+        [['describe', '--bogus'], "unknown option '--bogus'"],
+        [['--bogus'], "unknown option '--bogus'"],
+        [['describe', 'extra'], "too many arguments for 'describe'"],
+        [['nope'], "unknown command 'nope'"],
+        [['define'], "required option '--file <model.json>' not specified"],
+        [['get', 'rate'], "missing required argument 'uuid'"],
+        [['get', 'rate', 'u', '--ref-key'], "option '--ref-key <n>' argument missing"],
+        [['where', 'rate', 'hotel_id=7', '--order', 'up'], "argument 'up' is invalid"],
+        [['find-shard', '--value', '1', '--uuid', 'u'], 'cannot be used with'],
+        [['serve', '--bogus'], "unknown option '--bogus'"],
+        [['plan', '--bogus'], "unknown option '--bogus'"],
+      ];
+      for (const [args, message] of cases) {
+        const result = await runCommand(args, { env: { SHAMELESS_ADDRESS: '127.0.0.1:1' } });
+        expect(result.code, args.join(' ')).to.equal(2);
+        expect(result.stderr, args.join(' ')).to.include(message);
+        expectNoStack(result);
+      }
     });
 
     it('prints its version from package.json', async () => {
