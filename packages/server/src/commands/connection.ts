@@ -12,6 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import { StoreClient } from '@shameless/proto';
 import { type Command, Option } from 'commander';
+import { INT32_MAX, integerArgument } from './integerArgument.js';
 import { UsageError } from './usageError.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:50051';
@@ -58,7 +59,7 @@ export function addConnectionOptions(command: Command): Command {
     .addOption(
       new Option(
         '--deadline-ms <ms>',
-        'deadline of each call; streams (where, tail) have none unless this is given',
+        'deadline of each call (at most 2147483647, about 24 days); streams (where, tail) have none unless this is given',
       )
         .env('SHAMELESS_DEADLINE_MS')
         .default(String(DEFAULT_DEADLINE_MS)),
@@ -87,12 +88,8 @@ export class StoreConnection {
   private readonly token: string | undefined;
 
   constructor(options: ConnectionOptionValues, deadlineGiven: boolean) {
-    const deadlineMs = Number(options.deadlineMs);
-    if (!Number.isInteger(deadlineMs) || deadlineMs < 1) {
-      throw new UsageError(
-        `--deadline-ms: expected a positive integer of milliseconds, got ${JSON.stringify(options.deadlineMs)}`,
-      );
-    }
+    // grpc-js throws, with a stack, on a deadline too far ahead; 2^31 - 1 ms is about 24 days.
+    const deadlineMs = integerArgument(options.deadlineMs, '--deadline-ms', 1, INT32_MAX);
     this.address = options.address;
     this.deadlineMs = deadlineMs;
     this.streamDeadline = deadlineGiven;

@@ -4,7 +4,7 @@ import { cellToJson } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
 import { stringifyExactJson } from './exactJson.js';
-import { integerArgument } from './integerArgument.js';
+import { INT32_MAX, integerArgument } from './integerArgument.js';
 
 export function registerGet(program: Command): void {
   const command = addConnectionOptions(
@@ -26,7 +26,9 @@ export function registerGet(program: Command): void {
   command.action((model: string, uuid: string, options: { cell: string; refKey?: string }) =>
     runClientCommand(command, async (connection) => {
       const refKey =
-        options.refKey === undefined ? undefined : integerArgument(options.refKey, '--ref-key');
+        options.refKey === undefined
+          ? undefined
+          : integerArgument(options.refKey, '--ref-key', 0, INT32_MAX);
       const response = await connection.unary(connection.client.getCell, {
         model,
         uuid,

@@ -34,7 +34,7 @@ export function registerPut(program: Command): void {
       const values = parseValues(valuesText === '-' ? readFileSync(0, 'utf8') : valuesText);
       const response = await connection.unary(connection.client.put, {
         model,
-        values: encodeJsonBody(values),
+        values: encodeJsonBody(values, '<values>'),
         requestId: options.requestId ?? randomUUID(),
       });
       console.log(

@@ -7,7 +7,7 @@ import { cellToJson } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
 import { stringifyExactJson } from './exactJson.js';
-import { bigintArgument, integerArgument } from './integerArgument.js';
+import { UINT32_MAX, bigintArgument, integerArgument } from './integerArgument.js';
 
 interface TailOptions {
   shard: string;
@@ -52,15 +52,20 @@ export function registerTail(program: Command): void {
   );
   command.action((model: string, options: TailOptions) =>
     runClientCommand(command, async (connection) => {
-      const shard = integerArgument(options.shard, '--shard');
-      const progressMs = integerArgument(options.progressMs, '--progress-ms');
-      let cursor = bigintArgument(options.cursor, '--cursor');
+      const shard = integerArgument(options.shard, '--shard', 0, UINT32_MAX);
+      const progressMs = integerArgument(
+        options.progressMs,
+        '--progress-ms',
+        0,
+        Number.MAX_SAFE_INTEGER,
+      );
+      let cursor = bigintArgument(options.cursor, '--cursor', 'uint64');
       const stream = connection.stream(connection.client.each, {
         model,
         shards: [shard],
         cursors: { [shard]: cursor },
         follow: Boolean(options.follow),
-        batchSize: integerArgument(options.batchSize, '--batch-size'),
+        batchSize: integerArgument(options.batchSize, '--batch-size', 0, UINT32_MAX),
         heartbeatIntervalMs: 0,
       });
       let interrupted = false;

@@ -7,7 +7,7 @@ import { runClientCommand } from './clientCommand.js';
 import type { StoreConnection } from './connection.js';
 import { addConnectionOptions } from './connection.js';
 import { stringifyExactJson } from './exactJson.js';
-import { integerArgument } from './integerArgument.js';
+import { UINT32_MAX, integerArgument } from './integerArgument.js';
 import { UsageError } from './usageError.js';
 import { CONDITION_FORMS, parseConditions } from './whereConditions.js';
 
@@ -46,8 +46,10 @@ export function registerWhere(program: Command): void {
   command.action((model: string, conditionTexts: string[], options: WhereOptions) =>
     runClientCommand(command, async (connection) => {
       const limit =
-        options.limit === undefined ? Infinity : integerArgument(options.limit, '--limit', 1);
-      const pageSize = integerArgument(options.pageSize, '--page-size', 1);
+        options.limit === undefined
+          ? Infinity
+          : integerArgument(options.limit, '--limit', 1, Number.MAX_SAFE_INTEGER);
+      const pageSize = integerArgument(options.pageSize, '--page-size', 1, UINT32_MAX);
       const index = await indexDefinition(connection, model, options.index);
       const conditions = parseConditions(conditionTexts, index);
       let printed = 0;
