@@ -115,6 +115,7 @@ describe('shameless client commands', function () {
           expect(result.stdout).to.include(option);
         }
         expect(result.stdout).to.include('SHAMELESS_ADDRESS');
+        expect(result.stdout).to.include('SHAMELESS_CLIENT_TLS_CERT');
       });
     }
   });

@@ -68,14 +68,17 @@ describe('shameless client commands over TLS', function () {
     expect(JSON.parse(result.stdout).shardsCount).to.equal(4);
   });
 
-  it('the TLS files also come from the environment', async () => {
+  it("the TLS files also come from the environment, under names apart from serve's", async () => {
     const { paths } = certificates;
     const result = await runCommand(['describe'], {
       env: {
         SHAMELESS_ADDRESS: address,
-        SHAMELESS_TLS_CA: paths.ca,
-        SHAMELESS_TLS_CERT: paths.clientCert,
-        SHAMELESS_TLS_KEY: paths.clientKey,
+        SHAMELESS_CLIENT_TLS_CA: paths.ca,
+        SHAMELESS_CLIENT_TLS_CERT: paths.clientCert,
+        SHAMELESS_CLIENT_TLS_KEY: paths.clientKey,
+        // What a shell that also runs `shameless serve` exports: the server's own pair.
+        SHAMELESS_TLS_CERT: paths.serverCert,
+        SHAMELESS_TLS_KEY: paths.serverKey,
       },
     });
     expect(result.code, result.stderr).to.equal(0);

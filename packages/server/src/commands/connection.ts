@@ -1,5 +1,7 @@
 // The client commands' connection: the common options (address, token, TLS, deadline) and a
-// Store client built from them with the generated grpc-js client.
+// Store client built from them with the generated grpc-js client. The TLS variables are
+// SHAMELESS_CLIENT_TLS_*: serve's SHAMELESS_TLS_CERT/KEY, exported in the same shell, are the
+// server's own certificate, which a client must not present.
 import { readFileSync } from 'node:fs';
 import {
   type CallOptions,
@@ -44,17 +46,19 @@ export function addConnectionOptions(command: Command): Command {
     .addOption(new Option('--tls', 'use TLS, trusting the system CAs (implied by --tls-ca)'))
     .addOption(
       new Option('--tls-ca <file>', 'PEM file of the CA that signed the server certificate').env(
-        'SHAMELESS_TLS_CA',
+        'SHAMELESS_CLIENT_TLS_CA',
       ),
     )
     .addOption(
       new Option(
         '--tls-cert <file>',
         'PEM client certificate, for mutual TLS (with --tls-key)',
-      ).env('SHAMELESS_TLS_CERT'),
+      ).env('SHAMELESS_CLIENT_TLS_CERT'),
     )
     .addOption(
-      new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('SHAMELESS_TLS_KEY'),
+      new Option('--tls-key <file>', 'PEM private key of --tls-cert').env(
+        'SHAMELESS_CLIENT_TLS_KEY',
+      ),
     )
     .addOption(
       new Option(
