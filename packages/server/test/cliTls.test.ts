@@ -49,11 +49,11 @@ describe('shameless client commands over TLS', function () {
   });
 
   /** `describe` over mutual TLS, trusting `ca` for the server. */
-  const describeTrusting = (ca: string) =>
+  const describeTrusting = (ca: string, at = address) =>
     runCommand([
       'describe',
       '--address',
-      address,
+      at,
       '--tls-ca',
       ca,
       '--tls-cert',
@@ -61,6 +61,9 @@ describe('shameless client commands over TLS', function () {
       '--tls-key',
       certificates.paths.clientKey,
     ]);
+
+  /** The misleading hint of a refused handshake: it reads as if the server were down. */
+  const SERVER_DOWN = /is a server running|partitions may be down/;
 
   it('describe works with --tls-ca and a client certificate (mutual TLS)', async () => {
     const result = await describeTrusting(certificates.paths.ca);
@@ -84,16 +87,78 @@ describe('shameless client commands over TLS', function () {
     expect(result.code, result.stderr).to.equal(0);
   });
 
-  it('a server signed by a CA the client does not trust is refused: UNAVAILABLE, exit 1', async () => {
+  it('calls an IP address without a TLS server name, so Node prints no DEP0123 warning', async () => {
+    const ip = address.replace(/^localhost:/, '127.0.0.1:');
+    const result = await describeTrusting(certificates.paths.ca, ip);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stderr).not.to.include('DEP0123');
+  });
+
+  it('a server signed by a CA the client does not trust is refused: UNAVAILABLE, a hint at --tls-ca, exit 1', async () => {
     const result = await describeTrusting(certificates.paths.otherCa);
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
+    expect(result.stderr).to.include(
+      "hint: the server's certificate is not trusted: pass --tls-ca",
+    );
+    expect(result.stderr).not.to.match(SERVER_DOWN);
     expect(result.stderr).not.to.match(/\n\s+at /);
   });
 
-  it('without TLS flags the TLS endpoint is not reached: UNAVAILABLE, exit 1', async () => {
+  it('without a client certificate: the refusal in plain words, a hint at --tls-cert, no OpenSSL string', async () => {
+    const result = await runCommand([
+      'describe',
+      '--address',
+      address,
+      '--tls-ca',
+      certificates.paths.ca,
+    ]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.include('TLS handshake failed: tlsv13 alert certificate required');
+    expect(result.stderr).not.to.match(/SSL routines|openssl|\.c:\d+/);
+    expect(result.stderr).to.include(
+      'hint: the server requires a client certificate: pass --tls-cert',
+    );
+    expect(result.stderr).not.to.match(SERVER_DOWN);
+  });
+
+  it('a client certificate the server refuses: a hint at --tls-cert and its --tls-client-ca', async () => {
+    const { paths } = certificates;
+    // A server certificate, not a client one: the endpoint hangs up after the handshake.
+    const result = await runCommand([
+      'describe',
+      '--address',
+      address,
+      '--tls-ca',
+      paths.ca,
+      '--tls-cert',
+      paths.serverCert,
+      '--tls-key',
+      paths.serverKey,
+    ]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.match(/hint: .*--tls-cert .*--tls-client-ca/);
+    expect(result.stderr).not.to.match(SERVER_DOWN);
+  });
+
+  it('TLS to a server without TLS: a hint to leave out the TLS flags', async () => {
+    const result = await runCommand([
+      'describe',
+      '--address',
+      store.address,
+      '--tls-ca',
+      certificates.paths.ca,
+    ]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.include(`hint: the server at ${store.address} does not speak TLS`);
+    expect(result.stderr).not.to.match(/SSL routines|\.c:\d+/);
+  });
+
+  it('without TLS flags the TLS endpoint is not reached: UNAVAILABLE, a hint at --tls, exit 1', async () => {
     const result = await runCommand(['describe', '--address', address]);
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/^shameless: UNAVAILABLE: /);
+    expect(result.stderr).to.include('if it serves TLS, pass --tls');
+    expect(result.stderr).not.to.match(SERVER_DOWN);
   });
 });

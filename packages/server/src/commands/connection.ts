@@ -15,6 +15,7 @@ import {
 import { StoreClient } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { INT32_MAX, integerArgument } from './integerArgument.js';
+import { tlsCredentials } from './tlsCredentials.js';
 import { UsageError } from './usageError.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:50051';
@@ -135,19 +136,23 @@ export class StoreConnection {
   }
 }
 
+/** Whether the command's options ask for TLS: --tls, or any TLS file. */
+export function usesTls(options: ConnectionOptionValues): boolean {
+  return Boolean(options.tls || options.tlsCa || options.tlsCert || options.tlsKey);
+}
+
 function channelCredentials(options: ConnectionOptionValues): ChannelCredentials {
-  const tls = options.tls || options.tlsCa || options.tlsCert || options.tlsKey;
-  if (!tls) return credentials.createInsecure();
+  if (!usesTls(options)) return credentials.createInsecure();
   if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) {
     throw new UsageError(
       '--tls-cert and --tls-key go together: give both for mutual TLS, or neither',
     );
   }
-  return credentials.createSsl(
-    options.tlsCa ? readPem(options.tlsCa, '--tls-ca') : null,
-    options.tlsKey ? readPem(options.tlsKey, '--tls-key') : null,
-    options.tlsCert ? readPem(options.tlsCert, '--tls-cert') : null,
-  );
+  return tlsCredentials({
+    ca: options.tlsCa ? readPem(options.tlsCa, '--tls-ca') : undefined,
+    key: options.tlsKey ? readPem(options.tlsKey, '--tls-key') : undefined,
+    cert: options.tlsCert ? readPem(options.tlsCert, '--tls-cert') : undefined,
+  });
 }
 
 function readPem(path: string, flag: string): Buffer {

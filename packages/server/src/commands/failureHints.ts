@@ -1,0 +1,45 @@
+// What to do next after a failed call, by its gRPC status: the hint line the client commands
+// print under the status and details.
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { tlsFailureHint } from './tlsFailure.js';
+
+/** What the hints may name: the command's options as given. */
+export interface HintContext {
+  address: string;
+  deadlineMs: string;
+  /** Whether the command asked for TLS. */
+  tls: boolean;
+}
+
+export function hintFor(error: ServiceError, context: HintContext): string | undefined {
+  const field = error.metadata?.get('shameless-field')[0];
+  switch (error.code) {
+    case status.UNAVAILABLE:
+      return (
+        tlsFailureHint(error.details, context.address, context.tls) ??
+        `is a server running at ${context.address}? Start one with \`shameless serve\`, or point ` +
+          '--address (or SHAMELESS_ADDRESS) at it; if it is running, one of its MySQL partitions may be down'
+      );
+    case status.DEADLINE_EXCEEDED:
+      return `the call took longer than --deadline-ms ${context.deadlineMs}; raise it, or narrow the request`;
+    case status.UNAUTHENTICATED:
+    case status.PERMISSION_DENIED:
+      return 'pass a token the server accepts with --token (or SHAMELESS_TOKEN)';
+    case status.INVALID_ARGUMENT:
+      return typeof field === 'string'
+        ? `fix the request field ${field}; \`shameless <command> --help\` shows the forms accepted`
+        : '`shameless <command> --help` shows the forms accepted';
+    case status.NOT_FOUND:
+      return '`shameless describe` lists the models, their indices and cells';
+    case status.FAILED_PRECONDITION:
+      return '`shameless describe` shows the stored definition; indices of a defined model cannot change';
+    case status.RESOURCE_EXHAUSTED:
+      return 'the server is overloaded; retry after a moment';
+    case status.UNIMPLEMENTED:
+      return `is ${context.address} a Shameless server of this version?`;
+    case status.INTERNAL:
+      return 'a server bug; the server log has the details';
+    default:
+      return undefined;
+  }
+}
