@@ -178,6 +178,19 @@ describe('shameless client commands', function () {
       expect(cell.body.big).to.equal(9007199254740993n);
     });
 
+    it("a cell past grpc-js's 4 MiB default goes in and comes out (put, get, where)", async () => {
+      const blob = 'x'.repeat(5_000_000);
+      const put = await shameless(['put', 'rate', '-'], rate(47, 'large', `"blob": "${blob}"`));
+      expect(put.code, put.stderr).to.equal(0);
+      const { uuid } = lines(put.stdout)[0] as { uuid: string };
+      const get = await shameless(['get', 'rate', uuid]);
+      expect(get.code, get.stderr).to.equal(0);
+      expect((lines(get.stdout)[0] as { body: { blob: string } }).body.blob).to.equal(blob);
+      const where = await shameless(['where', 'rate', 'hotel_id=47']);
+      expect(where.code, where.stderr).to.equal(0);
+      expect(lines(where.stdout)).to.have.length(1);
+    });
+
     it('put reads values from stdin with -, and updates the record found by its primary fields', async () => {
       const values = rate(42, 'single', '"price": 100');
       const first = await shameless(['put', 'rate', '-'], values);
@@ -455,6 +468,36 @@ describe('shameless client commands', function () {
         expect(result.stderr, args.join(' ')).not.to.include('INTERNAL');
         expectNoStack(result);
       }
+    });
+
+    it('a request past the server message limit: RESOURCE_EXHAUSTED, a hint at the limit, not at retrying', async () => {
+      const body = rate(48, 'huge', `"blob": "${'x'.repeat(17 * 1024 * 1024)}"`);
+      const result = await shameless(['put', 'rate', '-'], body);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(
+        /^shameless: RESOURCE_EXHAUSTED: Received message larger than max/,
+      );
+      expect(result.stderr).to.include('the --max-message-bytes of `shameless serve`');
+      expect(result.stderr).to.include('maxCellBytes in `shameless describe`');
+      expect(result.stderr).not.to.include('retry after a moment');
+    });
+
+    it('an answer past it: a hint to ask for less at once (--page-size)', async () => {
+      const blob = 'x'.repeat(5_000_000);
+      for (const room of ['a', 'b', 'c', 'd']) {
+        const put = await shameless(['put', 'rate', '-'], rate(49, room, `"blob": "${blob}"`));
+        expect(put.code, put.stderr).to.equal(0);
+      }
+      const result = await shameless(['where', 'rate', 'hotel_id=49']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(
+        /^shameless: RESOURCE_EXHAUSTED: Sent message larger than max/,
+      );
+      expect(result.stderr).to.include('a smaller --page-size');
+      expect(result.stderr).not.to.include('retry after a moment');
+      const paged = await shameless(['where', 'rate', 'hotel_id=49', '--page-size', '2']);
+      expect(paged.code, paged.stderr).to.equal(0);
+      expect(lines(paged.stdout)).to.have.length(4);
     });
 
     it('a deadline too short: DEADLINE_EXCEEDED with a hint to raise --deadline-ms', async () => {

@@ -99,7 +99,11 @@ export class StoreConnection {
     this.deadlineMs = deadlineMs;
     this.streamDeadline = deadlineGiven;
     this.token = options.token;
-    this.client = new StoreClient(options.address, channelCredentials(options));
+    // grpc-js refuses answers over 4 MiB by default, though a cell may be larger; the server
+    // bounds what it sends (serve --max-message-bytes), so the client takes whatever comes.
+    this.client = new StoreClient(options.address, channelCredentials(options), {
+      'grpc.max_receive_message_length': -1,
+    });
   }
 
   /** One unary call with the token and the deadline. */

@@ -34,7 +34,7 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     case status.FAILED_PRECONDITION:
       return '`shameless describe` shows the stored definition; indices of a defined model cannot change';
     case status.RESOURCE_EXHAUSTED:
-      return 'the server is overloaded; retry after a moment';
+      return messageSizeHint(error.details) ?? 'the server is overloaded; retry after a moment';
     case status.UNIMPLEMENTED:
       return `is ${context.address} a Shameless server of this version?`;
     case status.INTERNAL:
@@ -42,4 +42,21 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     default:
       return undefined;
   }
+}
+
+/**
+ * grpc-js's refusal of a message past the server's --max-message-bytes (the client takes any
+ * size): "Received" is the request, "Sent" the server's answer. Retrying sends the same again.
+ */
+function messageSizeHint(details: string): string | undefined {
+  const match = /(Received|Sent) message larger than max \((\d+) vs\.? (\d+)\)/.exec(details);
+  if (!match) return undefined;
+  const [, direction, size, limit] = match as unknown as [string, string, string, string];
+  const limitText = `${limit} bytes, the --max-message-bytes of \`shameless serve\``;
+  return direction === 'Received'
+    ? `the request (${size} bytes) is larger than the server accepts (${limitText}); a cell body ` +
+        "may be at most the store's largest cell (maxCellBytes in `shameless describe`), so " +
+        'retrying cannot help: send less'
+    : `the answer (${size} bytes) is larger than the server sends (${limitText}); retrying ` +
+        'cannot help: ask for less at once (a smaller --page-size or fewer --cell)';
 }
