@@ -36,6 +36,31 @@ const boolean = (value: string): boolean => {
   if (['false', '0', 'no', 'off'].includes(word)) return false;
   throw new Error(`expected true or false, got ${JSON.stringify(value)}`);
 };
+// host:port, the host a name, an IPv4 address or a bracketed IPv6 one. Checked here so that a
+// typo is named as the flag's, not met later as a bind error or the loopback rule's refusal.
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
+const hostPort =
+  (others: { empty?: boolean; grpcForms?: boolean } = {}) =>
+  (value: string): string => {
+    if (others.empty && value === '') return value;
+    // What grpc-js binds besides: a Unix socket, and host:port after a resolver scheme.
+    if (others.grpcForms && /^unix(-abstract)?:./.test(value)) return value;
+    const address = others.grpcForms ? value.replace(/^(dns|ipv4|ipv6):(\/\/\/)?/, '') : value;
+    const match = HOST_PORT.exec(address);
+    if (!match || Number(match[2]) > 65535) {
+      throw new Error(
+        `expected host:port with a port from 0 to 65535 (e.g. 127.0.0.1:50051), got ${JSON.stringify(value)}`,
+      );
+    }
+    return value;
+  };
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const logLevel = (value: string): string => {
+  if (!LOG_LEVELS.includes(value)) {
+    throw new Error(`expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+};
 const urlList = (value: string) =>
   value
     .split(',')
@@ -82,9 +107,10 @@ export const SETTINGS = {
     scope: 'server',
     flag: '--listen <host:port>',
     env: 'SHAMELESS_LISTEN',
-    description: 'address the gRPC server binds (port 0: any free port)',
+    description:
+      'address the gRPC server binds: host:port (port 0: any free port), or unix:PATH for a Unix socket',
     defaultValue: '127.0.0.1:50051',
-    parse: text,
+    parse: hostPort({ grpcForms: true }),
   },
   tlsCert: {
     scope: 'server',
@@ -326,17 +352,18 @@ export const SETTINGS = {
     flag: '--metrics-listen <host:port>',
     env: 'SHAMELESS_METRICS_LISTEN',
     description:
-      'address of an HTTP server answering GET /metrics in the Prometheus text format; empty for none',
+      'address (host:port) of an HTTP server answering GET /metrics in the Prometheus text format; empty for none',
     defaultValue: '',
-    parse: text,
+    parse: hostPort({ empty: true }),
   },
   logLevel: {
     scope: 'server',
     flag: '--log-level <level>',
     env: 'SHAMELESS_LOG_LEVEL',
-    description: 'fatal, error, warn, info, debug (adds an access log line per call) or silent',
+    description:
+      'fatal, error, warn, info, debug (adds an access log line per call), trace or silent',
     defaultValue: 'info',
-    parse: text,
+    parse: logLevel,
   },
 } satisfies Record<string, SettingDefinition<unknown>>;
 

@@ -1,8 +1,9 @@
 // The client commands of the real `shameless` binary against a real server over a real MariaDB:
 // what each prints, exact 64-bit integers both ways, the token, and failures as status, details
 // and a hint with a non-zero exit and no stack trace.
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -11,7 +12,7 @@ import { Unpackr } from 'msgpackr';
 import { parseExactJson } from '../src/commands/exactJson.js';
 import { StatusError } from '../src/grpc/statusError.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
-import { type CommandResult, runCommand, startCommand } from './support/serverProcess.js';
+import { CLI, type CommandResult, runCommand, startCommand } from './support/serverProcess.js';
 import { RATE_MODEL, type StoreFixture, startStoreFixture } from './support/storeFixture.js';
 
 const TOKEN = 'cli-test-s3cret';
@@ -92,6 +93,25 @@ describe('shameless client commands', function () {
         expect(result.stderr, args.join(' ')).to.include(message);
         expectNoStack(result);
       }
+    });
+
+    it('before `pnpm build`, says to run it instead of printing ERR_MODULE_NOT_FOUND', async () => {
+      // The bin script alone, without the dist/ it loads: a checkout not built yet.
+      const checkout = mkdtempSync(join(tmpdir(), 'shameless-unbuilt-'));
+      mkdirSync(join(checkout, 'bin'));
+      copyFileSync(CLI, join(checkout, 'bin', 'shameless.js'));
+      const child = spawnSync(
+        process.execPath,
+        [join(checkout, 'bin', 'shameless.js'), 'describe'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(child.status).to.equal(1);
+      expect(child.stderr).to.include('shameless: the CLI is not built');
+      expect(child.stderr).to.include('Run `pnpm build` at the repository root');
+      expect(child.stderr).not.to.include('ERR_MODULE_NOT_FOUND');
+      expect(child.stderr).not.to.match(/\n\s+at /);
     });
 
     it('prints its version from package.json', async () => {

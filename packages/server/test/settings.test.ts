@@ -36,6 +36,38 @@ describe('settings (pure)', () => {
     expect(() => resolveSettings({}, {}, { graceMs: -1 })).to.throw(/^config key graceMs:/);
   });
 
+  it('takes --listen as host:port (or a Unix socket) and --log-level as a pino level, refusing others', () => {
+    for (const listen of [
+      '127.0.0.1:0',
+      'localhost:65535',
+      '[::1]:50051',
+      'dns:host:1',
+      'unix:/s',
+    ]) {
+      expect(resolveSettings({ listen }, {}, {}).listen).to.equal(listen);
+    }
+    for (const listen of [
+      'nonsense',
+      '127.0.0.1:99999',
+      '127.0.0.1:',
+      ':50051',
+      'a b:1',
+      '::1:1',
+    ]) {
+      expect(() => resolveSettings({ listen }, {}, {}), listen).to.throw(
+        /^--listen: expected host:port with a port from 0 to 65535/,
+      );
+    }
+    expect(resolveSettings({}, { SHAMELESS_METRICS_LISTEN: '' }, {}).metricsListen).to.equal('');
+    expect(() => resolveSettings({ metricsListen: 'unix:/s' }, {}, {})).to.throw(
+      /^--metrics-listen: expected host:port/,
+    );
+    expect(resolveSettings({ logLevel: 'trace' }, {}, {}).logLevel).to.equal('trace');
+    expect(() => resolveSettings({}, { SHAMELESS_LOG_LEVEL: 'verbose' }, {})).to.throw(
+      /^SHAMELESS_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"/,
+    );
+  });
+
   it('gives serve and plan one store shape: partitions, shards, namespace, created_at kind', () => {
     const settings = resolveSettings(
       { partitions: ['mysql://root@db:3306/a', 'mysql://root@db:3306/b'], shardsCount: 8 },

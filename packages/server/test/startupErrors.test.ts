@@ -1,5 +1,6 @@
-// Starting the server, as an operator meets it: a wrong MySQL password fails at once saying what
-// to check, a busy port is named with what to do, and stopping `pnpm start` stops the server.
+// Starting the server, as an operator meets it: a bad setting is named before anything starts, a
+// wrong MySQL password fails at once saying what to check, a busy port is named with what to do,
+// and stopping `pnpm start` stops the server.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -52,6 +53,24 @@ describe('shameless serve: startup errors', function () {
     expect(failed.output).not.to.include('not-the-password');
     expect(failed.output).not.to.include('waiting for partition');
     expect(failed.output).not.to.include('Is MySQL running');
+  });
+
+  it('a bad --listen, --metrics-listen or --log-level is refused before starting: exit 2, naming the flag', async () => {
+    const cases: [string[], string][] = [
+      [['--listen', 'nonsense'], '--listen: expected host:port with a port from 0 to 65535'],
+      [['--listen', '127.0.0.1:99999'], '--listen: expected host:port'],
+      [['--metrics-listen', '127.0.0.1:99999'], '--metrics-listen: expected host:port'],
+      [['--log-level', 'verbose'], '--log-level: expected one of fatal, error, warn, info, debug'],
+    ];
+    for (const [args, message] of cases) {
+      const failed = await runServerExpectingFailure(['--partition', databases.urls[0]!, ...args]);
+      expect(failed.code, args.join(' ')).to.equal(2);
+      expect(failed.output.trim().split('\n'), 'one line').to.have.length(1);
+      expect(failed.output, args.join(' ')).to.include(`shameless: ${message}`);
+      expect(failed.output, args.join(' ')).not.to.match(
+        /refusing to listen|options\.port|custom levels/,
+      );
+    }
   });
 
   it('a port in use is named, with what to do', async () => {

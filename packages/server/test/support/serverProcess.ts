@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ListeningProcess, startListeningProcess } from '@shameless/testkit';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/shameless.js');
+/** The `shameless` bin script. */
+export const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/shameless.js');
 
 export type ServerProcess = ListeningProcess;
 
