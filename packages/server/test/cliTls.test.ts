@@ -137,7 +137,7 @@ describe('shameless client commands over TLS', function () {
       paths.serverKey,
     ]);
     expect(result.code).to.equal(1);
-    expect(result.stderr).to.match(/hint: .*--tls-cert .*--tls-client-ca/);
+    expect(result.stderr, result.stderr).to.match(/hint: .*--tls-cert .*--tls-client-ca/);
     expect(result.stderr).not.to.match(SERVER_DOWN);
   });
 

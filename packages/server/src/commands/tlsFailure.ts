@@ -63,9 +63,10 @@ export function tlsFailureHint(details: string, address: string, tls: boolean): 
       "against the server's --tls-cert and --tls-client-ca"
     );
   }
-  // grpc-js's words when the connection closed before the server's first HTTP/2 frame: a TLS
-  // server hanging up on plaintext, or on a client certificate it refused after the handshake.
-  if (/Failed to connect/.test(details)) {
+  // The connection closed (grpc-js: "Failed to connect") or was reset before the server's first
+  // HTTP/2 frame: a TLS server hanging up on plaintext, or on a client certificate it refused
+  // after the handshake; which of the two words comes depends on timing.
+  if (/Failed to connect|ECONNRESET/.test(details)) {
     return tls
       ? `the server at ${address} closed the connection after the TLS handshake: it may refuse the ` +
           `client certificate, or want one; pass ${CLIENT_FILES} of a client certificate signed by ` +
