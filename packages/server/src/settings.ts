@@ -73,7 +73,7 @@ export const SETTINGS = {
     flag: '--partition <url...>',
     env: 'SHAMELESS_PARTITIONS',
     description:
-      'MySQL URL of each partition, in a fixed order (env: comma-separated); the database is created if missing',
+      'MySQL URL of each partition, in a fixed order (env: comma-separated); serve creates a database that is missing',
     defaultValue: ['mysql://root@127.0.0.1:3306/shameless'],
     parse: urlList,
   },

@@ -95,6 +95,10 @@ describe('shameless plan', function () {
     expect(result.stdout).to.include('--legacy-created-at-is-bigint');
     expect(result.stdout).to.match(/Exit code: 0 nothing to change; 3 changes listed/);
     expect(result.stdout, 'serving-only settings are not plan options').to.not.include('--listen');
+    // Help is wrapped to the terminal: compare words, not lines.
+    const words = result.stdout.replace(/\s+/g, ' ');
+    expect(words, 'plan creates nothing').not.to.include('created if missing');
+    expect(words).to.include('serve creates a database that is missing');
   });
 });
 
