@@ -268,6 +268,21 @@ describe('shameless client commands', function () {
       ]);
       expect(lines(limited.stdout)).to.have.length(3);
 
+      // --cell takes one name each time, so conditions may follow it.
+      const cells = await shameless([
+        'where',
+        'rate',
+        '--cell',
+        'meta',
+        '--cell',
+        'base',
+        'hotel_id=43',
+      ]);
+      expect(cells.code, cells.stderr).to.equal(0);
+      const [first] = lines(cells.stdout) as { cells: Record<string, unknown> }[];
+      expect(first!.cells).to.have.property('base');
+      expect(lines(cells.stdout)).to.have.length(5);
+
       const secondary = await shameless([
         'where',
         'rate',

@@ -34,7 +34,13 @@ export function registerWhere(program: Command): void {
       .argument('<model>', 'the model name')
       .argument('<condition...>', 'conditions on the index fields, ANDed')
       .addOption(new Option('--index <name>', 'a secondary index').default('primary'))
-      .addOption(new Option('--cell <name...>', 'cells to print for each record (default: base)'))
+      // One value per --cell: a variadic option would swallow the conditions after it.
+      .addOption(
+        new Option(
+          '--cell <name>',
+          'a cell to print for each record; repeat for more (default: base)',
+        ).argParser((name, names: string[] = []) => [...names, name]),
+      )
       .addOption(
         new Option('--order <order>', 'asc or desc').choices(['asc', 'desc']).default('asc'),
       )
