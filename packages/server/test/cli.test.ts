@@ -441,8 +441,19 @@ describe('shameless client commands', function () {
       ]);
       expect(result.code).to.equal(1);
       expect(result.stderr).to.match(/^shameless: INVALID_ARGUMENT: .*hotel_id/);
-      expect(result.stderr).to.include('hint: fix the request field');
+      expect(result.stderr).to.include(
+        'hint: fix <values> (sent as the request field values); `shameless put --help` shows',
+      );
       expectNoStack(result);
+    });
+
+    it('a value the server refuses is named as the flag it came from, with that command’s --help', async () => {
+      const result = await shameless(['where', 'rate', 'hotel_id=43', '--page-size', '20000']);
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.match(/^shameless: INVALID_ARGUMENT: limit: /);
+      expect(result.stderr).to.include('hint: fix --page-size (sent as the request field limit)');
+      expect(result.stderr).to.include('`shameless where --help`');
+      expect(result.stderr).not.to.include('<command>');
     });
 
     it('bad input is refused before any call, with exit 2', async () => {

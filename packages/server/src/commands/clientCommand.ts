@@ -4,13 +4,18 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import type { Command } from 'commander';
 import { type ConnectionOptionValues, StoreConnection, usesTls } from './connection.js';
-import { hintFor } from './failureHints.js';
+import { type HintContext, hintFor } from './failureHints.js';
 import { withoutOpensslNoise } from './tlsFailure.js';
 import { CLIENT_EXIT, UsageError } from './usageError.js';
 
-/** Runs `work` against the server the command's options name; sets the exit code. */
+/**
+ * Runs `work` against the server the command's options name; sets the exit code.
+ * `argumentOfField` names the command's argument behind each request field, so that a field the
+ * server refuses is named as the user typed it.
+ */
 export async function runClientCommand(
   command: Command,
+  argumentOfField: Readonly<Record<string, string>>,
   work: (connection: StoreConnection) => Promise<void>,
 ): Promise<void> {
   const options = command.opts<ConnectionOptionValues>();
@@ -22,7 +27,14 @@ export async function runClientCommand(
     );
     await work(connection);
   } catch (error) {
-    for (const line of failureLines(error, options)) console.error(line);
+    const context = {
+      command: command.name(),
+      address: options.address,
+      deadlineMs: options.deadlineMs,
+      tls: usesTls(options),
+      argumentOfField,
+    };
+    for (const line of failureLines(error, context)) console.error(line);
     process.exitCode = error instanceof UsageError ? CLIENT_EXIT.usage : CLIENT_EXIT.failed;
   } finally {
     connection?.close();
@@ -37,17 +49,11 @@ function isServiceError(error: unknown): error is ServiceError {
   );
 }
 
-function failureLines(error: unknown, options: ConnectionOptionValues): string[] {
+function failureLines(error: unknown, context: HintContext): string[] {
   if (error instanceof UsageError) return [`shameless: ${error.message}`];
   if (!isServiceError(error)) return [`shameless: ${(error as Error).message ?? String(error)}`];
   const name = status[error.code] ?? `status ${error.code}`;
   const details = withoutOpensslNoise(error.details).trim() || '(no details)';
-  const lines = [`shameless: ${name}: ${details}`];
-  const hint = hintFor(error, {
-    address: options.address,
-    deadlineMs: options.deadlineMs,
-    tls: usesTls(options),
-  });
-  if (hint) lines.push(`hint: ${hint}`);
-  return lines;
+  const hint = hintFor(error, context);
+  return [`shameless: ${name}: ${details}`, ...(hint ? [`hint: ${hint}`] : [])];
 }

@@ -7,6 +7,9 @@ import { addConnectionOptions } from './connection.js';
 import { MODEL_FILE_HELP } from './plan.js';
 import { UsageError } from './usageError.js';
 
+/** Where each DefineModelRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = { model: '--file' };
+
 export function registerDefine(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -21,7 +24,7 @@ export function registerDefine(program: Command): void {
       .addOption(new Option('--file <model.json>', 'the model file').makeOptionMandatory()),
   );
   command.action((options: { file: string }) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       let definition;
       try {
         definition = readModelDefinition(options.file);

@@ -15,7 +15,7 @@ export function registerDescribe(program: Command): void {
       ),
   );
   command.action(() =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, {}, async (connection) => {
       const response = await connection.unary(connection.client.describeStore, {});
       // Proto JSON leaves out zero values; a partition's index 0 and shard 0 are worth showing.
       const json = {

@@ -3,12 +3,16 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { tlsFailureHint } from './tlsFailure.js';
 
-/** What the hints may name: the command's options as given. */
+/** What the hints may name: the command and its options as given. */
 export interface HintContext {
+  /** The subcommand, e.g. `where`. */
+  command: string;
   address: string;
   deadlineMs: string;
   /** Whether the command asked for TLS. */
   tls: boolean;
+  /** The command's argument or flag behind each top-level request field, e.g. limit: --page-size. */
+  argumentOfField: Readonly<Record<string, string>>;
 }
 
 export function hintFor(error: ServiceError, context: HintContext): string | undefined {
@@ -25,10 +29,10 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     case status.UNAUTHENTICATED:
     case status.PERMISSION_DENIED:
       return 'pass a token the server accepts with --token (or SHAMELESS_TOKEN)';
-    case status.INVALID_ARGUMENT:
-      return typeof field === 'string'
-        ? `fix the request field ${field}; \`shameless <command> --help\` shows the forms accepted`
-        : '`shameless <command> --help` shows the forms accepted';
+    case status.INVALID_ARGUMENT: {
+      const help = `\`shameless ${context.command} --help\` shows the forms accepted`;
+      return typeof field === 'string' ? `${fixField(field, context)}; ${help}` : help;
+    }
     case status.NOT_FOUND:
       return '`shameless describe` lists the models, their indices and cells';
     case status.FAILED_PRECONDITION:
@@ -42,6 +46,14 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     default:
       return undefined;
   }
+}
+
+/** The server names a request field (`limit`, `conditions[1].values`); the user typed a flag. */
+function fixField(field: string, context: HintContext): string {
+  const argument = context.argumentOfField[field.split(/[.[]/)[0]!];
+  return argument
+    ? `fix ${argument} (sent as the request field ${field})`
+    : `fix the request field ${field}`;
 }
 
 /**

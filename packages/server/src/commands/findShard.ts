@@ -6,6 +6,9 @@ import { addConnectionOptions } from './connection.js';
 import { bigintArgument } from './integerArgument.js';
 import { UsageError } from './usageError.js';
 
+/** Where each FindShardRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = { value: '--value', uuid: '--uuid' };
+
 export function registerFindShard(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -20,7 +23,7 @@ export function registerFindShard(program: Command): void {
       .addOption(new Option('--uuid <uuid>', "a record's UUID").conflicts('value')),
   );
   command.action((options: { value?: string; uuid?: string }) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       const response = await connection.unary(connection.client.findShard, keyOf(options));
       console.log(JSON.stringify({ shard: response.shard, partition: response.partition }));
     }),

@@ -6,6 +6,14 @@ import { addConnectionOptions } from './connection.js';
 import { stringifyExactJson } from './exactJson.js';
 import { INT32_MAX, integerArgument } from './integerArgument.js';
 
+/** Where each GetCellRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = {
+  model: '<model>',
+  uuid: '<uuid>',
+  cell: '--cell',
+  ref_key: '--ref-key',
+};
+
 export function registerGet(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -24,7 +32,7 @@ export function registerGet(program: Command): void {
       ),
   );
   command.action((model: string, uuid: string, options: { cell: string; refKey?: string }) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       const refKey =
         options.refKey === undefined
           ? undefined

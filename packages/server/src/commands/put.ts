@@ -8,6 +8,13 @@ import { addConnectionOptions } from './connection.js';
 import { JsonSyntaxError, parseExactJson, stringifyExactJson } from './exactJson.js';
 import { UsageError } from './usageError.js';
 
+/** Where each PutRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = {
+  model: '<model>',
+  values: '<values>',
+  request_id: '--request-id',
+};
+
 export function registerPut(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -30,7 +37,7 @@ export function registerPut(program: Command): void {
       ),
   );
   command.action((model: string, valuesText: string, options: { requestId?: string }) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       const values = parseValues(valuesText === '-' ? readFileSync(0, 'utf8') : valuesText);
       const response = await connection.unary(connection.client.put, {
         model,

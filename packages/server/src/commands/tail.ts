@@ -17,6 +17,14 @@ interface TailOptions {
   progressMs: string;
 }
 
+/** Where each EachRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = {
+  model: '<model>',
+  shards: '--shard',
+  cursors: '--cursor',
+  batch_size: '--batch-size',
+};
+
 export function registerTail(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -51,7 +59,7 @@ export function registerTail(program: Command): void {
       ),
   );
   command.action((model: string, options: TailOptions) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       const shard = integerArgument(options.shard, '--shard', 0, UINT32_MAX);
       const progressMs = integerArgument(
         options.progressMs,

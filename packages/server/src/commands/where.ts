@@ -19,6 +19,15 @@ interface WhereOptions {
   pageSize: string;
 }
 
+/** Where each WhereRequest field comes from, for the hint when the server refuses one. */
+const ARGUMENT_OF_FIELD = {
+  model: '<model>',
+  index: '--index',
+  conditions: '<condition...>',
+  cells: '--cell',
+  limit: '--page-size',
+};
+
 export function registerWhere(program: Command): void {
   const command = addConnectionOptions(
     program
@@ -46,11 +55,14 @@ export function registerWhere(program: Command): void {
       )
       .addOption(new Option('--limit <n>', 'stop after this many records (default: all)'))
       .addOption(
-        new Option('--page-size <n>', 'records per request (at most 10000)').default('1000'),
+        new Option(
+          '--page-size <n>',
+          "records per request (at most the server's --max-page-records, 10000 by default)",
+        ).default('1000'),
       ),
   );
   command.action((model: string, conditionTexts: string[], options: WhereOptions) =>
-    runClientCommand(command, async (connection) => {
+    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
       const limit =
         options.limit === undefined
           ? Infinity
