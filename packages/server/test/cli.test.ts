@@ -6,9 +6,10 @@ import { once } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { Unpackr } from 'msgpackr';
+import { hintFor } from '../src/commands/failureHints.js';
 import { parseExactJson } from '../src/commands/exactJson.js';
 import { StatusError } from '../src/grpc/statusError.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
@@ -528,22 +529,31 @@ describe('shameless client commands', function () {
       expect(result.stderr).not.to.include('retry after a moment');
     });
 
-    it('an answer past it: a hint to ask for less at once (--page-size)', async () => {
+    it('an answer past it comes page by page; one the server cannot cut: a hint to ask for less', async () => {
       const blob = 'x'.repeat(5_000_000);
       for (const room of ['a', 'b', 'c', 'd']) {
         const put = await shameless(['put', 'rate', '-'], rate(49, room, `"blob": "${blob}"`));
         expect(put.code, put.stderr).to.equal(0);
       }
+      // 20 MB of records: the server ends each page within its largest message.
       const result = await shameless(['where', 'rate', 'hotel_id=49']);
-      expect(result.code).to.equal(1);
-      expect(result.stderr).to.match(
-        /^shameless: RESOURCE_EXHAUSTED: Sent message larger than max/,
-      );
-      expect(result.stderr).to.include('a smaller --page-size');
-      expect(result.stderr).not.to.include('retry after a moment');
-      const paged = await shameless(['where', 'rate', 'hotel_id=49', '--page-size', '2']);
-      expect(paged.code, paged.stderr).to.equal(0);
-      expect(lines(paged.stdout)).to.have.length(4);
+      expect(result.code, result.stderr).to.equal(0);
+      expect(lines(result.stdout)).to.have.length(4);
+      const refused = Object.assign(new Error(), {
+        code: status.RESOURCE_EXHAUSTED,
+        details:
+          "the answer would exceed 16777216 bytes (its message would be larger than the server's largest message: 16800000 bytes or more); ask for fewer cells of each record",
+        metadata: new Metadata(),
+      });
+      const hint = hintFor(refused as ServiceError, {
+        command: 'where',
+        address: '127.0.0.1:1',
+        deadlineMs: '1000',
+        tls: false,
+        argumentOfField: {},
+      });
+      expect(hint).to.include('fewer --cell');
+      expect(hint).not.to.include('retry after a moment');
     });
 
     it('a deadline too short: DEADLINE_EXCEEDED with a hint to raise --deadline-ms', async () => {

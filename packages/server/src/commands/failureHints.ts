@@ -61,6 +61,10 @@ function fixField(field: string, context: HintContext): string {
  * size): "Received" is the request, "Sent" the server's answer. Retrying sends the same again.
  */
 function messageSizeHint(details: string): string | undefined {
+  // The server's own refusal of an answer it could not cut (a record whose cells alone exceed).
+  if (/^the answer would exceed \d+ bytes/.test(details)) {
+    return 'retrying cannot help: ask for less at once (fewer --cell, or a smaller --page-size)';
+  }
   const match = /(Received|Sent) message larger than max \((\d+) vs\.? (\d+)\)/.exec(details);
   if (!match) return undefined;
   const [, direction, size, limit] = match as unknown as [string, string, string, string];
