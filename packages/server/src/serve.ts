@@ -94,7 +94,6 @@ export async function serve(settings: Settings): Promise<void> {
     const metricsHost = settings.metricsListen.replace(/:\d+$/, '');
     logger.info('metrics', { url: `http://${metricsHost}:${metrics.port}/metrics` });
   }
-  console.log(`shameless listening on ${host}:${server.port}`);
   const memoryRelease = new MemoryRelease();
   memoryRelease.start();
 
@@ -102,14 +101,24 @@ export async function serve(settings: Settings): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal, graceMs: settings.graceMs });
-    memoryRelease.stop();
-    await server.shutdown(settings.graceMs);
-    await metrics?.close();
-    await engine.close();
-    logger.info('stopped');
-    process.exit(0);
+    // Later signals are ignored once a shutdown began: whatever fails, the process ends.
+    let code = 0;
+    try {
+      logger.info('shutting down', { signal, graceMs: settings.graceMs });
+      memoryRelease.stop();
+      await server.shutdown(settings.graceMs);
+      await metrics?.close();
+      await engine.close();
+      logger.info('stopped');
+    } catch (error) {
+      code = 1;
+      logger.error('shutdown failed', { error: (error as Error).message });
+    } finally {
+      process.exit(code);
+    }
   };
+  // Before the line scripts wait for: a SIGTERM right after it must find the handler.
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  console.log(`shameless listening on ${host}:${server.port}`);
 }

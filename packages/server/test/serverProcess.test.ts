@@ -130,6 +130,27 @@ describe('shameless serve (process)', function () {
     api.close();
   });
 
+  it('on SIGTERM: exits though its stdout and stderr are pipes whose reader went away', async () => {
+    // As `shameless serve 2>&1 | head -3` leaves it: the shutdown's log lines cannot be
+    // written. The signal comes as soon as the listening line is read.
+    const server = await startServerProcess([
+      ...partitionArgs(),
+      '--shards-count',
+      '4',
+      '--log-level',
+      'info',
+    ]);
+    server.process.stdout!.destroy();
+    server.process.stderr!.destroy();
+    server.process.kill('SIGTERM');
+    const outcome = await Promise.race([
+      server.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000)),
+    ]);
+    if (outcome === 'still running after 10 s') server.process.kill('SIGKILL');
+    expect(outcome).to.equal(0);
+  });
+
   it('on SIGTERM: ends health Watch streams after NOT_SERVING and exits without waiting out the grace', async function () {
     // Waiting out the 60 s grace would fail this test by its timeout.
     this.timeout(30_000);
