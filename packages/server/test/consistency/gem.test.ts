@@ -512,6 +512,28 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     });
   });
 
+  it('tells request ids apart by case in the gem’s tables, whatever their collation', async () => {
+    // The gem's tables take the database's collation (here utf8mb4_general_ci, case-blind);
+    // the request_id column added to them must compare ids exactly.
+    const write = (requestId: string, note: string) =>
+      store.api.writeCell({
+        model: 'rate',
+        uuid: C.uuid,
+        cell: 'meta',
+        body: pack({ note }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId,
+      });
+    const id = newRequestId('Case');
+    const upper = await write(id, 'upper');
+    const lower = await write(id.toLowerCase(), 'lower');
+    expect(lower.replayed).to.equal(false);
+    expect(lower.cell!.refKey).to.equal(upper.cell!.refKey + 1);
+    const again = await write(id, 'upper again');
+    expect(again.replayed).to.equal(true);
+    expect(again.cell!.id).to.equal(upper.cell!.id);
+  });
+
   it('keeps the bytes of the values the gem wrote through a server merge (a Ruby float stays a float)', async () => {
     // What Ruby's MessagePack writes for {"net_rate" => 120.0, "big" => 2**40, ...}: a float64
     // and a uint64, which a decode and encode in JavaScript would turn into other encodings.

@@ -33,7 +33,9 @@ export function createContentTableSql(table: string, createdAt: CreatedAtKind): 
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
 
+// The column's own collation: the gem's tables take their database's, often case-blind
+// (utf8mb4_general_ci), where request ids differing only in case would collide.
 export function addRequestIdColumnSql(table: string): string {
-  return `ALTER TABLE \`${table}\` ADD COLUMN \`request_id\` VARCHAR(64) NULL,
+  return `ALTER TABLE \`${table}\` ADD COLUMN \`request_id\` VARCHAR(64) COLLATE utf8mb4_bin NULL,
   ADD UNIQUE KEY \`uuid_column_request_id\` (\`uuid\`, \`column_name\`, \`request_id\`)`;
 }
