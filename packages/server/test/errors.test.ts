@@ -12,6 +12,14 @@ import {
 } from './support/storeFixture.js';
 import { int, str } from './support/indexValues.js';
 
+/** `bytes` with the payload of the string `header` (its prefix byte, then its bytes) replaced. */
+function withBytes(bytes: Buffer, header: number[], payload: number[]): Buffer {
+  const at = bytes.indexOf(Buffer.from(header));
+  expect(at, 'the string to replace').to.be.greaterThan(-1);
+  Buffer.from(payload).copy(bytes, at + 1);
+  return bytes;
+}
+
 describe('Errors', function () {
   let store: StoreFixture;
   let uuid: string;
@@ -121,6 +129,16 @@ describe('Errors', function () {
         }),
         status.INVALID_ARGUMENT,
         /room_type must be a string/,
+      ],
+      [
+        // Read with replacement characters, 0xff 0xfe would be any other bad bytes' text.
+        store.api.put({
+          model: 'rate',
+          values: withBytes(pack({ ...full, room_type: 'QQ' }), [0xa2, 0x51, 0x51], [0xff, 0xfe]),
+          requestId: requestId(),
+        }),
+        status.INVALID_ARGUMENT,
+        /^values: room_type must be UTF-8 text/,
       ],
       [
         store.api.put({

@@ -1,6 +1,7 @@
 // MessagePack maps handled as bytes. A body is checked, read key by key and merged without
 // decoding the values it carries, so every value keeps the exact bytes its writer chose: a
 // float written by Ruby stays a float, a 64-bit integer keeps its width, whoever merges.
+import { isUtf8 } from 'node:buffer';
 import { Unpackr } from 'msgpackr';
 
 /** Why bytes are not a well-formed MessagePack map with string keys. */
@@ -78,6 +79,17 @@ export class EncodedMap {
   get(key: string): unknown {
     const entry = this.entryOf(key);
     return entry && unpackr.unpack(this.bytes.subarray(entry.valueStart, entry.end));
+  }
+
+  /**
+   * False when the value of `key` is a string whose bytes are not UTF-8: decoded, each bad
+   * sequence would read as U+FFFD, so different bytes could read as the same text.
+   */
+  isUtf8(key: string): boolean {
+    const entry = this.entryOf(key);
+    if (!entry) return true;
+    const header = readHeader(this.bytes, entry.valueStart);
+    return header.kind !== 'str' || isUtf8(this.bytes.subarray(header.next, header.end));
   }
 
   /** This map without the given keys, as bytes; the other entries keep theirs. */

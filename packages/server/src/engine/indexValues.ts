@@ -61,6 +61,10 @@ export function indexValuesFrom(index: IndexSpec, body: Body, path: string): Ind
         `${field.name} is required (a field of index ${index.name})`,
       );
     }
+    if (!body.isUtf8(field.name)) {
+      // Read with replacement characters, other bytes would find this record's index row.
+      throw new InvalidArgumentError(path, `${field.name} must be UTF-8 text`);
+    }
     return toIndexScalar(field, body.get(field.name), path);
   });
 }
