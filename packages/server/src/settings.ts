@@ -6,6 +6,7 @@ import {
   DEFAULT_RECORD_CACHE_ENTRIES,
   type StoreShape,
 } from './engine/index.js';
+import { DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
 
 interface SettingDefinition<T> {
   /**
@@ -279,6 +280,15 @@ export const SETTINGS = {
       'Store calls (streams included) in progress at once; beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
     defaultValue: 256,
     parse: integer(1, 1_000_000),
+  },
+  maxPipelineCalls: {
+    scope: 'server',
+    flag: '--max-pipeline-calls <n>',
+    env: 'SHAMELESS_MAX_PIPELINE_CALLS',
+    description:
+      "calls of one Pipeline stream (the SDK's path) run at once; the stream is not read further meanwhile (each call also counts toward --max-concurrent-calls)",
+    defaultValue: DEFAULT_PIPELINE_CALLS,
+    parse: integer(1, 100_000),
   },
   maxInFlightBytes: {
     scope: 'server',

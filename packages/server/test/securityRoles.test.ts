@@ -12,6 +12,7 @@ import { authorization } from '../src/grpc/authorization.js';
 import { METHOD_ROLES, type Role, roleNeeded } from '../src/grpc/methodRoles.js';
 import { TokenSet, TokensFileError } from '../src/grpc/tokens.js';
 import { connectStore, rejection } from './support/grpcCalls.js';
+import { RawPipeline } from './support/pipelineClient.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -22,10 +23,10 @@ import {
 import { type TestToken, newToken, sha256Hex, writeTokensFile } from './support/tokens.js';
 
 const RANK: Record<Role, number> = { reader: 0, writer: 1, admin: 2 };
-const RPCS = Object.values(StoreService).map((definition) => ({
-  definition,
-  name: definition.path.split('/').pop()!,
-}));
+const RPCS = Object.values(StoreService)
+  .map((definition) => ({ definition, name: definition.path.split('/').pop()! }))
+  // Checked call by call: every unary RPC is called over a Pipeline too.
+  .filter((rpc) => rpc.name !== 'Pipeline');
 
 describe('security: role tokens', function () {
   this.timeout(60_000);
@@ -93,6 +94,7 @@ describe('security: role tokens', function () {
     const statusOf = async (
       rpc: (typeof RPCS)[number],
       authorizationValue: string | undefined,
+      overPipeline = false,
     ): Promise<{ code: status; details: string }> => {
       const metadata = new Metadata();
       if (authorizationValue !== undefined) metadata.set('authorization', authorizationValue);
@@ -102,6 +104,19 @@ describe('security: role tokens', function () {
       const empty = () => Buffer.alloc(0);
       const raw = (bytes: Buffer) => bytes;
       try {
+        if (overPipeline) {
+          const pipeline = new RawPipeline(
+            client,
+            authorizationValue === undefined ? {} : { authorization: authorizationValue },
+          );
+          const method = rpc.name[0]!.toLowerCase() + rpc.name.slice(1);
+          const request: unknown = rpc.definition.requestDeserialize(Buffer.alloc(0));
+          const answer = await pipeline.call({ $case: method, [method]: request } as never);
+          pipeline.stream.cancel();
+          return answer.$case === 'error'
+            ? { code: answer.error.code, details: answer.error.message }
+            : { code: status.OK, details: '' };
+        }
         if (rpc.definition.responseStream) {
           const stream = client.makeServerStreamRequest(path, empty, raw, {}, metadata, options);
           for await (const message of stream) void message;
@@ -133,19 +148,28 @@ describe('security: role tokens', function () {
       it(`answers ${caller} on every RPC by its role`, async () => {
         const outcomes: string[] = [];
         const expected: string[] = [];
-        for (const rpc of RPCS) {
+        const calls = [
+          ...RPCS.map((rpc) => ({ rpc, overPipeline: false })),
+          // Every call a Pipeline carries: the unary RPCs and a Where page.
+          ...RPCS.filter((rpc) => rpc.name !== 'Each').map((rpc) => ({
+            rpc,
+            overPipeline: true,
+          })),
+        ];
+        for (const { rpc, overPipeline } of calls) {
           const sent = header ?? (token && `Bearer ${token.token}`);
-          const { code, details } = await statusOf(rpc, sent);
-          if (token) expect(details, `${rpc.name} details`).not.to.contain(token.token);
-          if (header) expect(details, `${rpc.name} details`).not.to.contain(reader.token);
+          const { code, details } = await statusOf(rpc, sent, overPipeline);
+          const label = overPipeline ? `${rpc.name} over a Pipeline` : rpc.name;
+          if (token) expect(details, `${label} details`).not.to.contain(token.token);
+          if (header) expect(details, `${label} details`).not.to.contain(reader.token);
           const needed = METHOD_ROLES[rpc.name as keyof typeof METHOD_ROLES];
           const held = token && token !== unknown ? token.role : undefined;
           const allowed = held !== undefined && RANK[held] >= RANK[needed];
           outcomes.push(
-            `${rpc.name}: ${AUTH_CODES.includes(code) ? status[code] : 'passed the token layer'}`,
+            `${label}: ${AUTH_CODES.includes(code) ? status[code] : 'passed the token layer'}`,
           );
           expected.push(
-            `${rpc.name}: ${held === undefined ? 'UNAUTHENTICATED' : allowed ? 'passed the token layer' : 'PERMISSION_DENIED'}`,
+            `${label}: ${held === undefined ? 'UNAUTHENTICATED' : allowed ? 'passed the token layer' : 'PERMISSION_DENIED'}`,
           );
           if (code === status.PERMISSION_DENIED) {
             expect(details).to.equal(

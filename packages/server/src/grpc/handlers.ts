@@ -34,10 +34,24 @@ export class OpenStreams {
   }
 }
 
+/** A unary method's work: its response to a well-formed request, or the error it fails with. */
+export type UnaryHandle<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
+
 export interface HandlerFactory {
+  /**
+   * Runs one call of a unary method through the middleware chain, under its deadline: its
+   * response, or the error it failed with (unmapped). A unary RPC and a call over a Pipeline
+   * both run this way.
+   */
+  run<Req, Res>(
+    method: string,
+    handle: UnaryHandle<Req, Res>,
+    request: Req,
+    context: CallContext,
+  ): Promise<Res>;
   unary<Req, Res>(
     method: string,
-    handle: (request: Req, context: CallContext) => Promise<Res>,
+    handle: UnaryHandle<Req, Res>,
   ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void;
   serverStream<Req, Res>(
     method: string,
@@ -50,21 +64,29 @@ export function createHandlerFactory(
   streams: OpenStreams,
   middleware: ServerMiddleware,
 ): HandlerFactory {
+  const run = <Req, Res>(
+    method: string,
+    handle: UnaryHandle<Req, Res>,
+    request: Req,
+    context: CallContext,
+  ): Promise<Res> => {
+    const asStream = async function* (wellFormed: Req, innerContext: CallContext) {
+      requireWellFormed(wellFormed, method);
+      yield await handle(wellFormed, innerContext);
+    };
+    // The engine stops the call's statements at its deadline.
+    return withDeadline(context.deadline, () => single(middleware(request, context, asStream)));
+  };
   return {
-    unary<Req, Res>(method: string, handle: (request: Req, context: CallContext) => Promise<Res>) {
-      const asStream = async function* (request: Req, context: CallContext) {
-        requireWellFormed(request, method);
-        yield await handle(request, context);
-      };
+    run,
+
+    unary<Req, Res>(method: string, handle: UnaryHandle<Req, Res>) {
       return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
         const controller = new AbortController();
         const onCancelled = () => controller.abort();
         call.once('cancelled', onCancelled);
         const context = callContext(call, method, 'unary', controller.signal);
-        // The engine stops the call's statements at its deadline.
-        withDeadline(context.deadline, () =>
-          single(middleware(call.request, context, asStream)),
-        ).then(
+        run(method, handle, call.request, context).then(
           (response) => {
             call.off('cancelled', onCancelled);
             callback(null, response);

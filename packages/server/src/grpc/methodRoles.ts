@@ -6,10 +6,13 @@ import type { StoreService } from '@shameless/proto';
 export const ROLES = ['reader', 'writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-type StoreMethod =
+// A Pipeline is not checked as a whole: each call on it needs its own method's role.
+type StoreMethod = Exclude<
   (typeof StoreService)[keyof typeof StoreService]['path'] extends `/shameless.v1.Store/${infer Name}`
     ? Name
-    : never;
+    : never,
+  'Pipeline'
+>;
 
 export const METHOD_ROLES: Readonly<Record<StoreMethod, Role>> = {
   DescribeStore: 'reader',

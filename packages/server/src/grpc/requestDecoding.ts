@@ -40,6 +40,11 @@ export function malformation(request: unknown): string | undefined {
     : undefined;
 }
 
+/** Counts `request` as `bytes` on the wire: a call's request that came inside another message. */
+export function recordWireBytes(request: object, bytes: number): void {
+  wireBytes.set(request, bytes);
+}
+
 /** The request's size on the wire; 0 for a request that did not come through this decoding. */
 export function requestWireBytes(request: unknown): number {
   return typeof request === 'object' && request !== null ? (wireBytes.get(request) ?? 0) : 0;

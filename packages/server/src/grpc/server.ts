@@ -8,11 +8,16 @@ import { createHandlerFactory, OpenStreams } from './handlers.js';
 import { HealthService } from './healthService.js';
 import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './middleware.js';
+import { pipelineHandler, withEncodedPipelineAnswers } from './pipeline.js';
 import { addReflection } from './reflection.js';
 import { withTolerantDecoding } from './requestDecoding.js';
 import { createStoreService } from './storeService.js';
+import { unaryCalls } from './unaryCalls.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
+
+/** Calls of one Pipeline stream run at once, by default (--max-pipeline-calls). */
+export const DEFAULT_PIPELINE_CALLS = 128;
 
 export interface ServerOptions {
   /** host:port; port 0 picks a free one. */
@@ -20,7 +25,12 @@ export interface ServerOptions {
   maxMessageBytes: number;
   /** TLS or mutual TLS (see serverCredentials.ts); insecure when unset. */
   credentials?: ServerCredentials;
-  /** Layers every Store call passes through, outermost first. Health is outside the chain. */
+  /** Calls of one Pipeline stream run at once; default DEFAULT_PIPELINE_CALLS. */
+  maxPipelineCalls?: number;
+  /**
+   * Layers every Store call passes through, outermost first, each call of a Pipeline as a call
+   * of its own. Health is outside the chain.
+   */
   middleware?: readonly ServerMiddleware[];
 }
 
@@ -51,9 +61,18 @@ export async function startServer(
     streams,
     composeMiddleware(options.middleware ?? []),
   );
+  const calls = unaryCalls(engine);
+  const pipeline = pipelineHandler({
+    handlers,
+    calls,
+    streams,
+    logger,
+    maxMessageBytes: options.maxMessageBytes,
+    maxCalls: options.maxPipelineCalls ?? DEFAULT_PIPELINE_CALLS,
+  });
   server.addService(
-    withTolerantDecoding(StoreService),
-    createStoreService(engine, handlers, options.maxMessageBytes),
+    withEncodedPipelineAnswers(withTolerantDecoding(StoreService)),
+    createStoreService(engine, handlers, calls, pipeline, options.maxMessageBytes),
   );
   const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
   const partitionCount = engine.layout.partitionCount;

@@ -1,27 +1,22 @@
-// The Store service: each RPC is a mapping of its request onto one engine call and of the
-// result back onto its response. Decisions live in the engine.
+// The Store service over grpc-js: each unary RPC runs its function of unaryCalls.ts, the two
+// server streams are produced here, and the Pipeline carries calls of the unary methods.
 import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
-import { InvalidArgumentError } from '../engine/errors.js';
-import { exactInteger } from '../engine/exactInteger.js';
 import { ANSWER_BYTES_PER_CELL } from '../engine/latestCells.js';
 import type { StoredCell } from '../engine/sql/contentRows.js';
 import type { FoundRecord } from '../engine/whereQuery.js';
 import type { HandlerFactory } from './handlers.js';
 import { chunksWithin } from './messageChunks.js';
+import type { PipelineHandler } from './pipeline.js';
 import {
   fromWireCursors,
   toCell,
-  toModelDefinition,
-  toModelSpec,
-  toPutResult,
   toRecord,
   toWhereInput,
   toWireCursors,
   toWireInteger,
-  toWriteCellInput,
-  toWriteCellResult,
 } from './protoMapping.js';
+import { type UnaryCalls, type UnaryMethod, protoMethodName } from './unaryCalls.js';
 
 // Records per streamed Where message: big enough to amortise framing, small enough to start
 // delivering early. Messages are also cut by bytes, to fit the largest message the server sends.
@@ -34,72 +29,26 @@ const recordBytes = (record: FoundRecord) =>
 export function createStoreService(
   engine: Engine,
   handlers: HandlerFactory,
+  calls: UnaryCalls,
+  pipeline: PipelineHandler,
   maxMessageBytes: number,
 ): StoreServer {
+  const unary = <M extends UnaryMethod>(method: M) =>
+    handlers.unary(protoMethodName(method), calls[method] as UnaryCalls[M]);
   return {
-    defineModel: handlers.unary('DefineModel', async (request) => {
-      const { model, changed } = await engine.defineModel(toModelSpec(request.model));
-      return { model: toModelDefinition(model), changed };
-    }),
-
-    describeStore: handlers.unary('DescribeStore', async () => {
-      const description = await engine.describe();
-      return {
-        namespace: description.namespace,
-        shardsCount: description.shardsCount,
-        partitions: description.partitions,
-        models: description.models.map(toModelDefinition),
-        maxCellBytes: description.maxCellBytes,
-      };
-    }),
-
-    findShard: handlers.unary('FindShard', async (request) => {
-      switch (request.key?.$case) {
-        case 'value':
-          return engine.findShard({ value: request.key.value });
-        case 'uuid':
-          return engine.findShard({ uuid: request.key.uuid });
-        default:
-          throw new InvalidArgumentError('key', 'set value or uuid');
-      }
-    }),
-
-    put: handlers.unary('Put', async (request) => {
-      const result = await engine.put(request.model, request.values, request.requestId);
-      return { uuid: result.uuid, base: toCell(result.base), created: result.created };
-    }),
-
-    putMany: handlers.unary('PutMany', async (request) => {
-      const outcomes = await engine.putMany(request.puts);
-      return { results: outcomes.map(toPutResult) };
-    }),
-
-    writeCell: handlers.unary('WriteCell', async (request) => {
-      const result = await engine.writeCell(toWriteCellInput(request));
-      return { cell: toCell(result.cell), replayed: result.replayed };
-    }),
-
-    writeCells: handlers.unary('WriteCells', async (request) => {
-      const outcomes = await engine.writeCells(
-        request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
-      );
-      return { results: outcomes.map(toWriteCellResult) };
-    }),
-
-    getCell: handlers.unary('GetCell', async (request) => {
-      const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
-      return { cell: toCell(cell) };
-    }),
-
-    getCells: handlers.unary('GetCells', async (request) => {
-      const cells = await engine.getCells(request.model, request.keys);
-      return { results: cells.map((cell) => ({ cell: cell && toCell(cell) })) };
-    }),
-
-    previous: handlers.unary('Previous', async (request) => {
-      const cell = await engine.previous(request.model, request.uuid, request.cell, request.refKey);
-      return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
-    }),
+    defineModel: unary('defineModel'),
+    describeStore: unary('describeStore'),
+    findShard: unary('findShard'),
+    put: unary('put'),
+    putMany: unary('putMany'),
+    writeCell: unary('writeCell'),
+    writeCells: unary('writeCells'),
+    getCell: unary('getCell'),
+    getCells: unary('getCells'),
+    previous: unary('previous'),
+    whereMany: unary('whereMany'),
+    fetchLatestCells: unary('fetchLatestCells'),
+    pipeline,
 
     where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
       const page = await engine.where(toWhereInput(request));
@@ -118,32 +67,6 @@ export function createStoreService(
       }
       if (sent === 0 && page.nextPageToken)
         yield { records: [], nextPageToken: page.nextPageToken };
-    }),
-
-    whereMany: handlers.unary('WhereMany', async (request) => {
-      const pages = await engine.whereMany(
-        request.queries.map((query, i) => toWhereInput(query, `queries[${i}]`)),
-      );
-      return {
-        pages: pages.map((page) => ({
-          records: page.records.map(toRecord),
-          nextPageToken: page.nextPageToken,
-        })),
-      };
-    }),
-
-    fetchLatestCells: handlers.unary('FetchLatestCells', async (request) => {
-      const page = await engine.fetchLatestCells(
-        request.model,
-        request.shard,
-        exactInteger(request.cursor),
-        request.limit,
-      );
-      return {
-        cells: page.cells.map(toCell),
-        nextCursor: toWireInteger(page.nextCursor),
-        maxId: toWireInteger(page.maxId),
-      };
     }),
 
     each: handlers.serverStream(

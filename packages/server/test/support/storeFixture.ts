@@ -44,6 +44,8 @@ export interface FixtureOptions {
   statementTimeoutMs?: number;
   /** The largest message the server sends (and GetCells answer it makes); 16 MiB by default. */
   maxMessageBytes?: number;
+  /** Calls of one Pipeline stream the server runs at once; its default otherwise. */
+  maxPipelineCalls?: number;
   /** Records the engine remembers to exist; its default otherwise. */
   recordCacheEntries?: number;
 }
@@ -77,6 +79,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       middleware: options.middleware,
       credentials: options.serverCredentials,
+      maxPipelineCalls: options.maxPipelineCalls,
     },
     silentLogger,
   );

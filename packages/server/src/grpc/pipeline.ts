@@ -1,0 +1,307 @@
+// The Pipeline RPC: calls of the unary methods, many at a time over one bidirectional stream.
+// A unary call costs each side an HTTP/2 stream, headers and trailers, which on the project's
+// machine is most of a small call's CPU; a message on an open stream costs a fraction of that.
+// Each call runs exactly as its unary RPC would (handlers.run: the middleware chain, the call's
+// deadline, the same function of unaryCalls.ts) and is answered, with its id, by its response
+// or by the status its unary call would have ended with.
+//
+// Bounds: at most `maxCalls` calls of a stream run at once and no more is read meanwhile, nor
+// while answers the client has not taken pass PIPELINE_UNSENT_BYTES: grpc-js then stops
+// reading the HTTP/2 stream, whose flow control stops the client. Answers are encoded here, so
+// one larger than the client (or this server) takes is answered RESOURCE_EXHAUSTED on its own
+// rather than failing the stream and every call on it.
+import { Metadata, type ServerDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  type CallError,
+  type PipelineRequest,
+  PipelineResponse,
+  encodeMessage,
+} from '@shameless/proto';
+import type { Logger } from '../engine/logger.js';
+import type { CallContext } from './callContext.js';
+import type { HandlerFactory, OpenStreams } from './handlers.js';
+import { malformation, recordWireBytes, requestWireBytes } from './requestDecoding.js';
+import { toServiceError } from './statusMapping.js';
+import { type UnaryCalls, type UnaryMethod, protoMethodName } from './unaryCalls.js';
+
+/** Response header: the largest PipelineRequest this server reads. */
+export const MAX_MESSAGE_HEADER = 'shameless-max-message-bytes';
+/** Request metadata: the largest answer the client takes. */
+export const MAX_ANSWER_HEADER = 'shameless-max-answer-bytes';
+/** Bytes of answers not yet sent past which a stream is no longer read. */
+export const PIPELINE_UNSENT_BYTES = 512 * 1024;
+
+/**
+ * The grpc-js handler. It writes each answer as the bytes it encoded (see
+ * withEncodedPipelineAnswers), which grpc-js's types know only as a PipelineResponse.
+ */
+export type PipelineHandler = (call: ServerDuplexStream<PipelineRequest, PipelineResponse>) => void;
+
+export interface PipelineSettings {
+  readonly handlers: HandlerFactory;
+  readonly calls: UnaryCalls;
+  readonly streams: OpenStreams;
+  readonly logger: Logger;
+  /** The largest message the server reads or sends (--max-message-bytes). */
+  readonly maxMessageBytes: number;
+  /** Calls of one stream run at once (--max-pipeline-calls). */
+  readonly maxCalls: number;
+}
+
+export function pipelineHandler(settings: PipelineSettings): PipelineHandler {
+  return (call) =>
+    new PipelineStream(call as ServerDuplexStream<PipelineRequest, unknown>, settings).start();
+}
+
+/** The service definition with Pipeline answers sent as the bytes this module encoded. */
+export function withEncodedPipelineAnswers<T extends { pipeline: object }>(definition: T): T {
+  return {
+    ...definition,
+    pipeline: { ...definition.pipeline, responseSerialize: (bytes: Buffer) => bytes },
+  };
+}
+
+type Result = NonNullable<PipelineResponse['result']>;
+
+/** A call being run: what cancels it, and the timer of its deadline. */
+interface RunningCall {
+  readonly controller: AbortController;
+  timer?: NodeJS.Timeout;
+}
+
+class PipelineStream {
+  /** Calls not yet answered, by id. A call is answered once: by its outcome, a cancel or its deadline. */
+  private readonly unanswered = new Map<number, RunningCall>();
+  /** Calls whose work has not ended, answered or not: what bounds the stream's reading. */
+  private working = 0;
+  private unsentBytes = 0;
+  private halfClosed = false;
+  private ended = false;
+  private readonly shutdown: AbortController;
+  private readonly peer: string;
+  private readonly streamDeadline: number;
+  private readonly maxAnswerBytes: number;
+
+  constructor(
+    private readonly call: ServerDuplexStream<PipelineRequest, unknown>,
+    private readonly settings: PipelineSettings,
+  ) {
+    this.shutdown = settings.streams.open();
+    this.peer = call.getPeer();
+    const deadline = call.getDeadline();
+    this.streamDeadline = typeof deadline === 'number' ? deadline : deadline.getTime();
+    const asked = Number(call.metadata.get(MAX_ANSWER_HEADER)[0]);
+    this.maxAnswerBytes =
+      Number.isSafeInteger(asked) && asked > 0
+        ? Math.min(asked, settings.maxMessageBytes)
+        : settings.maxMessageBytes;
+  }
+
+  start(): void {
+    const headers = new Metadata();
+    headers.set(MAX_MESSAGE_HEADER, String(this.settings.maxMessageBytes));
+    this.call.sendMetadata(headers);
+    this.call.on('data', (message: PipelineRequest) => this.receive(message));
+    this.call.on('end', () => {
+      this.halfClosed = true;
+      this.endWhenAnswered();
+    });
+    this.call.on('cancelled', () => this.abandon());
+    this.call.on('error', () => this.abandon());
+    this.shutdown.signal.addEventListener('abort', () => {
+      this.readMore();
+      this.endWhenAnswered();
+    });
+  }
+
+  private receive(message: PipelineRequest): void {
+    if (this.ended) return;
+    const problem = malformation(message);
+    if (problem !== undefined) {
+      this.fail(status.INVALID_ARGUMENT, `a message is not a valid PipelineRequest (${problem})`);
+      return;
+    }
+    const { callId, call } = message;
+    if (call?.$case === 'cancel') {
+      this.cancel(callId);
+      return;
+    }
+    if (this.unanswered.has(callId)) {
+      this.fail(status.INVALID_ARGUMENT, `call_id ${callId} is in use by a call not yet answered`);
+      return;
+    }
+    if (call === undefined) {
+      this.answerAt(callId, {
+        $case: 'error',
+        error: {
+          code: status.INVALID_ARGUMENT,
+          message: "call: set one method's request",
+          trailers: { 'shameless-field': 'call' },
+        },
+      });
+      return;
+    }
+    this.run(message, call.$case, (call as unknown as Record<UnaryMethod, object>)[call.$case]);
+  }
+
+  private run(message: PipelineRequest, method: UnaryMethod, request: object): void {
+    recordWireBytes(request, requestWireBytes(message));
+    const now = Date.now();
+    const deadline = Math.min(
+      this.streamDeadline,
+      message.timeoutMs > 0 ? now + message.timeoutMs : Infinity,
+    );
+    const running: RunningCall = { controller: new AbortController() };
+    if (Number.isFinite(deadline)) {
+      running.timer = setTimeout(() => this.expire(message.callId, running), deadline - now);
+    }
+    this.unanswered.set(message.callId, running);
+    this.working += 1;
+    this.readMore();
+    const context: CallContext = {
+      method: protoMethodName(method),
+      kind: 'unary',
+      metadata: this.metadataOf(message),
+      peer: this.peer,
+      deadline,
+      signal: running.controller.signal,
+    };
+    const handle = this.settings.calls[method] as (
+      request: object,
+      context: CallContext,
+    ) => Promise<object>;
+    this.settings.handlers
+      .run(context.method, handle, request, context)
+      .then(
+        (response) =>
+          this.answer(message.callId, running, { $case: method, [method]: response } as Result),
+        (error: unknown) =>
+          this.answer(message.callId, running, {
+            $case: 'error',
+            error: callError(toServiceError(error, context.method, this.settings.logger)),
+          }),
+      )
+      .finally(() => {
+        this.working -= 1;
+        this.readMore();
+      });
+  }
+
+  /** The stream's metadata, with the call's own entries over it. */
+  private metadataOf(message: PipelineRequest): Metadata {
+    const own = Object.entries(message.metadata);
+    if (own.length === 0) return this.call.metadata;
+    const metadata = this.call.metadata.clone();
+    for (const [key, value] of own) metadata.set(key, value);
+    return metadata;
+  }
+
+  private cancel(callId: number): void {
+    const running = this.unanswered.get(callId);
+    if (!running) return;
+    running.controller.abort();
+    this.answer(callId, running, {
+      $case: 'error',
+      error: { code: status.CANCELLED, message: 'cancelled by the client', trailers: {} },
+    });
+  }
+
+  private expire(callId: number, running: RunningCall): void {
+    running.controller.abort();
+    this.answer(callId, running, {
+      $case: 'error',
+      error: { code: status.DEADLINE_EXCEEDED, message: 'deadline exceeded', trailers: {} },
+    });
+  }
+
+  /** Answers the call `running` unless it was answered already (cancelled, expired). */
+  private answer(callId: number, running: RunningCall, result: Result): void {
+    if (this.unanswered.get(callId) !== running) return;
+    this.unanswered.delete(callId);
+    clearTimeout(running.timer);
+    this.answerAt(callId, result);
+    this.endWhenAnswered();
+  }
+
+  private answerAt(callId: number, result: Result): void {
+    if (this.ended) return;
+    let bytes = encodeMessage(PipelineResponse, { callId, result });
+    if (bytes.length > this.maxAnswerBytes) {
+      // grpc-js's words for a unary answer over the limit, which clients already recognise.
+      const error: CallError = {
+        code: status.RESOURCE_EXHAUSTED,
+        message: `Sent message larger than max (${bytes.length} vs. ${this.maxAnswerBytes})`,
+        trailers: {},
+      };
+      bytes = encodeMessage(PipelineResponse, { callId, result: { $case: 'error', error } });
+    }
+    const size = bytes.length;
+    this.unsentBytes += size;
+    this.call.write(bytes, () => {
+      this.unsentBytes -= size;
+      this.readMore();
+    });
+    this.readMore();
+  }
+
+  /** Reads on while the stream is within its bounds and the server is not stopping. */
+  private readMore(): void {
+    if (this.ended) return;
+    const full =
+      this.working >= this.settings.maxCalls ||
+      this.unsentBytes > PIPELINE_UNSENT_BYTES ||
+      this.shutdown.signal.aborted;
+    if (full) this.call.pause();
+    else this.call.resume();
+  }
+
+  /**
+   * Ends the stream once every call read is answered and nothing more will be: OK after the
+   * client's half-close, UNAVAILABLE when the server shuts down.
+   */
+  private endWhenAnswered(): void {
+    if (this.ended || this.unanswered.size > 0) return;
+    if (this.shutdown.signal.aborted) {
+      this.fail(status.UNAVAILABLE, 'the server is shutting down; send calls not answered again');
+    } else if (this.halfClosed) {
+      this.close();
+      this.call.end();
+    }
+  }
+
+  /** Ends the stream with a status; calls not answered get no answer. */
+  private fail(code: status, details: string): void {
+    if (this.ended) return;
+    this.abandon();
+    const error: Partial<ServiceError> = { code, details };
+    this.call.emit('error', error);
+  }
+
+  /** The stream is over: calls still running are cancelled and will not be answered. */
+  private abandon(): void {
+    if (this.ended) return;
+    for (const running of this.unanswered.values()) {
+      clearTimeout(running.timer);
+      running.controller.abort();
+    }
+    this.unanswered.clear();
+    this.close();
+  }
+
+  private close(): void {
+    this.ended = true;
+    this.settings.streams.close(this.shutdown);
+  }
+}
+
+function callError(error: Partial<ServiceError>): CallError {
+  const trailers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(error.metadata?.getMap() ?? {})) {
+    if (typeof value === 'string') trailers[key] = value;
+  }
+  return {
+    code: error.code ?? status.UNKNOWN,
+    message: error.details ?? '',
+    trailers,
+  };
+}

@@ -1,0 +1,146 @@
+// The calls answered with one message, as one table of async functions keyed as the Pipeline's
+// oneof names them: the unary methods, and a Where page read whole. Each maps its request onto
+// one engine call and the result back onto its response; decisions live in the engine. A unary
+// RPC (storeService.ts) and a call over a Pipeline (pipeline.ts) run the same function.
+import type { PipelineRequest, PipelineResponse } from '@shameless/proto';
+import type { Engine } from '../engine/engine.js';
+import { InvalidArgumentError } from '../engine/errors.js';
+import { exactInteger } from '../engine/exactInteger.js';
+import type { CallContext } from './callContext.js';
+import {
+  toCell,
+  toModelDefinition,
+  toModelSpec,
+  toPutResult,
+  toRecord,
+  toWhereInput,
+  toWireInteger,
+  toWriteCellInput,
+  toWriteCellResult,
+} from './protoMapping.js';
+
+type PipelineCall = NonNullable<PipelineRequest['call']>;
+type PipelineResult = NonNullable<PipelineResponse['result']>;
+
+/** The lowerCamel names of the calls: `getCell`, `putMany`, ..., and `where` (a page whole). */
+export type UnaryMethod = Exclude<PipelineCall['$case'], 'cancel'>;
+
+/** The request of a unary method (`UnaryRequestOf<'put'>` is `PutRequest`). */
+export type UnaryRequestOf<M extends UnaryMethod> =
+  Extract<PipelineCall, { $case: M }> extends Record<M, infer Request> ? Request : never;
+
+/** The response of a unary method. */
+export type UnaryResponseOf<M extends UnaryMethod> =
+  Extract<PipelineResult, { $case: M }> extends Record<M, infer Response> ? Response : never;
+
+export type UnaryCalls = {
+  readonly [M in UnaryMethod]: (
+    request: UnaryRequestOf<M>,
+    context: CallContext,
+  ) => Promise<UnaryResponseOf<M>>;
+};
+
+/** `getCell` → `GetCell`: the method's name as the proto spells it, for layers and logs. */
+export function protoMethodName(method: UnaryMethod): string {
+  return method[0]!.toUpperCase() + method.slice(1);
+}
+
+export function unaryCalls(engine: Engine): UnaryCalls {
+  return {
+    defineModel: async (request) => {
+      const { model, changed } = await engine.defineModel(toModelSpec(request.model));
+      return { model: toModelDefinition(model), changed };
+    },
+
+    describeStore: async () => {
+      const description = await engine.describe();
+      return {
+        namespace: description.namespace,
+        shardsCount: description.shardsCount,
+        partitions: description.partitions,
+        models: description.models.map(toModelDefinition),
+        maxCellBytes: description.maxCellBytes,
+      };
+    },
+
+    findShard: async (request) => {
+      switch (request.key?.$case) {
+        case 'value':
+          return engine.findShard({ value: request.key.value });
+        case 'uuid':
+          return engine.findShard({ uuid: request.key.uuid });
+        default:
+          throw new InvalidArgumentError('key', 'set value or uuid');
+      }
+    },
+
+    put: async (request) => {
+      const result = await engine.put(request.model, request.values, request.requestId);
+      return { uuid: result.uuid, base: toCell(result.base), created: result.created };
+    },
+
+    putMany: async (request) => {
+      const outcomes = await engine.putMany(request.puts);
+      return { results: outcomes.map(toPutResult) };
+    },
+
+    writeCell: async (request) => {
+      const result = await engine.writeCell(toWriteCellInput(request));
+      return { cell: toCell(result.cell), replayed: result.replayed };
+    },
+
+    writeCells: async (request) => {
+      const outcomes = await engine.writeCells(
+        request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
+      );
+      return { results: outcomes.map(toWriteCellResult) };
+    },
+
+    getCell: async (request) => {
+      const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
+      return { cell: toCell(cell) };
+    },
+
+    getCells: async (request) => {
+      const cells = await engine.getCells(request.model, request.keys);
+      return { results: cells.map((cell) => ({ cell: cell && toCell(cell) })) };
+    },
+
+    previous: async (request) => {
+      const cell = await engine.previous(request.model, request.uuid, request.cell, request.refKey);
+      return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
+    },
+
+    where: async (request) => {
+      // The page whole, as a Where stream sends it over several messages.
+      const page = await engine.where(toWhereInput(request));
+      return { records: page.records.map(toRecord), nextPageToken: page.nextPageToken };
+    },
+
+    whereMany: async (request) => {
+      const pages = await engine.whereMany(
+        request.queries.map((query, i) => toWhereInput(query, `queries[${i}]`)),
+      );
+      return {
+        pages: pages.map((page) => ({
+          records: page.records.map(toRecord),
+          nextPageToken: page.nextPageToken,
+        })),
+      };
+    },
+
+    fetchLatestCells: async (request) => {
+      const page = await engine.fetchLatestCells(
+        request.model,
+        request.shard,
+        exactInteger(request.cursor),
+        request.limit,
+      );
+      return {
+        cells: page.cells.map(toCell),
+        nextCursor: toWireInteger(page.nextCursor),
+        maxId: toWireInteger(page.maxId),
+      };
+    },
+  };
+}
