@@ -18,6 +18,10 @@ const FOLLOW_THEN_CLOSE = join(
   dirname(fileURLToPath(import.meta.url)),
   'support/followThenClose.js',
 );
+const CALLS_WITHOUT_CLOSE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  'support/callsWithoutClose.js',
+);
 
 describe('closing a store', function () {
   this.timeout(20_000);
@@ -96,5 +100,16 @@ describe('closing a store', function () {
       { timeout: 15_000 },
     );
     expect(stdout).to.include('the loop threw CancelledError: each: the transport is closed');
+  });
+
+  it('a process that never closes its store exits by itself once its Pipeline stream is idle', async () => {
+    // An open Pipeline stream keeps its channel alive, as a follow stream does: killed at the
+    // timeout, the child fails the test.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [CALLS_WITHOUT_CLOSE, fixture.address],
+      { timeout: 15_000 },
+    );
+    expect(stdout).to.equal('found never closed; 4 of 4 attempts pipelined\n');
   });
 });

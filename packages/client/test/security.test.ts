@@ -109,6 +109,22 @@ describe('the SDK with mutual TLS and tokens, against real servers', function ()
     expect(error).to.be.instanceOf(UnavailableError);
   });
 
+  it('a token that rotates goes with each call made after, over the same Pipeline stream', async () => {
+    let token = TOKENS.writer;
+    const store = await open({ token: () => token, coalesce: false });
+    const Rate = await store.defineModel(RATE_SCHEMA);
+    await Rate.put(rateValues(2, 'rotated', '2026-01-01'));
+    token = TOKENS.reader;
+    const refused = await rejection(Rate.put(rateValues(2, 'rotated', '2026-01-02')));
+    expect(refused).to.be.instanceOf(PermissionDeniedError);
+    expect(refused.message).to.match(/the token "reader"/);
+    token = TOKENS.writer;
+    await Rate.put(rateValues(2, 'rotated', '2026-01-03'));
+    const stats = store.transport.stats();
+    expect(stats.pipelinedAttempts, 'every call over the Pipeline').to.equal(stats.attempts);
+    await store.close();
+  });
+
   it('hedged reads over two TLS servers carry the token on every attempt', async () => {
     const store = await open({ token: TOKENS.reader, hedge: { delayMs: 0 }, coalesce: false });
     const Rate = await store.defineModel(RATE_SCHEMA);

@@ -11,7 +11,7 @@
 //   attempt request  a batch call's retries and hedges carry only the callers still waiting
 //   interceptors     the user's own (they see every attempt)
 //   errors           gRPC status → typed ShamelessError
-//   grpc call        grpc-js (the terminal)
+//   pipeline call    the endpoint's Pipeline stream, or a call of its own (the terminal)
 
 import type { TokenBudget } from './budget.js';
 import type { Clock } from './clock.js';

@@ -28,7 +28,7 @@ export interface EndpointPicker<E extends { readonly address: string }> {
 }
 
 /** The server's default largest message: a 16 MiB cell and its envelope. */
-const MAX_MESSAGE_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024 + 64 * 1024;
 
 /** Round-robin selection over addresses with "recently failed" marks. No channels. */
 export class EndpointSelector implements EndpointPicker<{ readonly address: string }> {
@@ -136,8 +136,8 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
         'grpc.enable_retries': 0,
         // As large as the server's default (--max-message-bytes): a batch's answer or a
         // 16 MiB cell must not fail on grpc-js's 4 MiB default.
-        'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-        'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+        'grpc.max_receive_message_length': DEFAULT_MAX_MESSAGE_BYTES,
+        'grpc.max_send_message_length': DEFAULT_MAX_MESSAGE_BYTES,
         // A restarting server is back within a second or two: reconnect sooner than grpc-js's
         // defaults (1 s first, up to 120 s), so calls waiting for it resume promptly.
         'grpc.initial_reconnect_backoff_ms': 200,

@@ -19,12 +19,20 @@ type Methods = typeof StoreService;
  * carries a requestId.
  */
 export type UnaryMethodName = {
-  [K in keyof Methods]: Methods[K]['responseStream'] extends false ? K : never;
+  [K in keyof Methods]: Methods[K]['requestStream'] extends false
+    ? Methods[K]['responseStream'] extends false
+      ? K
+      : never
+    : never;
 }[keyof Methods];
 
 /** The lowerCamel names of the Store's server-streaming methods: `where`, `each`. */
 export type StreamMethodName = {
-  [K in keyof Methods]: Methods[K]['responseStream'] extends true ? K : never;
+  [K in keyof Methods]: Methods[K]['requestStream'] extends false
+    ? Methods[K]['responseStream'] extends true
+      ? K
+      : never
+    : never;
 }[keyof Methods];
 
 /** The generated request type of a method (`RequestOf<'put'>` is `PutRequest`). */

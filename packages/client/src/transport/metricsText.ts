@@ -17,6 +17,7 @@ const METRICS: { readonly [K in keyof TransportStats]: readonly [string, 'counte
   coalescedBatches: ['Batch calls the coalescing layer sent.', 'counter'],
   batchFallbacks: ['Batches that failed whole and were sent again in parts.', 'counter'],
   heldCalls: ['Calls held back while batch calls of their kind were out.', 'counter'],
+  pipelinedAttempts: ['Attempts sent over a Pipeline stream.', 'counter'],
   budgetTokens: ['Tokens left in the retry/hedge budget.', 'gauge'],
 };
 

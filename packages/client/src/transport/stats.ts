@@ -35,6 +35,11 @@ export interface TransportStats {
    * (see `maxBatchesInFlight`), each counted once.
    */
   heldCalls: number;
+  /**
+   * Attempts sent over a Pipeline stream (`pipeline`, on by default) rather than as calls of
+   * their own, whatever they were answered.
+   */
+  pipelinedAttempts: number;
   /** Tokens left in the retry/hedge budget. */
   budgetTokens: number;
 }
@@ -56,5 +61,6 @@ export function newCounters(): TransportCounters {
     coalescedBatches: 0,
     batchFallbacks: 0,
     heldCalls: 0,
+    pipelinedAttempts: 0,
   };
 }

@@ -12,7 +12,7 @@ import { TokenBudget, type BudgetOptions } from './budget.js';
 import { transportChain } from './chain.js';
 import { systemClock, type Clock } from './clock.js';
 import { coalescingLayer, defaultBatchesInFlight } from './coalescing.js';
-import { EndpointPool } from './endpoints.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, EndpointPool } from './endpoints.js';
 import { CancelledError } from './errors.js';
 import { grpcCall } from './grpcCall.js';
 import { LatencyTracker, type LatencyOptions } from './latency.js';
@@ -20,6 +20,8 @@ import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from '.
 import { onlyMessage, type ClientCall, type ClientMiddleware } from './middleware/compose.js';
 import type { TokenSource } from './middleware/credentials.js';
 import { OpenStreams } from './openStreams.js';
+import { pipelineCall } from './pipelineCall.js';
+import { Pipelines } from './pipelines.js';
 import {
   resolveHedgePolicy,
   resolveRetryPolicy,
@@ -98,6 +100,13 @@ export interface TransportOptions {
    * `connect`). Default 100.
    */
   maxHoldMs?: number;
+  /**
+   * Whether unary calls and Where pages go over one Pipeline stream per endpoint (see the
+   * `Pipeline` RPC in store.proto) instead of as calls of their own. Default true. A message on
+   * an open stream costs client and server a fraction of a unary call; a server without
+   * Pipeline gets calls of their own.
+   */
+  pipeline?: boolean;
   /** grpc-js channel options (keepalive, message size limits, ...). */
   channelOptions?: ChannelOptions;
   /** The source of time. Default: the system clock. */
@@ -122,6 +131,15 @@ export function createTransport(options: TransportOptions): Transport {
     channelOptions: options.channelOptions,
     downMs: options.endpointDownMs,
     clock,
+  });
+  const metadata = options.metadata ?? {};
+  const alone = grpcCall({ clock, metadata, closed: () => pool.closed });
+  const pipelines = new Pipelines({
+    clock,
+    maxAnswerBytes: messageLimit(options.channelOptions, 'grpc.max_receive_message_length'),
+    maxRequestBytes:
+      messageLimit(options.channelOptions, 'grpc.max_send_message_length') ??
+      Number.POSITIVE_INFINITY,
   });
   const chain = transportChain(
     {
@@ -150,7 +168,9 @@ export function createTransport(options: TransportOptions): Transport {
             ]
           : [],
     },
-    grpcCall({ clock, metadata: options.metadata ?? {}, closed: () => pool.closed }),
+    options.pipeline === false
+      ? alone
+      : pipelineCall({ clock, pipelines, metadata, counters, alone }),
   );
   const closedError = (method: string): CancelledError =>
     new CancelledError(`${method}: the transport is closed`);
@@ -204,6 +224,7 @@ export function createTransport(options: TransportOptions): Transport {
 
     close(): void {
       openStreams.closeAll();
+      pipelines.close();
       pool.close();
     },
   };
@@ -215,6 +236,16 @@ export function createTransport(options: TransportOptions): Transport {
  */
 export function createCoalescingTransport(options: TransportOptions): Transport {
   return createTransport({ ...options, coalesce: options.coalesce !== false });
+}
+
+/** The channels' largest message one way (grpc-js: -1 for no limit); undefined for none. */
+function messageLimit(
+  channelOptions: ChannelOptions | undefined,
+  option: 'grpc.max_receive_message_length' | 'grpc.max_send_message_length',
+): number | undefined {
+  const limit = channelOptions?.[option] as number | undefined;
+  if (limit === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
+  return limit >= 0 ? limit : undefined;
 }
 
 function channelCredentials(options: TransportOptions): ChannelCredentials | undefined {

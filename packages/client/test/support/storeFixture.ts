@@ -39,6 +39,8 @@ export interface FixtureOptions {
   proxiedPartitions?: readonly number[];
   /** The server's query limits (`--max-batch-keys`, ...). Default: the server's defaults. */
   queryLimits?: QueryLimits;
+  /** The server's `--max-message-bytes`. Default 16 MiB. */
+  serverMaxMessageBytes?: number;
   /** Transport settings of `store`. */
   transport?: ConnectSettings;
 }
@@ -65,7 +67,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   );
   const server = await startServer(
     engine,
-    { listen: '127.0.0.1:0', maxMessageBytes: 16 * 1024 * 1024 },
+    { listen: '127.0.0.1:0', maxMessageBytes: options.serverMaxMessageBytes ?? 16 * 1024 * 1024 },
     silentLogger,
   );
   const address = `127.0.0.1:${server.port}`;

@@ -1,0 +1,87 @@
+// The end of the chain when calls are pipelined: an attempt of a unary call, or of a Where page
+// read whole, goes over its endpoint's Pipeline stream; everything else, and an attempt the
+// stream hands back (its server has no Pipeline, a request larger than it reads), goes as a
+// call of its own (grpcCall.ts). So does an attempt waiting for a restarting server: a stream
+// would fail at once where grpc-js's waitForReady waits for the connection.
+
+import type { Clock } from './clock.js';
+import type { Endpoint } from './endpoints.js';
+import type { UnaryMethodName } from './methods.js';
+import type { CallNext, ClientCall } from './middleware/compose.js';
+import { type PipelinedMethod, SEND_ALONE } from './pipelineStream.js';
+import type { Pipelines } from './pipelines.js';
+import type { TransportCounters } from './stats.js';
+
+/** What the pipelined terminal needs. */
+export interface PipelineCallSettings {
+  readonly clock: Clock;
+  readonly pipelines: Pipelines;
+  /** Metadata sent with every call, under what the layers add. */
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly counters: Pick<TransportCounters, 'pipelinedAttempts'>;
+  /** The terminal for calls that go on their own. */
+  readonly alone: CallNext;
+}
+
+/** The longest timeout a PipelineRequest carries (uint32 ms). */
+const MAX_TIMEOUT_MS = 0xffff_ffff;
+
+export function pipelineCall(settings: PipelineCallSettings): CallNext {
+  const { clock, pipelines, counters, alone } = settings;
+  return async function* sendAttempt(call, options) {
+    const method = pipelinedMethodOf(call);
+    const endpoint = options.endpoint as Endpoint | undefined;
+    if (method === undefined || endpoint?.client === undefined || options.waitForReady === true) {
+      yield* alone(call, options);
+      return;
+    }
+    const metadata = { ...settings.metadata, ...options.metadata };
+    // The stream carries the token of the attempt that opens it; calls send their own only
+    // when it differs (a token that rotated).
+    const stream = pipelines.streamOf(endpoint, () => streamMetadata(settings.metadata, metadata));
+    if (stream === undefined) {
+      yield* alone(call, options);
+      return;
+    }
+    const left = (options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now();
+    let answer: unknown;
+    try {
+      answer = await stream.send({
+        method,
+        request: call.request,
+        timeoutMs: Number.isFinite(left)
+          ? Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.ceil(left)))
+          : 0,
+        metadata,
+        signal: options.signal,
+      });
+    } catch (error) {
+      counters.pipelinedAttempts++;
+      throw error;
+    }
+    if (answer === SEND_ALONE) {
+      yield* alone(call, options);
+      return;
+    }
+    counters.pipelinedAttempts++;
+    // A Where page comes whole, as one message of the stream it would otherwise be.
+    yield call.shape === 'collect' ? [answer] : answer;
+  };
+}
+
+/** The Pipeline call that carries `call`, if one does. */
+function pipelinedMethodOf(call: ClientCall): PipelinedMethod | undefined {
+  if (call.shape === 'collect') return call.method === 'where' ? 'where' : undefined;
+  return call.shape === 'unary' ? pipelined(call.method as UnaryMethodName) : undefined;
+}
+
+/** Every unary method of the Store is one of the Pipeline's calls: else this does not compile. */
+const pipelined = (method: UnaryMethodName): PipelinedMethod => method;
+
+function streamMetadata(
+  shared: Readonly<Record<string, string>>,
+  attempt: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const token = attempt.authorization;
+  return token === undefined ? { ...shared } : { ...shared, authorization: token };
+}
