@@ -175,19 +175,35 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     charset: 'utf8mb4_bin',
   });
   const timeout = options.statementTimeoutMs;
+  // Connections handed out and not yet released or destroyed. mysql2's pool.end() queues a
+  // QUIT behind each one's statement, and a connection destroyed after that (its statement
+  // timed out) never sends it, nor leaves a closed pool: end() would wait forever. So end()
+  // first waits for these to come back, then ends a pool of idle connections.
+  const checkedOut = new Set<mysql.PoolConnection>();
+  let allReturned: (() => void) | undefined;
+  let ending: Promise<void> | undefined;
+  const returned = (connection: mysql.PoolConnection) => {
+    checkedOut.delete(connection);
+    if (checkedOut.size === 0) allReturned?.();
+  };
   const getConnection = async (): Promise<SqlConnection> => {
+    if (ending) throw Object.assign(new Error('Pool is closed.'), { code: 'POOL_CLOSED' });
     const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
       pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
     );
+    checkedOut.add(connection);
     let destroyed = false;
     const destroy = () => {
       destroyed = true;
       connection.destroy();
+      returned(connection);
     };
     return {
       query: (sql, values) => runQuery(connection, sql, values, timeout, destroy),
       release: () => {
-        if (!destroyed) connection.release();
+        if (destroyed) return;
+        connection.release();
+        returned(connection);
       },
       destroy,
     };
@@ -206,9 +222,13 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     usage: () => usageOf(pool, options.connectionLimit),
     getConnection,
     end: () =>
-      new Promise<void>((resolve, reject) =>
-        pool.end((error) => (error ? reject(error) : resolve())),
-      ),
+      (ending ??= (async () => {
+        // Every statement out ends: by its answer, or by its deadline or the statement timeout.
+        if (checkedOut.size > 0) await new Promise<void>((resolve) => (allReturned = resolve));
+        await new Promise<void>((resolve, reject) =>
+          pool.end((error) => (error ? reject(error) : resolve())),
+        );
+      })()),
   };
 }
 
