@@ -38,6 +38,8 @@ export interface StoreSettings {
   readonly coalesce: boolean;
   /** Batch calls of one kind the SDK keeps out at once. Default: connect's, one per endpoint. */
   readonly maxBatchesInFlight?: number;
+  /** Whether the SDK sends its calls over a Pipeline stream (its default). */
+  readonly pipeline: boolean;
   /** Write a V8 CPU profile of the server here (`--cpu-prof`), for a flame graph. */
   readonly profileDir?: string;
   /** Serve the server's Prometheus metrics, to read its heap and external memory. */
@@ -85,6 +87,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
     endpoints: [server.address],
     deadlineMs: 30_000,
     coalesce: settings.coalesce,
+    pipeline: settings.pipeline,
     ...(settings.maxBatchesInFlight === undefined
       ? {}
       : { maxBatchesInFlight: settings.maxBatchesInFlight }),

@@ -129,6 +129,11 @@ const program = new Command('bench')
       'sends calls made in the same tick as one batch call)',
   )
   .option(
+    '--no-pipeline',
+    'send every SDK call as a gRPC call of its own, as connect({ pipeline: false }) does (by ' +
+      'default the SDK sends them as messages of one Pipeline stream per server)',
+  )
+  .option(
     '--max-batches-in-flight <n>',
     "batch calls of one kind the SDK keeps out at once, as connect's maxBatchesInFlight (default " +
       '1, one per endpoint); calls made meanwhile wait and go together. Infinity: calls never wait',
@@ -180,6 +185,7 @@ const options = program.opts<{
   shardsCount: number;
   poolSize: number;
   coalesce: boolean;
+  pipeline: boolean;
   maxBatchesInFlight?: number;
   out: string;
   scale?: number[] | true;
@@ -213,6 +219,7 @@ const bench = await openBenchStore({
   shardsCount: options.shardsCount,
   poolSize: options.poolSize,
   coalesce: options.coalesce,
+  pipeline: options.pipeline,
   maxBatchesInFlight: options.maxBatchesInFlight,
   ...(options.profile ? { profileDir } : {}),
   ...(options.memory ? { metrics: true } : {}),

@@ -1,6 +1,7 @@
-// The transport baseline: a bare grpc-js unary echo of raw bytes (no protobuf, no handler
-// work), served from its own process as the Shameless server is, so the two are measured in
-// the same shape. Whatever Shameless does beyond this is its own cost.
+// The transport baselines: a bare grpc-js echo of raw bytes (no protobuf, no handler work),
+// served from its own process as the Shameless server is, so the two are measured in the same
+// shape: as unary calls (the echo), and as messages of one open stream (the road the
+// SDK's Pipeline takes). Whatever Shameless does beyond these is its own cost.
 import * as grpc from '@grpc/grpc-js';
 
 const identity = (bytes: Buffer) => bytes;
@@ -10,6 +11,16 @@ export const ECHO_SERVICE = {
     path: '/shameless.bench.Echo/Echo',
     requestStream: false,
     responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+  /** Every message sent back, in order, on one stream. */
+  pipe: {
+    path: '/shameless.bench.Echo/Pipe',
+    requestStream: true,
+    responseStream: true,
     requestSerialize: identity,
     requestDeserialize: identity,
     responseSerialize: identity,
@@ -26,6 +37,10 @@ export async function serveEcho(): Promise<{ port: number; server: grpc.Server }
   server.addService(ECHO_SERVICE, {
     echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
       callback(null, call.request),
+    pipe: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      call.on('data', (message: Buffer) => call.write(message));
+      call.on('end', () => call.end());
+    },
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
@@ -40,18 +55,48 @@ export interface EchoClient {
   close(): void;
 }
 
-export function connectEcho(address: string): EchoClient {
+type EchoStub = grpc.Client & {
+  echo(payload: Buffer, callback: (error: grpc.ServiceError | null, reply: Buffer) => void): void;
+  pipe(): grpc.ClientDuplexStream<Buffer, Buffer>;
+};
+
+function echoStub(address: string): EchoStub {
   const Client = grpc.makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
-  const client = new Client(address, grpc.credentials.createInsecure(), {
+  return new Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 16 * 1024 * 1024 + 1024,
-  }) as unknown as grpc.Client & {
-    echo(payload: Buffer, callback: (error: grpc.ServiceError | null, reply: Buffer) => void): void;
-  };
+  }) as unknown as EchoStub;
+}
+
+/** The echo as unary calls: each payload a call of its own. */
+export function connectEcho(address: string): EchoClient {
+  const client = echoStub(address);
   return {
     echo: (payload) =>
       new Promise((resolve, reject) =>
         client.echo(payload, (error, reply) => (error ? reject(error) : resolve(reply))),
       ),
     close: () => client.close(),
+  };
+}
+
+/** The echo as messages of one stream, answered in the order sent. */
+export function connectStreamEcho(address: string): EchoClient {
+  const client = echoStub(address);
+  const stream = client.pipe();
+  const waiting: { resolve(reply: Buffer): void; reject(error: Error): void }[] = [];
+  stream.on('data', (reply: Buffer) => waiting.shift()?.resolve(reply));
+  stream.on('error', (error: Error) => {
+    for (const caller of waiting.splice(0)) caller.reject(error);
+  });
+  return {
+    echo: (payload) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        stream.write(payload);
+      }),
+    close: () => {
+      stream.end();
+      client.close();
+    },
   };
 }

@@ -34,8 +34,10 @@ export interface RunRow {
   readonly firstError?: string;
   /** CPU per operation of the server, the SDK's process and MariaDB over the measured window. */
   readonly cpu: CpuPerOperation;
-  /** The bare grpc-js echo of the same payload at the same concurrency. */
+  /** The bare grpc-js echo of the same payload at the same concurrency, as unary calls. */
   readonly echo?: Baseline;
+  /** The same echo as messages of one stream: the road the SDK's Pipeline takes. */
+  readonly streamEcho?: Baseline;
   /** The same SQL through mysql2 at the same concurrency. */
   readonly mysql?: Baseline;
   /** The Ruby gem's statements for the operation through mysql2 at the same concurrency. */
@@ -83,6 +85,8 @@ export function formatTable(rows: readonly RunRow[]): string {
     'p99.9 ms',
     'echo ops/s',
     'echo p99',
+    'stream echo ops/s',
+    'stream echo p99',
     '× echo',
     'mysql2 ops/s',
     '× mysql2',
@@ -105,6 +109,8 @@ export function formatTable(rows: readonly RunRow[]): string {
       ms(row.latency.p999),
       row.echo ? number(row.echo.opsPerSecond) : '-',
       row.echo ? ms(row.echo.p99) : '-',
+      row.streamEcho ? number(row.streamEcho.opsPerSecond) : '-',
+      row.streamEcho ? ms(row.streamEcho.p99) : '-',
       times(vsEcho(row)),
       row.mysql ? number(row.mysql.opsPerSecond) : '-',
       times(vsMysql(row)),
@@ -128,7 +134,7 @@ export function formatTable(rows: readonly RunRow[]): string {
         ms(gem.p99),
         ms(gem.p999),
         // No echo, mysql2 or ratio columns, and no server: the gem-shaped client talks to MariaDB.
-        ...Array.from({ length: 7 }, () => '-'),
+        ...Array.from({ length: 9 }, () => '-'),
         micros(gem.cpu?.client),
         micros(gem.cpu?.mariadb),
         String(gem.errors),
@@ -147,7 +153,8 @@ export function formatTable(rows: readonly RunRow[]): string {
 /** What the table's columns mean, printed under it. */
 export function tableLegend(cpu: { clock: string; mariadb: string }): string {
   return [
-    "× echo, × mysql2, × gem: ops/s over the baseline's at the same concurrency. gem-shaped: the Ruby",
+    "× echo, × mysql2, × gem: ops/s over the baseline's at the same concurrency (echo: unary calls;",
+    'stream echo: the same payload as messages of one open stream, the road the SDK takes). gem-shaped: the Ruby',
     "gem's statements for the operation (autocommit, no lock) through mysql2, one connection per worker;",
     "its errors are the gem's own update race (two updates read version n, the second insert fails).",
     'µs/op: CPU time per operation completed in the measured window. server = `shameless serve`;',

@@ -3,7 +3,7 @@
 // echo baseline of the same payload and concurrency; CPU per operation for each.
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
-import { connectEcho } from './echoService.js';
+import { type EchoClient, connectEcho, connectStreamEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
 import { openGemShapedClient } from './gemShapedClient.js';
 import { runOpenLoop } from './openLoop.js';
@@ -35,6 +35,12 @@ export interface SuitePlan {
 
 /** The echo is a unary call: it warms up like the single-call workloads. */
 const ECHO_WARMUP_OPERATIONS = 1000;
+
+/** The two echoes of one payload and concurrency. */
+interface Echoes {
+  readonly echo: Baseline;
+  readonly streamEcho: Baseline;
+}
 
 /** The half-load runs use the default body. */
 const HALF_LOAD_BODY = 1024;
@@ -77,26 +83,31 @@ export async function runSuite(
     warmupMs: plan.warmupMs,
     durationMs: plan.durationMs,
   };
-  const echoes = new Map<string, Baseline>();
-  const echoAt = async (bodyBytes: number, concurrency: number) => {
+  const echoes = new Map<string, Echoes>();
+  const echoAt = async (bodyBytes: number, concurrency: number): Promise<Echoes> => {
     const key = `${bodyBytes}/${concurrency}`;
     const known = echoes.get(key);
     if (known) return known;
-    const client = connectEcho(echoAddress);
     const payload = Buffer.alloc(bodyBytes, 0x78);
-    try {
-      const measured = baseline(
-        await runClosedLoop(async () => void (await client.echo(payload)), {
-          ...load,
-          concurrency,
-          warmupOperations: ECHO_WARMUP_OPERATIONS,
-        }),
-      );
-      echoes.set(key, measured);
-      return measured;
-    } finally {
-      client.close();
-    }
+    const measure = async (client: EchoClient) => {
+      try {
+        return baseline(
+          await runClosedLoop(async () => void (await client.echo(payload)), {
+            ...load,
+            concurrency,
+            warmupOperations: ECHO_WARMUP_OPERATIONS,
+          }),
+        );
+      } finally {
+        client.close();
+      }
+    };
+    const measured = {
+      echo: await measure(connectEcho(echoAddress)),
+      streamEcho: await measure(connectStreamEcho(echoAddress)),
+    };
+    echoes.set(key, measured);
+    return measured;
   };
 
   // The SDK's runs are charged with the server's CPU too; the baselines run in this process.
@@ -140,7 +151,7 @@ export async function runSuite(
     for (const concurrency of run.concurrency) {
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
-      const echo = await echoAt(run.bodyBytes, concurrency);
+      const { echo, streamEcho } = await echoAt(run.bodyBytes, concurrency);
       const { result: sdk, cpu: sdkCpu } = await sdkRun(
         `${run.workload.id}-${formatBytes(run.bodyBytes).replace(' ', '')}-${concurrency}`,
         (window) =>
@@ -190,13 +201,14 @@ export async function runSuite(
         ...(sdk.firstError === undefined ? {} : { firstError: sdk.firstError }),
         cpu: sdkCpu,
         echo,
+        streamEcho,
         ...(mysql ? { mysql } : {}),
         ...(gem ? { gem } : {}),
       };
       rows.push(row);
       progress.note(
         `${label}: ${Math.round(sdk.opsPerSecond)} ops/s, p99 ${sdk.latency.p99.toFixed(2)} ms` +
-          ` (echo ${Math.round(echo.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
+          ` (echo ${Math.round(echo.opsPerSecond)}, stream echo ${Math.round(streamEcho.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
           `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''})` +
           (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : '') +
           (sdk.windowMs > 1.5 * load.durationMs
@@ -223,16 +235,22 @@ export async function runSuite(
     const { result, cpu: sdkCpu } = await sdkRun(`${workload.id}-half-peak`, (window) =>
       runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
     );
-    // The echo at the same rate: the latency this machine's scheduling alone adds.
-    const echoClient = connectEcho(echoAddress);
+    // The echoes at the same rate: the latency this machine's scheduling alone adds.
     const payload = Buffer.alloc(HALF_LOAD_BODY, 0x78);
-    const echo = baseline(
-      await runOpenLoop(async () => void (await echoClient.echo(payload)), {
-        ...load,
-        ratePerSecond,
-      }),
-    );
-    echoClient.close();
+    const atRate = async (client: EchoClient) => {
+      try {
+        return baseline(
+          await runOpenLoop(async () => void (await client.echo(payload)), {
+            ...load,
+            ratePerSecond,
+          }),
+        );
+      } finally {
+        client.close();
+      }
+    };
+    const echo = await atRate(connectEcho(echoAddress));
+    const streamEcho = await atRate(connectStreamEcho(echoAddress));
     const row: RunRow = {
       workloadId: workload.id,
       workload: `${workload.name} at half peak`,
@@ -247,11 +265,13 @@ export async function runSuite(
       ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
       cpu: sdkCpu,
       echo,
+      streamEcho,
     };
     rows.push(row);
     progress.note(
       `${workload.name} at ${ratePerSecond}/s (half its peak): p50 ${result.latency.p50.toFixed(2)} ms, ` +
-        `p99 ${result.latency.p99.toFixed(2)} ms (echo at that rate: p99 ${echo.p99.toFixed(2)} ms)`,
+        `p99 ${result.latency.p99.toFixed(2)} ms (echo at that rate: p99 ${echo.p99.toFixed(2)} ms, ` +
+        `stream echo ${streamEcho.p99.toFixed(2)} ms)`,
     );
   }
 

@@ -118,7 +118,12 @@ export function evaluateTargets({ rows, follow, previousFollowP99 }: TargetInput
             // it can beat, so a miss reads differently when the floor is above the target.
             reached:
               `${row.latency.p99.toFixed(2)} ms at ${row.openLoopRate}/s` +
-              (row.echo ? ` (bare echo at that rate: ${row.echo.p99.toFixed(2)} ms)` : ''),
+              (row.echo ? ` (bare echo at that rate: ${row.echo.p99.toFixed(2)} ms` : '') +
+              (row.echo && row.streamEcho
+                ? `, stream echo ${row.streamEcho.p99.toFixed(2)} ms)`
+                : row.echo
+                  ? ')'
+                  : ''),
             met: row.latency.p99 <= most,
           }
         : { target, ...NOT_MEASURED },

@@ -48,6 +48,7 @@ describe('gem-shaped client', () => {
       shardsCount: 4,
       poolSize: 4,
       coalesce: true,
+      pipeline: true,
     });
     client = openGemShapedClient(bench.partitionUrl, 2);
     tables = new BaselineTables('rate', bench.settings.shardsCount);

@@ -3,7 +3,7 @@
 // of each bound is right on both sides, and a target whose run did not happen says so.
 import assert from 'node:assert/strict';
 import type { FollowResult } from '../src/followLatency.js';
-import { oneAtATimeChecks } from '../src/oneAtATime.js';
+import { formatOneAtATime, oneAtATimeChecks } from '../src/oneAtATime.js';
 import type { Baseline, RunRow } from '../src/report.js';
 import { type TargetResult, evaluateTargets, formatTargets } from '../src/targets.js';
 
@@ -99,6 +99,15 @@ describe('targets', () => {
     );
     const results = evaluateTargets({ rows, follow: follow(20) });
     assert.equal(verdict(results, 'GetCell, one at a time').met, true);
+    // The target counts a unary echo; beside it, the check over the stream echo, the
+    // road the SDK takes, is stricter.
+    const overStream = oneAtATimeChecks([{ ...rows[0]!, streamEcho: baseline(9000, 0.1) }])[0]!
+      .overStream;
+    assert.deepEqual(overStream && [overStream.budget.toFixed(2), overStream.met], ['0.50', false]);
+    assert.match(
+      formatOneAtATime(oneAtATimeChecks([{ ...rows[0]!, streamEcho: baseline(9000, 0.1) }])),
+      /: met; over the stream echo \(0\.10\): budget 0\.50 ms, NOT met$/m,
+    );
     assert.equal(verdict(results, 'Put (update), one at a time').met, false);
     assert.equal(verdict(results, 'Put (create), one at a time').met, undefined);
   });
@@ -173,6 +182,11 @@ describe('targets', () => {
     assert.equal(
       verdict(evaluateTargets({ rows: [openLoop()], follow: follow(20) }), target).reached,
       '3.00 ms at 1000/s',
+    );
+    const withStream = { ...openLoop(baseline(1000, 4)), streamEcho: baseline(1000, 0.5) };
+    assert.equal(
+      verdict(evaluateTargets({ rows: [withStream], follow: follow(20) }), target).reached,
+      '3.00 ms at 1000/s (bare echo at that rate: 8.00 ms, stream echo 1.00 ms)',
     );
   });
 
