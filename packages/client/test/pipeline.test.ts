@@ -220,6 +220,29 @@ describe('the SDK over a Pipeline', function () {
     });
   });
 
+  describe('a server that never opens the stream', () => {
+    it('fails each call at its deadline, as a hung server does', async () => {
+      const server = await startServer({
+        // Neither headers nor an end: the stream never opens.
+        pipeline: () => {},
+      });
+      const transport = createTransport({ endpoints: [server.address], retry: false });
+      try {
+        const error = await rejection(
+          transport.unary(
+            'findShard',
+            { key: { $case: 'value', value: 1n } },
+            { ...READ, deadlineMs: 300 },
+          ),
+        );
+        expect(error).to.be.instanceOf(DeadlineExceededError);
+      } finally {
+        transport.close();
+        server.stop();
+      }
+    });
+  });
+
   it('NotFoundError keeps its type and message over the stream', async () => {
     const error = await rejection(
       fixture.store.transport.unary(

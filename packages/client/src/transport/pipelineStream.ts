@@ -138,7 +138,7 @@ export class PipelineStream {
    * when it must go as a call of its own.
    */
   async send(call: PipelineCall): Promise<unknown> {
-    if (!this.#open && !(await this.#opened)) return SEND_ALONE;
+    if (!this.#open && !(await untilAborted(this.#opened, call.signal))) return SEND_ALONE;
     if (this.ended) return SEND_ALONE;
     this.#lastBusy = Date.now();
     const callId = this.#nextId;
@@ -253,6 +253,20 @@ export class PipelineStream {
     for (const pending of this.#pending.values()) pending.reject(failure);
     this.#pending.clear();
   }
+}
+
+/** `promise`, or a rejection with the signal's reason once it aborts (a server that never answers). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
 }
 
 function callError(error: CallError, metadata = new Metadata()): PipelineCallError {
