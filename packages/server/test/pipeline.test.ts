@@ -14,9 +14,11 @@ import {
   encodeMessage,
 } from '@shameless/proto';
 import { credentials } from '@grpc/grpc-js';
+import { Admission } from '../src/grpc/admission.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
 import { MAX_ANSWER_HEADER, MAX_MESSAGE_HEADER } from '../src/grpc/pipeline.js';
 import { contentTableName } from '../src/engine/tableNames.js';
+import { rejection } from './support/grpcCalls.js';
 import { RawPipeline, errorOf, responseOf } from './support/pipelineClient.js';
 import {
   RATE_MODEL,
@@ -320,6 +322,49 @@ describe('Pipeline', function () {
     pipeline.stream.resume();
     const cells = await Promise.all(answers);
     expect(cells.filter((answer) => answer.$case === 'getCell')).to.have.length(sent);
+  });
+
+  it("holds a call's bytes against --max-in-flight-bytes until its answer is sent", async () => {
+    const admission = new Admission({
+      maxConcurrentCalls: 1000,
+      maxInFlightBytes: 1024 * 1024,
+      retryPushbackMs: 100,
+    });
+    const bounded = await startStoreFixture({ middleware: [admission.layer] });
+    try {
+      await bounded.api.defineModel({ model: RATE_MODEL });
+      const uuid = await putRate(bounded.api, 20);
+      await bounded.api.writeCell({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ blob: 'z'.repeat(64 * 1024) }),
+        mode: 0,
+        expectedRefKey: undefined,
+        requestId: requestId(),
+      });
+      const pipeline = new RawPipeline(bounded.api.client);
+      pipelines.push(pipeline);
+      // Measured once, so that the calls below each reserve what a 64 KiB answer holds.
+      await pipeline.call(getCell(uuid, 'meta'));
+      pipeline.stream.pause();
+      const answers = Array.from({ length: 100 }, () => pipeline.call(getCell(uuid, 'meta')));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // The answers not taken hold their bytes: the bound is reached, and others are refused.
+      const held = admission.inFlight.bytes;
+      expect(held).to.be.greaterThan(512 * 1024);
+      const refused = await rejection(bounded.api.getCell(getCell(uuid, 'meta').getCell));
+      expect(refused.code).to.equal(status.RESOURCE_EXHAUSTED);
+      pipeline.stream.resume();
+      const outcomes = await Promise.all(answers);
+      expect(outcomes.filter((answer) => answer.$case === 'getCell').length).to.be.greaterThan(0);
+      for (const answer of outcomes) {
+        if (answer.$case === 'error') expect(answer.error.code).to.equal(status.RESOURCE_EXHAUSTED);
+      }
+      expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    } finally {
+      await bounded.close();
+    }
   });
 
   it('ends OK once the client has half-closed and every call is answered', async () => {

@@ -41,13 +41,15 @@ export interface HandlerFactory {
   /**
    * Runs one call of a unary method through the middleware chain, under its deadline: its
    * response, or the error it failed with (unmapped). A unary RPC and a call over a Pipeline
-   * both run this way.
+   * both run this way. `deliver`, when given, is awaited with the response inside the chain, so
+   * that its layers count the call (admission its bytes) until the response is sent.
    */
   run<Req, Res>(
     method: string,
     handle: UnaryHandle<Req, Res>,
     request: Req,
     context: CallContext,
+    deliver?: (response: Res) => Promise<void>,
   ): Promise<Res>;
   unary<Req, Res>(
     method: string,
@@ -69,13 +71,16 @@ export function createHandlerFactory(
     handle: UnaryHandle<Req, Res>,
     request: Req,
     context: CallContext,
+    deliver?: (response: Res) => Promise<void>,
   ): Promise<Res> => {
     const asStream = async function* (wellFormed: Req, innerContext: CallContext) {
       requireWellFormed(wellFormed, method);
       yield await handle(wellFormed, innerContext);
     };
     // The engine stops the call's statements at its deadline.
-    return withDeadline(context.deadline, () => single(middleware(request, context, asStream)));
+    return withDeadline(context.deadline, () =>
+      single(middleware(request, context, asStream), deliver),
+    );
   };
   return {
     run,
@@ -161,12 +166,19 @@ function callContext(
   };
 }
 
-/** The one message of a unary call's chain; a chain that yields none or more is a bug. */
-async function single<Res>(messages: AsyncIterable<Res>): Promise<Res> {
+/**
+ * The one message of a unary call's chain, handed to `deliver` while the chain still holds it;
+ * a chain that yields none or more is a bug.
+ */
+async function single<Res>(
+  messages: AsyncIterable<Res>,
+  deliver?: (response: Res) => Promise<void>,
+): Promise<Res> {
   let response: { value: Res } | undefined;
   for await (const message of messages) {
     if (response) throw new Error('a unary handler answered more than once');
     response = { value: message };
+    await deliver?.(message);
   }
   if (!response) throw new Error('a unary handler answered nothing');
   return response.value;

@@ -75,6 +75,8 @@ class PipelineStream {
   /** Calls whose work has not ended, answered or not: what bounds the stream's reading. */
   private working = 0;
   private unsentBytes = 0;
+  /** What waits for each answer written and not yet sent: settled when the stream ends. */
+  private readonly unsent = new Set<() => void>();
   private halfClosed = false;
   private ended = false;
   private readonly shutdown: AbortController;
@@ -106,8 +108,13 @@ class PipelineStream {
       this.halfClosed = true;
       this.endWhenAnswered();
     });
-    this.call.on('cancelled', () => this.abandon());
+    this.call.on('cancelled', () => {
+      this.abandon();
+      this.forgetUnsent();
+    });
     this.call.on('error', () => this.abandon());
+    // After the status, grpc-js writes nothing more: what it still held was not sent.
+    this.call.on('finish', () => this.forgetUnsent());
     this.shutdown.signal.addEventListener('abort', () => {
       this.readMore();
       this.endWhenAnswered();
@@ -170,13 +177,15 @@ class PipelineStream {
       request: object,
       context: CallContext,
     ) => Promise<object>;
+    // The answer is sent from inside the chain: admission holds the call's bytes until it is.
+    const deliver = (response: object) =>
+      this.answer(message.callId, running, { $case: method, [method]: response } as Result);
     this.settings.handlers
-      .run(context.method, handle, request, context)
+      .run(context.method, handle, request, context, deliver)
       .then(
-        (response) =>
-          this.answer(message.callId, running, { $case: method, [method]: response } as Result),
+        () => {},
         (error: unknown) =>
-          this.answer(message.callId, running, {
+          void this.answer(message.callId, running, {
             $case: 'error',
             error: callError(toServiceError(error, context.method, this.settings.logger)),
           }),
@@ -214,17 +223,22 @@ class PipelineStream {
     });
   }
 
-  /** Answers the call `running` unless it was answered already (cancelled, expired). */
-  private answer(callId: number, running: RunningCall, result: Result): void {
-    if (this.unanswered.get(callId) !== running) return;
+  /**
+   * Answers the call `running` unless it was answered already (cancelled, expired); resolves
+   * once the answer is sent, or will not be.
+   */
+  private answer(callId: number, running: RunningCall, result: Result): Promise<void> {
+    if (this.unanswered.get(callId) !== running) return Promise.resolve();
     this.unanswered.delete(callId);
     clearTimeout(running.timer);
-    this.answerAt(callId, result);
+    const sent = this.answerAt(callId, result);
     this.endWhenAnswered();
+    return sent;
   }
 
-  private answerAt(callId: number, result: Result): void {
-    if (this.ended) return;
+  /** Writes an answer; resolves once it is sent, or once the stream ends without it. */
+  private answerAt(callId: number, result: Result): Promise<void> {
+    if (this.ended) return Promise.resolve();
     let bytes = encodeMessage(PipelineResponse, { callId, result });
     if (bytes.length > this.maxAnswerBytes) {
       // grpc-js's words for a unary answer over the limit, which clients already recognise.
@@ -237,11 +251,18 @@ class PipelineStream {
     }
     const size = bytes.length;
     this.unsentBytes += size;
-    this.call.write(bytes, () => {
-      this.unsentBytes -= size;
-      this.readMore();
+    const sent = new Promise<void>((resolve) => {
+      // grpc-js calls back once the bytes are written, but not for a call cancelled meanwhile.
+      this.unsent.add(resolve);
+      this.call.write(bytes, () => {
+        this.unsent.delete(resolve);
+        this.unsentBytes -= size;
+        this.readMore();
+        resolve();
+      });
     });
     this.readMore();
+    return sent;
   }
 
   /** Reads on while the stream is within its bounds and the server is not stopping. */
@@ -291,6 +312,12 @@ class PipelineStream {
   private close(): void {
     this.ended = true;
     this.settings.streams.close(this.shutdown);
+  }
+
+  /** The stream is gone: answers still unsent will never be. */
+  private forgetUnsent(): void {
+    for (const resolve of this.unsent) resolve();
+    this.unsent.clear();
   }
 }
 
