@@ -68,6 +68,21 @@ const writeMeta = (uuid: string, body: Record<string, unknown>) =>
     },
   }) as const;
 
+/** A rate of `hotelId` whose meta cell holds 64 KiB: a GetCell of it answers that much. */
+async function rateWithLargeMeta(fixture: StoreFixture, hotelId: number): Promise<string> {
+  const uuid = await putRate(fixture.api, hotelId);
+  await fixture.api.writeCell({
+    model: 'rate',
+    uuid,
+    cell: 'meta',
+    body: pack({ blob: 'y'.repeat(64 * 1024) }),
+    mode: 0,
+    expectedRefKey: undefined,
+    requestId: requestId(),
+  });
+  return uuid;
+}
+
 describe('Pipeline', function () {
   this.timeout(30_000);
   let store: StoreFixture;
@@ -301,16 +316,7 @@ describe('Pipeline', function () {
   });
 
   it('stops reading a client that does not read its answers', async () => {
-    const uuid = await putRate(store.api, 16);
-    await store.api.writeCell({
-      model: 'rate',
-      uuid,
-      cell: 'meta',
-      body: pack({ blob: 'y'.repeat(64 * 1024) }),
-      mode: 0,
-      expectedRefKey: undefined,
-      requestId: requestId(),
-    });
+    const uuid = await rateWithLargeMeta(store, 16);
     const pipeline = open();
     pipeline.stream.pause();
     const sent = 400;
@@ -333,16 +339,7 @@ describe('Pipeline', function () {
     const bounded = await startStoreFixture({ middleware: [admission.layer] });
     try {
       await bounded.api.defineModel({ model: RATE_MODEL });
-      const uuid = await putRate(bounded.api, 20);
-      await bounded.api.writeCell({
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body: pack({ blob: 'z'.repeat(64 * 1024) }),
-        mode: 0,
-        expectedRefKey: undefined,
-        requestId: requestId(),
-      });
+      const uuid = await rateWithLargeMeta(bounded, 20);
       const pipeline = new RawPipeline(bounded.api.client);
       pipelines.push(pipeline);
       // Measured once, so that the calls below each reserve what a 64 KiB answer holds.
