@@ -10,6 +10,7 @@ import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
 import { MemoryRelease } from './memoryRelease.js';
 import { registerEngineMetrics } from './metrics/engineMetrics.js';
+import { registerServerMetrics } from './metrics/serverMetrics.js';
 import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
 import { type Settings, storeShapeOf } from './settings.js';
@@ -51,8 +52,9 @@ export async function serve(settings: Settings): Promise<void> {
   // Outermost first: metrics count, and the access log times, everything inner layers do.
   const middleware: ServerMiddleware[] = [];
   let metrics: MetricsEndpoint | undefined;
+  let registry: Registry | undefined;
   if (settings.metricsListen) {
-    const registry = new Registry();
+    registry = new Registry();
     collectDefaultMetrics({ register: registry, prefix: 'shameless_' });
     registerEngineMetrics(registry, engine);
     middleware.push(rpcMetricsLayer(registry));
@@ -81,6 +83,7 @@ export async function serve(settings: Settings): Promise<void> {
     },
     logger,
   );
+  if (registry) registerServerMetrics(registry, server);
   security.logProtection(logger);
   const host = settings.listen.replace(/:\d+$/, '');
   // Tests and scripts wait for this line; keep its shape.

@@ -1,6 +1,6 @@
 // `serve --metrics-listen` and the access log, through the real binary over a real MariaDB:
-// /metrics counts calls by method and code, times them, gauges streams, pools and write groups;
-// at debug level each call logs one line without its metadata.
+// /metrics counts calls by method and code, times them, gauges streams (Pipelines too), pools
+// and write groups; at debug level each call logs one line without its metadata.
 import { Metadata } from '@grpc/grpc-js';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import { expect } from 'chai';
@@ -10,6 +10,7 @@ import {
   runServerExpectingFailure,
   startServerProcess,
 } from './support/serverProcess.js';
+import { RawPipeline } from './support/pipelineClient.js';
 import { RATE_MODEL, pack } from './support/storeFixture.js';
 
 const SECRET = 'metrics-test-secret-token';
@@ -141,6 +142,22 @@ describe('serve --metrics-listen and the access log', function () {
     expect(
       sample(finished, 'shameless_rpc_handled_total', { method: 'Each', code: 'CANCELLED' }),
     ).to.equal(1);
+  });
+
+  it('gauges open Pipeline streams, and counts their calls by method', async () => {
+    const before = await scrape();
+    const described =
+      sample(before, 'shameless_rpc_handled_total', { method: 'DescribeStore', code: 'OK' }) ?? 0;
+    const pipeline = new RawPipeline(api.client);
+    await pipeline.call({ $case: 'describeStore', describeStore: {} });
+    const during = await scrape();
+    expect(sample(during, 'shameless_pipeline_streams', {})).to.equal(1);
+    expect(
+      sample(during, 'shameless_rpc_handled_total', { method: 'DescribeStore', code: 'OK' }),
+    ).to.equal(described + 1);
+    pipeline.end();
+    await pipeline.status;
+    expect(sample(await scrape(), 'shameless_pipeline_streams', {})).to.equal(0);
   });
 
   it('serves only GET /metrics', async () => {

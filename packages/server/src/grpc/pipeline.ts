@@ -48,9 +48,24 @@ export interface PipelineSettings {
   readonly maxCalls: number;
 }
 
-export function pipelineHandler(settings: PipelineSettings): PipelineHandler {
-  return (call) =>
-    new PipelineStream(call as ServerDuplexStream<PipelineRequest, unknown>, settings).start();
+/** The Pipeline's grpc-js handler, and how many of its streams are open. */
+export interface Pipelines {
+  readonly handle: PipelineHandler;
+  /** Pipeline streams open now. */
+  readonly open: () => number;
+}
+
+export function pipelineHandler(settings: PipelineSettings): Pipelines {
+  let open = 0;
+  return {
+    handle: (call) => {
+      open += 1;
+      const ended = () => (open -= 1);
+      const stream = call as ServerDuplexStream<PipelineRequest, unknown>;
+      new PipelineStream(stream, settings, ended).start();
+    },
+    open: () => open,
+  };
 }
 
 /** The service definition with Pipeline answers sent as the bytes this module encoded. */
@@ -87,6 +102,8 @@ class PipelineStream {
   constructor(
     private readonly call: ServerDuplexStream<PipelineRequest, unknown>,
     private readonly settings: PipelineSettings,
+    /** Told once, when the stream is over. */
+    private readonly over: () => void,
   ) {
     this.shutdown = settings.streams.open();
     this.peer = call.getPeer();
@@ -312,6 +329,7 @@ class PipelineStream {
   private close(): void {
     this.ended = true;
     this.settings.streams.close(this.shutdown);
+    this.over();
   }
 
   /** The stream is gone: answers still unsent will never be. */

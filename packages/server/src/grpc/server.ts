@@ -42,6 +42,8 @@ export interface RunningServer {
    * up to graceMs to finish before they are cancelled. Does not close the engine.
    */
   shutdown(graceMs: number): Promise<void>;
+  /** Pipeline streams open now. */
+  pipelineStreams(): number;
 }
 
 export async function startServer(
@@ -72,7 +74,7 @@ export async function startServer(
   });
   server.addService(
     withEncodedPipelineAnswers(withTolerantDecoding(StoreService)),
-    createStoreService(engine, handlers, calls, pipeline, options.maxMessageBytes),
+    createStoreService(engine, handlers, calls, pipeline.handle, options.maxMessageBytes),
   );
   const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
   const partitionCount = engine.layout.partitionCount;
@@ -122,5 +124,5 @@ export async function startServer(
         });
       });
     })());
-  return { port, shutdown };
+  return { port, shutdown, pipelineStreams: pipeline.open };
 }
