@@ -155,7 +155,7 @@ class PipelineStream {
       return;
     }
     if (call === undefined) {
-      this.answerAt(callId, {
+      void this.answerAt(callId, {
         $case: 'error',
         error: {
           code: status.INVALID_ARGUMENT,
@@ -226,7 +226,7 @@ class PipelineStream {
     const running = this.unanswered.get(callId);
     if (!running) return;
     running.controller.abort();
-    this.answer(callId, running, {
+    void this.answer(callId, running, {
       $case: 'error',
       error: { code: status.CANCELLED, message: 'cancelled by the client', trailers: {} },
     });
@@ -234,7 +234,7 @@ class PipelineStream {
 
   private expire(callId: number, running: RunningCall): void {
     running.controller.abort();
-    this.answer(callId, running, {
+    void this.answer(callId, running, {
       $case: 'error',
       error: { code: status.DEADLINE_EXCEEDED, message: 'deadline exceeded', trailers: {} },
     });
