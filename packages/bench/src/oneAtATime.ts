@@ -31,28 +31,21 @@ export interface OneAtATimeCheck {
 export function oneAtATimeChecks(rows: readonly RunRow[]): OneAtATimeCheck[] {
   return rows.flatMap((row) => {
     if (row.openLoopRate !== undefined || row.concurrency !== 1) return [];
-    if (!row.echo || !row.gem) return [];
-    const budget = row.echo.p50 + row.gem.p50 + ALLOWANCE_MS;
-    const streamBudget = row.streamEcho && row.streamEcho.p50 + row.gem.p50 + ALLOWANCE_MS;
+    const { echo, gem, streamEcho } = row;
+    if (!echo || !gem) return [];
+    const over = (echoP50: number) => {
+      const budget = echoP50 + gem.p50 + ALLOWANCE_MS;
+      return { echoP50, budget, met: row.latency.p50 <= budget };
+    };
     return [
       {
         workloadId: row.workloadId,
         workload: row.workload,
         bodyBytes: row.bodyBytes,
         sdkP50: row.latency.p50,
-        echoP50: row.echo.p50,
-        gemP50: row.gem.p50,
-        budget,
-        met: row.latency.p50 <= budget,
-        ...(row.streamEcho && streamBudget !== undefined
-          ? {
-              overStream: {
-                echoP50: row.streamEcho.p50,
-                budget: streamBudget,
-                met: row.latency.p50 <= streamBudget,
-              },
-            }
-          : {}),
+        gemP50: gem.p50,
+        ...over(echo.p50),
+        ...(streamEcho ? { overStream: over(streamEcho.p50) } : {}),
       },
     ];
   });

@@ -88,24 +88,9 @@ export async function runSuite(
     const key = `${bodyBytes}/${concurrency}`;
     const known = echoes.get(key);
     if (known) return known;
-    const payload = Buffer.alloc(bodyBytes, 0x78);
-    const measure = async (client: EchoClient) => {
-      try {
-        return baseline(
-          await runClosedLoop(async () => void (await client.echo(payload)), {
-            ...load,
-            concurrency,
-            warmupOperations: ECHO_WARMUP_OPERATIONS,
-          }),
-        );
-      } finally {
-        client.close();
-      }
-    };
-    const measured = {
-      echo: await measure(connectEcho(echoAddress)),
-      streamEcho: await measure(connectStreamEcho(echoAddress)),
-    };
+    const measured = await bothEchoes(echoAddress, bodyBytes, (operation) =>
+      runClosedLoop(operation, { ...load, concurrency, warmupOperations: ECHO_WARMUP_OPERATIONS }),
+    );
     echoes.set(key, measured);
     return measured;
   };
@@ -236,21 +221,9 @@ export async function runSuite(
       runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
     );
     // The echoes at the same rate: the latency this machine's scheduling alone adds.
-    const payload = Buffer.alloc(HALF_LOAD_BODY, 0x78);
-    const atRate = async (client: EchoClient) => {
-      try {
-        return baseline(
-          await runOpenLoop(async () => void (await client.echo(payload)), {
-            ...load,
-            ratePerSecond,
-          }),
-        );
-      } finally {
-        client.close();
-      }
-    };
-    const echo = await atRate(connectEcho(echoAddress));
-    const streamEcho = await atRate(connectStreamEcho(echoAddress));
+    const { echo, streamEcho } = await bothEchoes(echoAddress, HALF_LOAD_BODY, (operation) =>
+      runOpenLoop(operation, { ...load, ratePerSecond }),
+    );
     const row: RunRow = {
       workloadId: workload.id,
       workload: `${workload.name} at half peak`,
@@ -286,6 +259,26 @@ export async function runSuite(
     bodyBytes: first.bodyBytes,
   });
   return { rows, follow };
+}
+
+/** The unary echo, then the stream echo, of `bodyBytes` under `load`, each on a client of its own. */
+async function bothEchoes(
+  address: string,
+  bodyBytes: number,
+  load: (operation: () => Promise<void>) => Promise<LoadResult>,
+): Promise<Echoes> {
+  const payload = Buffer.alloc(bodyBytes, 0x78);
+  const measure = async (client: EchoClient) => {
+    try {
+      return baseline(await load(async () => void (await client.echo(payload))));
+    } finally {
+      client.close();
+    }
+  };
+  return {
+    echo: await measure(connectEcho(address)),
+    streamEcho: await measure(connectStreamEcho(address)),
+  };
 }
 
 function baseline(result: LoadResult, cpu?: CpuPerOperation): Baseline {

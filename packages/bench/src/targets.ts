@@ -116,14 +116,7 @@ export function evaluateTargets({ rows, follow, previousFollowP99 }: TargetInput
             target,
             // The bare echo at the same rate is the transport's own p99: a floor no call through
             // it can beat, so a miss reads differently when the floor is above the target.
-            reached:
-              `${row.latency.p99.toFixed(2)} ms at ${row.openLoopRate}/s` +
-              (row.echo ? ` (bare echo at that rate: ${row.echo.p99.toFixed(2)} ms` : '') +
-              (row.echo && row.streamEcho
-                ? `, stream echo ${row.streamEcho.p99.toFixed(2)} ms)`
-                : row.echo
-                  ? ')'
-                  : ''),
+            reached: `${row.latency.p99.toFixed(2)} ms at ${row.openLoopRate}/s` + floorsOf(row),
             met: row.latency.p99 <= most,
           }
         : { target, ...NOT_MEASURED },
@@ -148,6 +141,15 @@ export function evaluateTargets({ rows, follow, previousFollowP99 }: TargetInput
         },
   );
   return results;
+}
+
+/** The echoes' p99 at a half-peak row's rate, where they ran: ` (bare echo …, stream echo …)`. */
+function floorsOf(row: RunRow): string {
+  const floors = [
+    row.echo && `bare echo at that rate: ${row.echo.p99.toFixed(2)} ms`,
+    row.streamEcho && `stream echo ${row.streamEcho.p99.toFixed(2)} ms`,
+  ].filter(Boolean);
+  return floors.length > 0 ? ` (${floors.join(', ')})` : '';
 }
 
 export function formatTargets(results: readonly TargetResult[]): string {
