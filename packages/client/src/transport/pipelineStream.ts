@@ -60,6 +60,9 @@ interface Pending {
   readonly method: PipelinedMethod;
   resolve(response: unknown): void;
   reject(error: unknown): void;
+  /** The attempt's signal, and what cancels the call when it aborts. */
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
 }
 
 export class PipelineStream {
@@ -154,7 +157,7 @@ export class PipelineStream {
     if (signal?.aborted) throw signal.reason;
     return new Promise((resolve, reject) => {
       const onAbort = () => {
-        if (!this.#pending.delete(callId)) return;
+        if (this.#take(callId) === undefined) return;
         this.#write(
           encodeMessage(PipelineRequest, {
             callId,
@@ -166,20 +169,18 @@ export class PipelineStream {
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      const settled = () => signal?.removeEventListener('abort', onAbort);
-      this.#pending.set(callId, {
-        method: call.method,
-        resolve: (response) => {
-          settled();
-          resolve(response);
-        },
-        reject: (error) => {
-          settled();
-          reject(error);
-        },
-      });
+      this.#pending.set(callId, { method: call.method, resolve, reject, signal, onAbort });
       this.#write(bytes);
     });
+  }
+
+  /** The call `callId` if it still waits for its answer, no longer waiting nor watching its signal. */
+  #take(callId: number): Pending | undefined {
+    const pending = this.#pending.get(callId);
+    if (pending === undefined) return undefined;
+    this.#pending.delete(callId);
+    pending.signal?.removeEventListener('abort', pending.onAbort);
+    return pending;
   }
 
   /** No more calls: the server answers those written, then ends the stream. */
@@ -217,9 +218,8 @@ export class PipelineStream {
   }
 
   #answer(response: PipelineResponse): void {
-    const pending = this.#pending.get(response.callId);
+    const pending = this.#take(response.callId);
     if (pending === undefined) return;
-    this.#pending.delete(response.callId);
     this.#lastBusy = Date.now();
     const result = response.result;
     if (result?.$case === 'error') {
@@ -250,8 +250,7 @@ export class PipelineStream {
           }
         : { code: status.code, message: status.details, trailers: {} };
     const failure = callError(error, status.metadata);
-    for (const pending of this.#pending.values()) pending.reject(failure);
-    this.#pending.clear();
+    for (const callId of [...this.#pending.keys()]) this.#take(callId)?.reject(failure);
   }
 }
 
