@@ -3,10 +3,11 @@
 // grpc-retry-pushback-ms trailer instead of being taken on; once calls end, calls go through.
 import { expect } from 'chai';
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
-import { type EachResponse, WriteMode } from '@shameless/proto';
+import { type EachResponse, GetCellsRequest, WriteMode } from '@shameless/proto';
 import { Admission } from '../src/grpc/admission.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
 import { rejection } from './support/grpcCalls.js';
+import { sendUnread } from './support/unreadCall.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -101,6 +102,30 @@ describe('admission control', function () {
     await closeFollowers();
     expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
     expect((await getBig()).results).to.have.length(1);
+  });
+
+  it('holds a unary answer the client has not taken against the bytes allowed, until it is taken or dropped', async () => {
+    const keys = [{ uuid, cell: 'meta' }];
+    const getBig = () => store.api.getCells({ model: 'rate', keys });
+    expect((await getBig()).results).to.have.length(1);
+    const request = GetCellsRequest.encode({ model: 'rate', keys }).finish();
+    const untilHeld = async () => {
+      while (admission.inFlight.bytes < 600 * 1024) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    for (const end of ['read', 'cancel'] as const) {
+      const unread = sendUnread(store.address, '/shameless.v1.Store/GetCells', request);
+      await untilHeld();
+      // The answer is made and waits for the client's window: its call and bytes still count.
+      expect(admission.inFlight.calls).to.equal(1);
+      expectBusy(await rejection(getBig()), '--max-in-flight-bytes');
+      if (end === 'read') expect(await unread.read()).to.equal(String(status.OK));
+      else unread.cancel();
+      while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+      expect((await getBig()).results).to.have.length(1);
+    }
   });
 });
 

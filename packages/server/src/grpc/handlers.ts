@@ -91,16 +91,17 @@ export function createHandlerFactory(
         const onCancelled = () => controller.abort();
         call.once('cancelled', onCancelled);
         const context = callContext(call, method, 'unary', controller.signal);
-        run(method, handle, call.request, context).then(
-          (response) => {
-            call.off('cancelled', onCancelled);
-            callback(null, response);
-          },
-          (error: unknown) => {
-            call.off('cancelled', onCancelled);
-            callback(toServiceError(error, method, logger));
-          },
-        );
+        // The response is sent from inside the chain, so that admission holds the call and its
+        // bytes until the client has taken them: a client that does not read holds its share
+        // of --max-in-flight-bytes, not memory beyond it.
+        const deliver = (response: Res) => {
+          call.off('cancelled', onCancelled);
+          return sent(call, () => callback(null, response));
+        };
+        run(method, handle, call.request, context, deliver).catch((error: unknown) => {
+          call.off('cancelled', onCancelled);
+          callback(toServiceError(error, method, logger));
+        });
       };
     },
 
@@ -182,6 +183,23 @@ async function single<Res>(
   }
   if (!response) throw new Error('a unary handler answered nothing');
   return response.value;
+}
+
+/**
+ * Sends a unary call's response and resolves once it is gone: taken by the client (grpc-js
+ * sends the status only after the message's write completes, which waits for the client's
+ * flow-control window), or the call ended otherwise. grpc-js emits 'cancelled' on a unary
+ * call once its status is out, and on a real cancel, so the one event covers both.
+ */
+function sent(call: ServerUnaryCall<unknown, unknown>, send: () => void): Promise<void> {
+  if (call.cancelled) {
+    send();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    call.once('cancelled', () => resolve());
+    send();
+  });
 }
 
 /**
