@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
+  DEFAULT_VERSION_CACHE_ENTRIES,
   type StoreShape,
 } from './engine/index.js';
 import { DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
@@ -271,6 +272,15 @@ export const SETTINGS = {
       'records the server remembers to exist (about 150 bytes each), so that a write to a cell other than base need not read the base cell; 0 for none',
     defaultValue: DEFAULT_RECORD_CACHE_ENTRIES as number,
     parse: integer(0, 100_000_000),
+  },
+  versionCacheEntries: {
+    scope: 'server',
+    flag: '--version-cache-entries <n>',
+    env: 'SHAMELESS_VERSION_CACHE_ENTRIES',
+    description:
+      'cells whose latest version (with its body, if at most 4 KiB) the server remembers, so that a write to one takes one round trip instead of two; 0 for none',
+    defaultValue: DEFAULT_VERSION_CACHE_ENTRIES as number,
+    parse: integer(0, 10_000_000),
   },
   maxConcurrentCalls: {
     scope: 'server',

@@ -20,6 +20,7 @@ export { parseBody } from './engine/body.js';
 export { MEDIUMBLOB_BYTES } from './engine/limits.js';
 export { StoreLayout } from './engine/layout.js';
 export { KnownRecords } from './engine/knownRecords.js';
+export { VersionCache } from './engine/versionCache.js';
 export { LogNotifier } from './engine/logNotifier.js';
 export { CompiledModel } from './engine/model.js';
 export { Partition } from './engine/partitions.js';

@@ -14,6 +14,7 @@ import type { PartitionSet } from './partitions.js';
 import { ShardTransaction } from './shardTransaction.js';
 import type { StoredTimes } from './storedTimes.js';
 import type { StoredCell } from './sql/contentRows.js';
+import type { VersionCache } from './versionCache.js';
 import type {
   AppendRequest,
   CreateOutcome,
@@ -41,10 +42,18 @@ export class CellWriter {
     notifier: LogNotifier,
     times: StoredTimes,
     knownRecords: KnownRecords,
+    versions: VersionCache,
     limits?: GroupLimits,
   ) {
     this.groups = partitions.partitions.map((partition) => {
-      const transaction = new ShardTransaction(layout, partition, notifier, times, knownRecords);
+      const transaction = new ShardTransaction(
+        layout,
+        partition,
+        notifier,
+        times,
+        knownRecords,
+        versions,
+      );
       return new GroupCommit(
         (items) => transaction.run(items),
         (item) => layout.contentShard(item.uuid),

@@ -6,6 +6,7 @@ import type {
   PartitionActivity,
   PrimaryKeyCacheStats,
   RecordCacheStats,
+  VersionCacheStats,
 } from './engineStats.js';
 import type { GroupLimits, GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
@@ -20,6 +21,7 @@ import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
 import type { PartitionSet } from './partitions.js';
 import { KnownRecords } from './knownRecords.js';
+import { VersionCache } from './versionCache.js';
 import { PrimaryKeyCache } from './primaryKeyCache.js';
 import { StoredTimes } from './storedTimes.js';
 import { PrimaryLookups } from './primaryLookups.js';
@@ -107,12 +109,19 @@ export interface EngineOptions {
    * none.
    */
   recordCacheEntries?: number;
+  /**
+   * How many cells' latest versions the server remembers, so that a write to one needs one
+   * round trip instead of two; DEFAULT_VERSION_CACHE_ENTRIES when left out, 0 for none.
+   */
+  versionCacheEntries?: number;
 }
 
 /** About 20 MiB of primary values and uuids. */
 export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
 /** About 15 MiB of model names and uuids. */
 export const DEFAULT_RECORD_CACHE_ENTRIES = 100_000;
+/** At most 64 MiB of bodies (4 KiB at most each, versionCache.ts) and 2.5 MiB of keys. */
+export const DEFAULT_VERSION_CACHE_ENTRIES = 16_384;
 
 export class Engine implements EngineStats {
   readonly models: ModelRegistry;
@@ -121,6 +130,7 @@ export class Engine implements EngineStats {
   private readonly puts: PutOperation;
   private readonly primaryKeys: PrimaryKeyCache;
   private readonly knownRecords: KnownRecords;
+  private readonly versions: VersionCache;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
   readonly limits: QueryLimits;
@@ -145,12 +155,14 @@ export class Engine implements EngineStats {
     this.knownRecords = new KnownRecords(
       options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
     );
+    this.versions = new VersionCache(options.versionCacheEntries ?? DEFAULT_VERSION_CACHE_ENTRIES);
     this.cells = new CellWriter(
       layout,
       partitions,
       notifier,
       times,
       this.knownRecords,
+      this.versions,
       options.groupLimits,
     );
     this.primaryKeys = new PrimaryKeyCache(
@@ -492,6 +504,10 @@ export class Engine implements EngineStats {
 
   recordCacheStats(): RecordCacheStats {
     return { entries: this.knownRecords.size, capacity: this.knownRecords.capacity };
+  }
+
+  versionCacheStats(): VersionCacheStats {
+    return this.versions.stats();
   }
 
   partitionActivity(): PartitionActivity[] {

@@ -20,6 +20,18 @@ export interface EngineStats {
   primaryKeyCacheStats(): PrimaryKeyCacheStats;
   /** The records remembered to exist: entries held now and at most. */
   recordCacheStats(): RecordCacheStats;
+  /** The cells whose latest version is remembered: entries, and lookups by what they found. */
+  versionCacheStats(): VersionCacheStats;
+}
+
+export interface VersionCacheStats {
+  readonly entries: number;
+  readonly capacity: number;
+  /** Writes that found their cell remembered. */
+  readonly hits: number;
+  readonly misses: number;
+  /** Remembered versions that a write found were no longer the latest. */
+  readonly stale: number;
 }
 
 export interface RecordCacheStats {

@@ -2,6 +2,7 @@ export type { AppendOutcome } from './cellWriter.js';
 export {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
+  DEFAULT_VERSION_CACHE_ENTRIES,
   Engine,
   MAX_WHERE_BATCH,
   MAX_WHERE_BATCH_RECORDS,

@@ -58,6 +58,8 @@ export interface StoreConfig {
   primaryKeyCacheEntries?: number;
   /** Records remembered to exist; the engine's default if left out. */
   recordCacheEntries?: number;
+  /** Cells whose latest version is remembered; the engine's default if left out. */
+  versionCacheEntries?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -183,6 +185,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       maxAnswerBytes: config.maxAnswerBytes,
       primaryKeyCacheEntries: config.primaryKeyCacheEntries,
       recordCacheEntries: config.recordCacheEntries,
+      versionCacheEntries: config.versionCacheEntries,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

@@ -27,6 +27,16 @@
 //    Inserts are split over round trips of at most MAX_INSERT_BYTES, to stay under
 //    max_allowed_packet.
 //
+// A group whose every append's cell this server remembers (versionCache.ts) is first written in
+// one round trip instead: START TRANSACTION; the log locks; the INSERTs of the versions after
+// the remembered ones; COMMIT. An append reached through a primary-index row carries the
+// check of that row inside its INSERT (insertCellIf), so that nothing is committed unless it
+// holds. A remembered version that is no longer the latest makes an INSERT fail on the
+// (uuid, column_name, ref_key) key, which stops the round trip before its COMMIT: the group
+// goes back to a savepoint taken after the locks and is written the usual way in the same
+// transaction, so a stale version costs one round trip. Creates, refusals and groups the cache
+// does not cover go the usual way from the start.
+//
 // Request ids are not looked up on the first attempt (almost every write is new, and the
 // lookups cost as much as the other reads): a write sent before makes an INSERT fail on the
 // request-id key, and a refused write may be the retry of one that succeeded (its expected
@@ -46,6 +56,7 @@ import {
 import type { KnownRecords } from './knownRecords.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
+import { OneTripBackoff } from './oneTripBackoff.js';
 import { BASE_CELL } from './model.js';
 import { exactInteger, offsetId } from './exactInteger.js';
 import type { Row, SqlConnection, WriteResult } from './mysqlPool.js';
@@ -59,6 +70,7 @@ import {
   toStoredCell,
 } from './sql/contentRows.js';
 import {
+  insertCellIf,
   insertCells,
   insertedBytes,
   readInserted,
@@ -72,16 +84,20 @@ import {
   indexRowHolders,
   insertIndexRows,
   primaryLookups,
+  primaryRowLeadsTo,
 } from './sql/indexTable.js';
 import {
   COMMIT,
   ROLLBACK,
+  ROLLBACK_TO_SAVEPOINT,
+  SAVEPOINT,
   START_TRANSACTION,
   type Statement,
   runTogether,
 } from './sql/statement.js';
 import { duplicateKeyName, isDeadlock } from './sqlErrors.js';
 import type { StoredTimes } from './storedTimes.js';
+import type { VersionCache } from './versionCache.js';
 import {
   type CreateRequest,
   type IndexRowWrite,
@@ -100,7 +116,17 @@ const REQUEST_ID_KEY = 'uuid_column_request_id';
 
 const RETRY_WITH_LOOKUPS = Symbol('retry with request-id lookups');
 const RETRY_AFTER_DEADLOCK = Symbol('retry after a deadlock');
+/** A remembered version was no longer the latest: the group goes the usual way. */
+const STALE = Symbol('stale');
+/** A request id had been applied: the group goes the usual way, with the lookups. */
+const REQUEST_APPLIED = Symbol('request applied');
 type Retry = typeof RETRY_WITH_LOOKUPS | typeof RETRY_AFTER_DEADLOCK;
+
+/** What a transaction that committed did: one outcome per item, and the tables it wrote. */
+interface Written {
+  readonly outcomes: ItemOutcome[];
+  readonly written: string[];
+}
 
 /** The items of a group that write one content table. */
 interface TableWrites {
@@ -122,7 +148,10 @@ export class ShardTransaction {
     private readonly notifier: LogNotifier,
     private readonly times: StoredTimes,
     private readonly knownRecords: KnownRecords,
+    private readonly versions: VersionCache,
   ) {}
+
+  private readonly oneTrip = new OneTripBackoff();
 
   /**
    * Applies the items, all on this partition, in one transaction and answers one outcome per
@@ -131,6 +160,15 @@ export class ShardTransaction {
   async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     let lookUpRequestIds = false;
     let deadlocks = 0;
+    const remembered = this.rememberedReads(items);
+    if (remembered && this.oneTrip.shouldTry()) {
+      const result = await this.partition.withConnection((connection) =>
+        this.attemptRemembered(connection, items, remembered),
+      );
+      if (result === RETRY_WITH_LOOKUPS) lookUpRequestIds = true;
+      else if (result === RETRY_AFTER_DEADLOCK) deadlocks += 1;
+      else if (result !== undefined) return this.committed(items, result);
+    }
     for (;;) {
       const result = await this.partition.withConnection((connection) =>
         this.attempt(connection, items, lookUpRequestIds),
@@ -148,26 +186,184 @@ export class ShardTransaction {
           );
         }
       } else {
-        for (const table of result.written) this.notifier.notify(table);
-        // Records written to before were known or read to exist; created ones are new.
-        result.outcomes.forEach((outcome, i) => {
-          const item = items[i]!;
-          if (item.kind === 'create' && outcome.status === 'written') {
-            this.knownRecords.add(item.model.name, item.uuid);
-          }
-        });
-        return result.outcomes;
+        return this.committed(items, result);
       }
     }
   }
 
+  /** Tells the log's followers, and remembers what the group's commit made known. */
+  private committed(items: readonly WriteItem[], result: Written): ItemOutcome[] {
+    for (const table of result.written) this.notifier.notify(table);
+    result.outcomes.forEach((outcome, i) => {
+      const item = items[i]!;
+      if (outcome.status !== 'written') return;
+      // Records written to before were known or read to exist; created ones are new.
+      if (item.kind === 'create') this.knownRecords.add(item.model.name, item.uuid);
+      // A replay answers an earlier version, not the latest.
+      if (outcome.replayed) return;
+      const { cell } = outcome;
+      this.versions.set(this.tableOf(item), cell.uuid, cell.name, cell.refKey, cell.body);
+    });
+    return result.outcomes;
+  }
+
+  private tableOf(item: WriteItem): string {
+    return this.layout.contentTable(item.model, this.layout.contentShard(item.uuid));
+  }
+
+  /**
+   * What the usual attempt would read under the locks, from the version cache: undefined unless
+   * the group is all appends, each to a remembered cell (with its body, for a merge; at the
+   * version it expects, if it expects one).
+   */
+  private rememberedReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
+    if (this.versions.capacity === 0) return undefined;
+    const reads = new Map<string, TableReads & { latest: Map<string, LatestVersion> }>();
+    for (const item of items) {
+      if (item.kind !== 'append') return undefined;
+      const table = this.tableOf(item);
+      const version = this.versions.get(table, item.uuid, item.cell);
+      if (!version) return undefined;
+      if (item.content.mode === 'merge' && version.body === undefined) return undefined;
+      if (item.expectedRefKey !== undefined && item.expectedRefKey !== version.refKey) {
+        return undefined;
+      }
+      let read = reads.get(table);
+      if (!read) {
+        read = { latest: new Map(), applied: new Map(), existing: new Set() };
+        reads.set(table, read);
+      }
+      read.latest.set(cellKey(item.uuid, item.cell), version);
+    }
+    return reads;
+  }
+
+  /**
+   * The group from the remembered versions: in one round trip, or where one of them was stale
+   * or a request id had been applied, the usual way in the same transaction, from the
+   * savepoint after its locks. Undefined when it is to be written the usual way from the start.
+   */
+  private async attemptRemembered(
+    connection: SqlConnection,
+    items: readonly WriteItem[],
+    reads: ReadonlyMap<string, TableReads>,
+  ): Promise<Written | Retry | undefined> {
+    const tried = await this.attemptFromMemory(connection, items, reads);
+    if (tried !== STALE && tried !== REQUEST_APPLIED) {
+      if (tried !== undefined) this.oneTrip.succeeded();
+      return tried;
+    }
+    if (tried === STALE) this.oneTrip.failed();
+    return this.attempt(connection, items, tried === REQUEST_APPLIED, ROLLBACK_TO_SAVEPOINT);
+  }
+
+  /**
+   * The group in one round trip, from the remembered versions. Undefined when it must be
+   * written the usual way (a decision other than an insert, a table whose rows must be read
+   * back, a deadlock); STALE when a remembered version was no longer the latest, and
+   * REQUEST_APPLIED when a request id had been applied: the group's cells are forgotten, and
+   * the transaction is left open, holding its locks, for the usual attempt to go on from its
+   * savepoint.
+   */
+  private async attemptFromMemory(
+    connection: SqlConnection,
+    items: readonly WriteItem[],
+    reads: ReadonlyMap<string, TableReads>,
+  ): Promise<Written | typeof REQUEST_APPLIED | typeof STALE | undefined> {
+    const plan = planGroup(
+      items,
+      (item) => this.tableOf(item),
+      reads,
+      new Map(),
+      new Set(),
+      new Date(),
+    );
+    // Refusals are decided on what the usual attempt reads, not on a hint.
+    if (plan.decisions.some((decision) => decision.kind !== 'insert')) return undefined;
+    const checks = new Map<string, { item: WriteItem & { kind: 'append' }; refKey: number }>();
+    plan.decisions.forEach((decision, i) => {
+      const item = items[i]!;
+      if (decision.kind !== 'insert' || decision.replayed || item.kind !== 'append') return;
+      if (!item.reachedThrough) return;
+      const read = reads.get(decision.table)!.latest.get(cellKey(item.uuid, item.cell))!;
+      checks.set(`${decision.table}#${decision.position}`, { item, refKey: read.refKey });
+    });
+    // A group too large for one round trip goes in several, the usual way.
+    if (roundTripsOf(plan.inserts).length > 1) return undefined;
+    const writes = [...plan.inserts].map(([table, cells]) => this.timedForTable(table, cells));
+    if (writes.some(({ readBack }) => readBack)) return undefined;
+
+    const statements: Statement[] = [
+      START_TRANSACTION,
+      lockLogRows(this.layout.logLocksTable, [...plan.inserts.keys()].sort()),
+      SAVEPOINT,
+    ];
+    // Each INSERT with its table and the versions it stores, in the table's order.
+    const inserts: { table: string; cells: NewCell[]; at: number }[] = [];
+    for (const { table, cells } of writes) {
+      let run: NewCell[] = [];
+      const flush = () => {
+        if (run.length === 0) return;
+        inserts.push({ table, cells: run, at: statements.length });
+        statements.push(insertCells(table, run, this.layout.createdAt));
+        run = [];
+      };
+      cells.forEach((cell, position) => {
+        const check = checks.get(`${table}#${position}`);
+        if (!check) {
+          run.push(cell);
+          return;
+        }
+        flush();
+        inserts.push({ table, cells: [cell], at: statements.length });
+        const leads = primaryRowLeadsTo(check.item.reachedThrough!, check.item.uuid);
+        statements.push(insertCellIf(table, cell, this.layout.createdAt, leads, check.refKey));
+      });
+      flush();
+    }
+    statements.push(COMMIT);
+
+    let results: unknown[];
+    try {
+      results = await runTogether(connection, statements);
+    } catch (error) {
+      if (isDeadlock(error)) return undefined; // InnoDB rolled it back
+      const key = duplicateKeyName(error);
+      if (key === undefined) {
+        await runTogether(connection, [ROLLBACK]).catch(() => connection.destroy());
+        throw error;
+      }
+      for (const item of items) {
+        if (item.kind === 'append') this.versions.forget(this.tableOf(item), item.uuid, item.cell);
+      }
+      return key === REQUEST_ID_KEY ? REQUEST_APPLIED : STALE;
+    }
+    const shards = new Map(items.map((item) => [this.tableOf(item), item.uuid]));
+    const stored = new Map<string, StoredCell[]>();
+    for (const { table, cells, at } of inserts) {
+      const shard = this.layout.contentShard(shards.get(table)!);
+      const rows = insertedByIds(cells, results[at] as WriteResult);
+      let list = stored.get(table);
+      if (!list) stored.set(table, (list = []));
+      list.push(...storedCellsOf(cells, rows, shard, this.partition.index));
+    }
+    return {
+      outcomes: plan.decisions.map((decision) => outcomeOf(decision, stored)),
+      written: [...plan.inserts.keys()],
+    };
+  }
+
+  /**
+   * The usual attempt: `begin` starts the transaction, or goes back to the savepoint of one
+   * that already holds the group's locks (attemptRemembered).
+   */
   private async attempt(
     connection: SqlConnection,
     items: readonly WriteItem[],
     lookUpRequestIds: boolean,
-  ): Promise<{ outcomes: ItemOutcome[]; written: string[] } | Retry> {
-    const tableOf = (item: WriteItem) =>
-      this.layout.contentTable(item.model, this.layout.contentShard(item.uuid));
+    begin: Statement = START_TRANSACTION,
+  ): Promise<Written | Retry> {
+    const tableOf = (item: WriteItem) => this.tableOf(item);
     const tables = this.tablesOf(items, tableOf);
     const indexRows = indexRowsOf(items);
     let open = true;
@@ -178,6 +374,7 @@ export class ShardTransaction {
         tables,
         indexRows,
         lookUpRequestIds,
+        begin,
       );
       const plan = planGroup(
         items,
@@ -251,13 +448,14 @@ export class ShardTransaction {
     tables: ReadonlyMap<string, TableWrites>,
     indexRows: ReadonlyMap<string, PlacedIndexRow[]>,
     lookUpRequestIds: boolean,
+    begin: Statement,
   ): Promise<{
     tables: Map<string, TableReads>;
     fates: Map<number, CreateFate>;
     unreachable: Set<number>;
   }> {
     const statements: Statement[] = [
-      START_TRANSACTION,
+      begin,
       lockLogRows(this.layout.logLocksTable, [...tables.keys()]),
     ];
     const appended = [...tables.values()].filter(({ appends }) => appends.length > 0);
@@ -320,6 +518,11 @@ export class ShardTransaction {
     appended.forEach(({ table, shard }, t) => {
       for (const row of latestRows[t]!) {
         if (row.what === 'exists') this.knownRecords.add(reads[t]!.model, String(row.uuid));
+        else {
+          const body = row.body instanceof Buffer ? row.body : undefined;
+          const [uuid, cell] = [String(row.uuid), String(row.column_name)];
+          this.versions.set(table, uuid, cell, Number(row.ref_key), body);
+        }
       }
       tableReads.set(table, tableReadsOf(latestRows[t]!, replayRows[t]!, shard, reads[t]!.known));
     });

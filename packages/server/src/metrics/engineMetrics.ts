@@ -94,6 +94,25 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
     [],
     (metric) => metric.set(stats.recordCacheStats().entries),
   );
+  gauge(
+    'shameless_version_cache_entries',
+    'Cells whose latest version the server remembers (at most --version-cache-entries)',
+    [],
+    (metric) => metric.set(stats.versionCacheStats().entries),
+  );
+  new Counter({
+    name: 'shameless_version_cache_lookups_total',
+    help: 'Writes that asked the version cache for their cell, by result (hit, miss, stale: remembered but no longer the latest)',
+    labelNames: ['result'],
+    registers,
+    collect() {
+      this.reset();
+      const { hits, misses, stale } = stats.versionCacheStats();
+      this.inc({ result: 'hit' }, hits);
+      this.inc({ result: 'miss' }, misses);
+      this.inc({ result: 'stale' }, stale);
+    },
+  });
   new Counter({
     name: 'shameless_primary_key_cache_lookups_total',
     help: 'Puts and point Wheres that asked the primary-key cache for their record, by result (hit, miss)',

@@ -10,13 +10,12 @@ import { Operator, type PutResponse } from '@shameless/proto';
 import mysql from 'mysql2/promise';
 import {
   type StoreFixture,
-  RATE_MODEL,
   pack,
   requestId,
   startStoreFixture,
   unpack,
 } from '../support/storeFixture.js';
-import { grpcCode } from './support.js';
+import { type SharedStore, grpcCode, startSharedStore } from './support.js';
 
 const SHARDS = 4;
 const NAMESPACE = 'test';
@@ -45,26 +44,16 @@ type Rate = ReturnType<typeof freshRate>;
 
 describe('consistency: puts and point Wheres through remembered primary values', function () {
   this.timeout(60_000);
+  let shared: SharedStore;
   let a: StoreFixture;
   let b: StoreFixture;
   let sql: mysql.Connection;
 
   before(async () => {
-    a = await startStoreFixture({ shardsCount: SHARDS, namespace: NAMESPACE });
-    await a.api.defineModel({ model: RATE_MODEL });
-    b = await startStoreFixture({
-      shardsCount: SHARDS,
-      namespace: NAMESPACE,
-      partitionUrls: a.partitionUrls,
-    });
-    await b.api.describeStore({});
-    sql = await mysql.createConnection(a.partitionUrls[0]!);
+    shared = await startSharedStore(SHARDS, NAMESPACE);
+    ({ a, b, sql } = shared);
   });
-  after(async () => {
-    await sql?.end();
-    await b?.close();
-    await a?.close();
-  });
+  after(() => shared?.close());
 
   const put = (store: StoreFixture, values: Record<string, unknown>, id = requestId()) =>
     store.api.put({ model: 'rate', values: pack(values), requestId: id });

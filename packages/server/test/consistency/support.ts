@@ -12,6 +12,7 @@ import mysql from 'mysql2/promise';
 import type { UnaryMethod } from '../../src/commands/connection.js';
 import { type StoreApi, collect, connectStore } from '../support/grpcCalls.js';
 import { type ServerProcess, startServerProcess } from '../support/serverProcess.js';
+import { type StoreFixture, RATE_MODEL, startStoreFixture } from '../support/storeFixture.js';
 
 export const NAMESPACE = 'cons';
 
@@ -295,4 +296,45 @@ export function latencySummary(latenciesMs: readonly number[]): string {
   const sorted = [...latenciesMs].sort((x, y) => x - y);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   return `p50 ${at(0.5).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms`;
+}
+
+/** In-process servers over one fresh database (the rate model defined), and plain SQL to it. */
+export interface SharedStore {
+  readonly a: StoreFixture;
+  readonly b: StoreFixture;
+  readonly sql: mysql.Connection;
+  /** Another server over the same database; the caller closes it. */
+  another(options?: { versionCacheEntries?: number }): Promise<StoreFixture>;
+  close(): Promise<void>;
+}
+
+export async function startSharedStore(
+  shardsCount: number,
+  namespace: string,
+): Promise<SharedStore> {
+  const a = await startStoreFixture({ shardsCount, namespace });
+  await a.api.defineModel({ model: RATE_MODEL });
+  const another = async (options: { versionCacheEntries?: number } = {}) => {
+    const store = await startStoreFixture({
+      shardsCount,
+      namespace,
+      partitionUrls: a.partitionUrls,
+      ...options,
+    });
+    await store.api.describeStore({});
+    return store;
+  };
+  const b = await another();
+  const sql = await mysql.createConnection(a.partitionUrls[0]!);
+  return {
+    a,
+    b,
+    sql,
+    another,
+    close: async () => {
+      await sql.end();
+      await b.close();
+      await a.close();
+    },
+  };
 }

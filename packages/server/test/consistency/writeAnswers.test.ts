@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { silentLogger } from '../../src/engine/logger.js';
+import { VersionCache } from '../../src/engine/versionCache.js';
 import { KnownRecords } from '../../src/engine/knownRecords.js';
 import { LogNotifier } from '../../src/engine/logNotifier.js';
 import { Partition } from '../../src/engine/partitions.js';
@@ -113,6 +114,7 @@ describe('consistency: write answers', function () {
           new LogNotifier(),
           times,
           new KnownRecords(1000),
+          new VersionCache(1000),
         );
         const outcomes = await transaction.run(
           uuids.flatMap((uuid) => [write(uuid, 1), write(uuid, 2)]),

@@ -48,6 +48,8 @@ export interface FixtureOptions {
   maxPipelineCalls?: number;
   /** Records the engine remembers to exist; its default otherwise. */
   recordCacheEntries?: number;
+  /** Cells whose latest version the engine remembers; its default otherwise. */
+  versionCacheEntries?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -69,6 +71,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       statementTimeoutMs: options.statementTimeoutMs,
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       recordCacheEntries: options.recordCacheEntries,
+      versionCacheEntries: options.versionCacheEntries,
     },
     options.logger ?? silentLogger,
   );

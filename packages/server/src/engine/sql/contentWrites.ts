@@ -79,6 +79,35 @@ export function insertCells(
 }
 
 /**
+ * The INSERT of one version that goes in only where `condition` holds. Where it does not, the
+ * row takes `existingRefKey`, a version the cell is known to have, and the INSERT fails on the
+ * (uuid, column_name, ref_key) key: the statements after it in the round trip, its COMMIT
+ * among them, do not run, and the transaction is rolled back. So a check and the write that
+ * depends on it travel together.
+ */
+export function insertCellIf(
+  table: string,
+  cell: NewCell,
+  createdAt: CreatedAtKind,
+  condition: Statement,
+  existingRefKey: number,
+): Statement {
+  return statement(
+    `INSERT INTO \`${table}\` (${INSERT_COLUMNS}) SELECT ?, ?, IF(${condition.sql}, ?, ?), ?, ?, ?`,
+    [
+      cell.uuid,
+      cell.name,
+      ...condition.values,
+      cell.refKey,
+      existingRefKey,
+      cell.body,
+      createdAtColumnValue(cell.createdAt, createdAt),
+      cell.requestId,
+    ],
+  );
+}
+
+/**
  * The rows the INSERT just before it stored, in id order: their ids, and their created_at as
  * stored (the column's precision decides). They are the id range LAST_INSERT_ID() (the first
  * id of a multi-row INSERT) to LAST_INSERT_ID() + count - 1, a primary-key range: no

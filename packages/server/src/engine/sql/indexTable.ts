@@ -51,6 +51,17 @@ export function primaryLookups(lookups: readonly PrimaryLookup[]): Statement {
   );
 }
 
+/**
+ * A condition (an SQL expression with its values, to place inside another statement): the
+ * primary-index row of the lookup's values exists and leads to `uuid`.
+ */
+export function primaryRowLeadsTo(lookup: PrimaryLookup, uuid: string): Statement {
+  return statement(
+    `EXISTS (SELECT 1 FROM \`${lookup.table}\` WHERE ${equalsAll(lookup.index)} AND \`uuid\` = ?)`,
+    [...(lookup.values as SqlValue[]), uuid],
+  );
+}
+
 /** The uuid the primary index maps one tuple of values to, if any. */
 export async function lookupPrimary(
   reader: StatementReader,

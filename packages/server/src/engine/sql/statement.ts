@@ -16,6 +16,9 @@ export function statement(sql: string, values: readonly SqlValue[] = []): Statem
 export const START_TRANSACTION = statement('START TRANSACTION');
 export const COMMIT = statement('COMMIT');
 export const ROLLBACK = statement('ROLLBACK');
+/** Where a transaction can go back to and still hold the locks it took before. */
+export const SAVEPOINT = statement('SAVEPOINT `locked`');
+export const ROLLBACK_TO_SAVEPOINT = statement('ROLLBACK TO SAVEPOINT `locked`');
 
 /**
  * One statement answering the rows of every SELECT given, in order (UNION ALL): one parse and

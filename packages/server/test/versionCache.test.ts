@@ -1,0 +1,75 @@
+// The version cache and the backoff of one-round-trip writes, alone: what is remembered, what
+// is not, and how often a partition tries again after stale tries.
+import { expect } from 'chai';
+import { OneTripBackoff } from '../src/engine/oneTripBackoff.js';
+import { MAX_REMEMBERED_BODY_BYTES, VersionCache } from '../src/engine/versionCache.js';
+
+describe('VersionCache', () => {
+  it('answers the version last remembered for a cell of a table, and counts lookups', () => {
+    const cache = new VersionCache(10);
+    const body = Buffer.from('body');
+    cache.set('t1', 'u', 'base', 3, body);
+    cache.set('t1', 'u', 'base', 4, body);
+    expect(cache.get('t1', 'u', 'base')).to.deep.equal({ refKey: 4, body });
+    expect(cache.get('t2', 'u', 'base')).to.equal(undefined);
+    expect(cache.get('t1', 'u', 'meta')).to.equal(undefined);
+    expect(cache.stats()).to.deep.include({ entries: 1, hits: 1, misses: 2, stale: 0 });
+  });
+
+  it('keeps the version of a cell whose body is too large, without the body', () => {
+    const cache = new VersionCache(10);
+    cache.set('t', 'u', 'base', 1, Buffer.alloc(MAX_REMEMBERED_BODY_BYTES + 1));
+    expect(cache.get('t', 'u', 'base')).to.deep.equal({ refKey: 1, body: undefined });
+    const fits = Buffer.alloc(MAX_REMEMBERED_BODY_BYTES);
+    cache.set('t', 'u', 'base', 2, fits);
+    expect(cache.get('t', 'u', 'base')?.body).to.equal(fits);
+  });
+
+  it('forgets a stale cell and counts it', () => {
+    const cache = new VersionCache(10);
+    cache.set('t', 'u', 'base', 1, undefined);
+    cache.forget('t', 'u', 'base');
+    expect(cache.get('t', 'u', 'base')).to.equal(undefined);
+    expect(cache.stats()).to.deep.include({ entries: 0, stale: 1 });
+  });
+
+  it('holds at most its capacity, and nothing with capacity 0', () => {
+    const cache = new VersionCache(100);
+    for (let i = 0; i < 1000; i++) cache.set('t', `u${i}`, 'base', i, undefined);
+    expect(cache.stats().entries).to.be.at.most(100);
+    expect(cache.get('t', 'u999', 'base')?.refKey).to.equal(999);
+    const none = new VersionCache(0);
+    none.set('t', 'u', 'base', 1, undefined);
+    expect(none.get('t', 'u', 'base')).to.equal(undefined);
+  });
+});
+
+describe('OneTripBackoff', () => {
+  /** How many of the next `n` groups would be tried. */
+  const tried = (backoff: OneTripBackoff, n: number) =>
+    Array.from({ length: n }, () => backoff.shouldTry()).filter(Boolean).length;
+
+  it('tries every group until a try is stale', () => {
+    expect(tried(new OneTripBackoff(), 20)).to.equal(20);
+  });
+
+  it('after f stale tries in a row lets the next 2^f − 1 groups go the usual way, at most 15', () => {
+    const backoff = new OneTripBackoff();
+    for (const skipped of [1, 3, 7, 15, 15, 15]) {
+      backoff.failed();
+      for (let i = 0; i < skipped; i++) expect(backoff.shouldTry(), `group ${i}`).to.equal(false);
+      expect(backoff.shouldTry()).to.equal(true);
+    }
+  });
+
+  it('tries every group again once a try commits', () => {
+    const backoff = new OneTripBackoff();
+    backoff.failed();
+    backoff.failed();
+    expect(tried(backoff, 4)).to.equal(1);
+    backoff.succeeded();
+    backoff.failed();
+    expect(backoff.shouldTry()).to.equal(false);
+    expect(tried(backoff, 5)).to.equal(5);
+  });
+});
