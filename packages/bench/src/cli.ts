@@ -55,6 +55,9 @@ shameless (Sequel over mysql2), each on its own (autocommit), one connection per
   Where (1 record)  SELECT uuid FROM the primary index; SELECT * the latest base cell
   GetCell           SELECT * the latest base cell (ORDER BY ref_key DESC LIMIT 1)
 Its errors are the gem's own race: two updates of one record read version n at once.
+The baselines work on records of their own, seeded as the SDK's are (as many, as large, in
+the same tables): the server remembers the versions it writes, and writes to its records
+from outside would measure their interference with that memory, not the store.
 
 CPU µs/op is the CPU a process spent in the measured window over the operations completed
 in it: server (shameless serve, /proc/<pid>/stat), client (this process: the SDK or a

@@ -3,6 +3,7 @@
 // workers as the SDK run had calls in flight, each with its own connection.
 import {
   DEFAULT_RECORD_CACHE_ENTRIES,
+  DEFAULT_VERSION_CACHE_ENTRIES,
   type FieldType,
   type IndexSpec,
   contentShard,
@@ -21,6 +22,7 @@ import {
   type StatementReader,
   StoreLayout,
   StoredTimes,
+  VersionCache,
   createMysqlPool,
   directReader,
   parseMysqlUrl,
@@ -104,13 +106,14 @@ export async function openBaselinePools(
   for (let shard = 0; shard < tables.shardsCount; shard++) {
     times.learn(tables.content(shard), CREATED_AT_DIGITS);
   }
-  // Records it has seen are remembered, as the server remembers them.
+  // Records it has seen, and the versions it wrote, are remembered, as the server remembers them.
   const transaction = new ShardTransaction(
     layout,
     partition,
     new LogNotifier(),
     times,
     new KnownRecords(DEFAULT_RECORD_CACHE_ENTRIES),
+    new VersionCache(DEFAULT_VERSION_CACHE_ENTRIES),
   );
   return {
     pool,

@@ -66,16 +66,26 @@ export async function runSuite(
   progress: Progress,
 ): Promise<SuiteResult> {
   const sizes = [...new Set(plan.runs.map((run) => run.bodyBytes))];
+  // The baselines get records of their own, as many and as large: the server remembers the
+  // versions it writes (versionCache.ts), and writes from outside would make its memory stale,
+  // which measures their interference rather than the store; nor do the runs grow each
+  // other's cells.
   const seeded = new Map<number, SeededSet>();
+  const baselineSeeded = new Map<number, SeededSet>();
   for (const [i, bodyBytes] of sizes.entries()) {
-    seeded.set(
-      bodyBytes,
-      await seedRates(
-        bench.rate,
-        { firstHotel: 1 + i * 10_000, hotels: plan.seedHotels, perHotel: 100, bodyBytes },
-        progress,
-      ),
-    );
+    for (const [set, firstHotel] of [
+      [seeded, 1 + i * 10_000],
+      [baselineSeeded, 5_001 + i * 10_000],
+    ] as const) {
+      set.set(
+        bodyBytes,
+        await seedRates(
+          bench.rate,
+          { firstHotel, hotels: plan.seedHotels, perHotel: 100, bodyBytes },
+          progress,
+        ),
+      );
+    }
   }
 
   const load: LoadOptions = {
@@ -133,6 +143,7 @@ export async function runSuite(
       shardsCount: bench.settings.shardsCount,
     };
     const context = (await run.workload.prepare?.(given)) ?? given;
+    const baselineContext = { ...context, seeded: baselineSeeded.get(run.bodyBytes)! };
     for (const concurrency of run.concurrency) {
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
@@ -152,7 +163,7 @@ export async function runSuite(
         const pools = await openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
           mysql = await baselineRun(
-            run.workload.mysql(context, pools),
+            run.workload.mysql(baselineContext, pools),
             concurrency,
             run.warmupOperations,
           );
@@ -165,7 +176,7 @@ export async function runSuite(
         const client = openGemShapedClient(bench.partitionUrl, concurrency);
         try {
           gem = await baselineRun(
-            run.workload.gem(context, client),
+            run.workload.gem(baselineContext, client),
             concurrency,
             run.warmupOperations,
           );
