@@ -3,7 +3,7 @@
 // workers as the SDK run had calls in flight, each with its own connection.
 import {
   DEFAULT_RECORD_CACHE_ENTRIES,
-  DEFAULT_VERSION_CACHE_ENTRIES,
+  DEFAULT_VERSION_CACHE_BYTES,
   type FieldType,
   type IndexSpec,
   contentShard,
@@ -113,7 +113,7 @@ export async function openBaselinePools(
     new LogNotifier(),
     times,
     new KnownRecords(DEFAULT_RECORD_CACHE_ENTRIES),
-    new VersionCache(DEFAULT_VERSION_CACHE_ENTRIES),
+    new VersionCache(DEFAULT_VERSION_CACHE_BYTES),
   );
   return {
     pool,

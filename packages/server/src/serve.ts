@@ -39,7 +39,7 @@ export async function serve(settings: Settings): Promise<void> {
       maxAnswerBytes: settings.maxMessageBytes,
       primaryKeyCacheEntries: settings.primaryKeyCacheEntries,
       recordCacheEntries: settings.recordCacheEntries,
-      versionCacheEntries: settings.versionCacheEntries,
+      versionCacheBytes: settings.versionCacheBytes,
       queryLimits: {
         maxConditions: settings.maxWhereConditions,
         maxInValues: settings.maxInValues,

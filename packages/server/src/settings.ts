@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
-  DEFAULT_VERSION_CACHE_ENTRIES,
+  DEFAULT_VERSION_CACHE_BYTES,
   type StoreShape,
 } from './engine/index.js';
 import { DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
@@ -273,14 +273,14 @@ export const SETTINGS = {
     defaultValue: DEFAULT_RECORD_CACHE_ENTRIES as number,
     parse: integer(0, 100_000_000),
   },
-  versionCacheEntries: {
+  versionCacheBytes: {
     scope: 'server',
-    flag: '--version-cache-entries <n>',
-    env: 'SHAMELESS_VERSION_CACHE_ENTRIES',
+    flag: '--version-cache-bytes <n>',
+    env: 'SHAMELESS_VERSION_CACHE_BYTES',
     description:
-      'cells whose latest version (with its body, if at most 4 KiB) the server remembers, so that a write to one takes one round trip instead of two; 0 for none',
-    defaultValue: DEFAULT_VERSION_CACHE_ENTRIES as number,
-    parse: integer(0, 10_000_000),
+      'bytes of the latest versions of cells (with their bodies, if at most 4 KiB each; about 200 bytes more a cell) the server remembers, so that a write to one takes one round trip instead of two; 0 for none',
+    defaultValue: DEFAULT_VERSION_CACHE_BYTES as number,
+    parse: integer(0, 2 ** 40),
   },
   maxConcurrentCalls: {
     scope: 'server',

@@ -10,7 +10,7 @@ describe('VersionCache', () => {
     const body = Buffer.from('body');
     cache.set('t1', 'u', 'base', 3, body);
     cache.set('t1', 'u', 'base', 4, body);
-    expect(cache.get('t1', 'u', 'base')).to.deep.equal({ refKey: 4, body });
+    expect(cache.get('t1', 'u', 'base')).to.deep.include({ refKey: 4, body });
     expect(cache.get('t2', 'u', 'base')).to.equal(undefined);
     expect(cache.get('t1', 'u', 'meta')).to.equal(undefined);
     expect(cache.stats()).to.deep.include({ entries: 1, hits: 1, misses: 2, stale: 0 });
@@ -19,7 +19,7 @@ describe('VersionCache', () => {
   it('keeps the version of a cell whose body is too large, without the body', () => {
     const cache = new VersionCache(10);
     cache.set('t', 'u', 'base', 1, Buffer.alloc(MAX_REMEMBERED_BODY_BYTES + 1));
-    expect(cache.get('t', 'u', 'base')).to.deep.equal({ refKey: 1, body: undefined });
+    expect(cache.get('t', 'u', 'base')).to.deep.include({ refKey: 1, body: undefined });
     const fits = Buffer.alloc(MAX_REMEMBERED_BODY_BYTES);
     cache.set('t', 'u', 'base', 2, fits);
     expect(cache.get('t', 'u', 'base')?.body).to.equal(fits);
@@ -33,14 +33,34 @@ describe('VersionCache', () => {
     expect(cache.stats()).to.deep.include({ entries: 0, stale: 1 });
   });
 
-  it('holds at most its capacity, and nothing with capacity 0', () => {
-    const cache = new VersionCache(100);
-    for (let i = 0; i < 1000; i++) cache.set('t', `u${i}`, 'base', i, undefined);
-    expect(cache.stats().entries).to.be.at.most(100);
+  it('holds at most about its bytes, those used lately, and nothing with 0 bytes', () => {
+    const body = Buffer.alloc(1000);
+    const cache = new VersionCache(120_000); // about 100 cells of 1,000 bytes and their keys
+    cache.set('t', 'kept', 'base', 0, body);
+    for (let i = 0; i < 1000; i++) {
+      cache.set('t', `u${i}`, 'base', i, body);
+      expect(cache.get('t', 'kept', 'base'), `in use, after ${i}`).to.not.equal(undefined);
+    }
+    const { bytes, entries } = cache.stats();
+    expect(bytes).to.be.at.most(120_000);
+    expect(entries).to.be.within(50, 100);
     expect(cache.get('t', 'u999', 'base')?.refKey).to.equal(999);
+    expect(cache.get('t', 'u0', 'base')).to.equal(undefined);
     const none = new VersionCache(0);
     none.set('t', 'u', 'base', 1, undefined);
     expect(none.get('t', 'u', 'base')).to.equal(undefined);
+    expect(none.stats().entries).to.equal(0);
+  });
+
+  it('counts an entry once, however often it is set or forgotten', () => {
+    const cache = new VersionCache(1_000_000);
+    for (let i = 0; i < 10; i++) cache.set('t', 'u', 'base', i, Buffer.alloc(100));
+    const one = cache.stats().bytes;
+    cache.set('t', 'v', 'base', 0, Buffer.alloc(100));
+    expect(cache.stats().bytes).to.equal(2 * one);
+    cache.forget('t', 'u', 'base');
+    cache.forget('t', 'u', 'base');
+    expect(cache.stats()).to.deep.include({ entries: 1, bytes: one });
   });
 });
 

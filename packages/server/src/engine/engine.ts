@@ -110,18 +110,18 @@ export interface EngineOptions {
    */
   recordCacheEntries?: number;
   /**
-   * How many cells' latest versions the server remembers, so that a write to one needs one
-   * round trip instead of two; DEFAULT_VERSION_CACHE_ENTRIES when left out, 0 for none.
+   * Bytes of cells' latest versions the server remembers, so that a write to one needs one
+   * round trip instead of two; DEFAULT_VERSION_CACHE_BYTES when left out, 0 for none.
    */
-  versionCacheEntries?: number;
+  versionCacheBytes?: number;
 }
 
 /** About 20 MiB of primary values and uuids. */
 export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
 /** About 15 MiB of model names and uuids. */
 export const DEFAULT_RECORD_CACHE_ENTRIES = 100_000;
-/** At most 64 MiB of bodies (4 KiB at most each, versionCache.ts) and 2.5 MiB of keys. */
-export const DEFAULT_VERSION_CACHE_ENTRIES = 16_384;
+/** Some 50,000 cells of 1 KB bodies. */
+export const DEFAULT_VERSION_CACHE_BYTES = 64 * 1024 * 1024;
 
 export class Engine implements EngineStats {
   readonly models: ModelRegistry;
@@ -155,7 +155,7 @@ export class Engine implements EngineStats {
     this.knownRecords = new KnownRecords(
       options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
     );
-    this.versions = new VersionCache(options.versionCacheEntries ?? DEFAULT_VERSION_CACHE_ENTRIES);
+    this.versions = new VersionCache(options.versionCacheBytes ?? DEFAULT_VERSION_CACHE_BYTES);
     this.cells = new CellWriter(
       layout,
       partitions,

@@ -26,7 +26,9 @@ export interface EngineStats {
 
 export interface VersionCacheStats {
   readonly entries: number;
-  readonly capacity: number;
+  /** Bytes the entries count (bodies and keys), at most about `capacityBytes`. */
+  readonly bytes: number;
+  readonly capacityBytes: number;
   /** Writes that found their cell remembered. */
   readonly hits: number;
   readonly misses: number;

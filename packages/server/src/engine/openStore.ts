@@ -59,7 +59,7 @@ export interface StoreConfig {
   /** Records remembered to exist; the engine's default if left out. */
   recordCacheEntries?: number;
   /** Cells whose latest version is remembered; the engine's default if left out. */
-  versionCacheEntries?: number;
+  versionCacheBytes?: number;
 }
 
 /** The store cannot be opened as configured; the message says what to change. */
@@ -185,7 +185,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       maxAnswerBytes: config.maxAnswerBytes,
       primaryKeyCacheEntries: config.primaryKeyCacheEntries,
       recordCacheEntries: config.recordCacheEntries,
-      versionCacheEntries: config.versionCacheEntries,
+      versionCacheBytes: config.versionCacheBytes,
     });
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();

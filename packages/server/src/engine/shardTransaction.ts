@@ -217,7 +217,7 @@ export class ShardTransaction {
    * version it expects, if it expects one).
    */
   private rememberedReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
-    if (this.versions.capacity === 0) return undefined;
+    if (this.versions.capacityBytes === 0) return undefined;
     const reads = new Map<string, TableReads & { latest: Map<string, LatestVersion> }>();
     for (const item of items) {
       if (item.kind !== 'append') return undefined;

@@ -10,12 +10,14 @@
 // the wrong body: versions are never changed or deleted, so a version seen committed with a
 // body still has that body, and when version refKey + 1 goes in, refKey was the latest.
 //
-// Bounded by entries (generationalMap.ts); bodies over MAX_REMEMBERED_BODY_BYTES are not kept
-// (a merge onto such a cell reads it), so the cache holds at most about capacity × 4 KiB.
-import { GenerationalMap } from './generationalMap.js';
+// Bounded by bytes, in two generations of half the bound each, as generationalMap.ts is by
+// entries: an entry counts its body and ENTRY_OVERHEAD_BYTES for its key and the maps' share;
+// bodies over MAX_REMEMBERED_BODY_BYTES are not kept (a merge onto such a cell reads it).
 
-/** Larger bodies are not remembered: the bound on the cache's bytes is the entries' bound. */
+/** Larger bodies are not remembered. */
 export const MAX_REMEMBERED_BODY_BYTES = 4 * 1024;
+/** What an entry holds besides its body: its key (a table name, a uuid, a cell name), the objects. */
+const ENTRY_OVERHEAD_BYTES = 200;
 
 export interface CachedVersion {
   readonly refKey: number;
@@ -23,38 +25,89 @@ export interface CachedVersion {
   readonly body: Buffer | undefined;
 }
 
+interface Entry extends CachedVersion {
+  readonly bytes: number;
+}
+
 export class VersionCache {
-  private readonly entries: GenerationalMap<CachedVersion>;
+  private young = new Map<string, Entry>();
+  private old = new Map<string, Entry>();
+  private youngBytes = 0;
+  private oldBytes = 0;
   private counters = { hits: 0, misses: 0, stale: 0 };
 
-  /** At most `capacity` cells are remembered (an odd capacity is rounded up); 0: none. */
-  constructor(readonly capacity: number) {
-    this.entries = new GenerationalMap(capacity);
+  /** Remembers cells up to about `capacityBytes` (bodies and keys); 0: none. */
+  constructor(readonly capacityBytes: number) {
+    if (!Number.isInteger(capacityBytes) || capacityBytes < 0) {
+      throw new RangeError(`capacityBytes must be a whole number ≥ 0, got ${capacityBytes}`);
+    }
   }
 
   /** The latest version of the cell of `table` this server knows, if any. */
   get(table: string, uuid: string, cell: string): CachedVersion | undefined {
-    const version = this.entries.get(keyOf(table, uuid, cell));
-    if (version === undefined) this.counters.misses += 1;
+    const key = keyOf(table, uuid, cell);
+    let entry = this.young.get(key);
+    if (entry === undefined) {
+      entry = this.old.get(key);
+      if (entry !== undefined) {
+        // In use: it moves back to the young generation.
+        this.old.delete(key);
+        this.oldBytes -= entry.bytes;
+        this.remember(key, entry);
+      }
+    }
+    if (entry === undefined) this.counters.misses += 1;
     else this.counters.hits += 1;
-    return version;
+    return entry;
   }
 
   /** Remembers a version seen committed (written, or read under the log lock). */
   set(table: string, uuid: string, cell: string, refKey: number, body: Buffer | undefined): void {
+    if (this.capacityBytes === 0) return;
     const kept = body !== undefined && body.length <= MAX_REMEMBERED_BODY_BYTES ? body : undefined;
-    this.entries.set(keyOf(table, uuid, cell), { refKey, body: kept });
+    const key = keyOf(table, uuid, cell);
+    this.drop(this.old, key);
+    this.remember(key, { refKey, body: kept, bytes: ENTRY_OVERHEAD_BYTES + (kept?.length ?? 0) });
   }
 
   /** Forgets a cell whose entry turned out stale. */
   forget(table: string, uuid: string, cell: string): void {
     this.counters.stale += 1;
-    this.entries.delete(keyOf(table, uuid, cell));
+    const key = keyOf(table, uuid, cell);
+    this.drop(this.young, key);
+    this.drop(this.old, key);
   }
 
-  /** Cells remembered now, and lookups answered, not answered and found stale so far. */
-  stats(): { entries: number; capacity: number; hits: number; misses: number; stale: number } {
-    return { entries: this.entries.size, capacity: this.capacity, ...this.counters };
+  /** What is remembered now, and lookups answered, not answered and found stale so far. */
+  stats() {
+    return {
+      entries: this.young.size + this.old.size,
+      bytes: this.youngBytes + this.oldBytes,
+      capacityBytes: this.capacityBytes,
+      ...this.counters,
+    };
+  }
+
+  private remember(key: string, entry: Entry): void {
+    const previous = this.young.get(key);
+    if (previous !== undefined) {
+      this.youngBytes -= previous.bytes;
+    } else if (this.youngBytes + entry.bytes > this.capacityBytes / 2) {
+      this.old = this.young;
+      this.oldBytes = this.youngBytes;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+    this.young.set(key, entry);
+    this.youngBytes += entry.bytes;
+  }
+
+  private drop(generation: Map<string, Entry>, key: string): void {
+    const entry = generation.get(key);
+    if (entry === undefined) return;
+    generation.delete(key);
+    if (generation === this.young) this.youngBytes -= entry.bytes;
+    else this.oldBytes -= entry.bytes;
   }
 }
 

@@ -96,7 +96,7 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
   );
   gauge(
     'shameless_version_cache_entries',
-    'Cells whose latest version the server remembers (at most --version-cache-entries)',
+    'Cells whose latest version the server remembers (in at most --version-cache-bytes)',
     [],
     (metric) => metric.set(stats.versionCacheStats().entries),
   );

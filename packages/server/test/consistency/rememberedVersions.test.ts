@@ -166,8 +166,8 @@ describe('consistency: writes from remembered versions', function () {
     expect((await stored(uuids[1]!)).refKeys).to.deep.equal([0, 1, 2]);
   });
 
-  it('remembers nothing with --version-cache-entries 0', async () => {
-    const off = await shared.another({ versionCacheEntries: 0 });
+  it('remembers nothing with --version-cache-bytes 0', async () => {
+    const off = await shared.another({ versionCacheBytes: 0 });
     try {
       const uuid = await putRate(off.api, nextHotel++);
       expect((await merge(off, uuid, { price: 1 })).cell!.refKey).to.equal(1);

@@ -304,7 +304,7 @@ export interface SharedStore {
   readonly b: StoreFixture;
   readonly sql: mysql.Connection;
   /** Another server over the same database; the caller closes it. */
-  another(options?: { versionCacheEntries?: number }): Promise<StoreFixture>;
+  another(options?: { versionCacheBytes?: number }): Promise<StoreFixture>;
   close(): Promise<void>;
 }
 
@@ -314,7 +314,7 @@ export async function startSharedStore(
 ): Promise<SharedStore> {
   const a = await startStoreFixture({ shardsCount, namespace });
   await a.api.defineModel({ model: RATE_MODEL });
-  const another = async (options: { versionCacheEntries?: number } = {}) => {
+  const another = async (options: { versionCacheBytes?: number } = {}) => {
     const store = await startStoreFixture({
       shardsCount,
       namespace,

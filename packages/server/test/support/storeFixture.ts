@@ -49,7 +49,7 @@ export interface FixtureOptions {
   /** Records the engine remembers to exist; its default otherwise. */
   recordCacheEntries?: number;
   /** Cells whose latest version the engine remembers; its default otherwise. */
-  versionCacheEntries?: number;
+  versionCacheBytes?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -71,7 +71,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       statementTimeoutMs: options.statementTimeoutMs,
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       recordCacheEntries: options.recordCacheEntries,
-      versionCacheEntries: options.versionCacheEntries,
+      versionCacheBytes: options.versionCacheBytes,
     },
     options.logger ?? silentLogger,
   );
