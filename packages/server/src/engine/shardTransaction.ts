@@ -27,15 +27,17 @@
 //    Inserts are split over round trips of at most MAX_INSERT_BYTES, to stay under
 //    max_allowed_packet.
 //
-// A group whose every append's cell this server remembers (versionCache.ts) is first written in
-// one round trip instead: START TRANSACTION; the log locks; the INSERTs of the versions after
-// the remembered ones; COMMIT. An append reached through a primary-index row carries the
+// A group of creates, and of appends whose cells this server remembers (versionCache.ts), is
+// first written in one round trip instead: START TRANSACTION; the log locks; a savepoint; the
+// creates' index rows (a plain INSERT: a key taken fails it); the INSERTs of base version 0 of
+// each create and of the versions after the remembered ones; COMMIT. An append reached through a primary-index row carries the
 // check of that row inside its INSERT (insertCellIf), so that nothing is committed unless it
 // holds. A remembered version that is no longer the latest makes an INSERT fail on the
 // (uuid, column_name, ref_key) key, which stops the round trip before its COMMIT: the group
 // goes back to a savepoint taken after the locks and is written the usual way in the same
-// transaction, so a stale version costs one round trip. Creates, refusals and groups the cache
-// does not cover go the usual way from the start.
+// transaction, so a stale version costs one round trip; so does a create whose values are
+// taken, which the usual way answers (the put becomes an update). Refusals and appends the
+// cache does not cover go the usual way from the start.
 //
 // Request ids are not looked up on the first attempt (almost every write is new, and the
 // lookups cost as much as the other reads): a write sent before makes an INSERT fail on the
@@ -116,7 +118,7 @@ const REQUEST_ID_KEY = 'uuid_column_request_id';
 
 const RETRY_WITH_LOOKUPS = Symbol('retry with request-id lookups');
 const RETRY_AFTER_DEADLOCK = Symbol('retry after a deadlock');
-/** A remembered version was no longer the latest: the group goes the usual way. */
+/** A key was taken (a remembered version stale, a create's values held): the usual way. */
 const STALE = Symbol('stale');
 /** A request id had been applied: the group goes the usual way, with the lookups. */
 const REQUEST_APPLIED = Symbol('request applied');
@@ -160,10 +162,10 @@ export class ShardTransaction {
   async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     let lookUpRequestIds = false;
     let deadlocks = 0;
-    const remembered = this.rememberedReads(items);
+    const remembered = this.oneTripReads(items);
     if (remembered && this.oneTrip.shouldTry()) {
       const result = await this.partition.withConnection((connection) =>
-        this.attemptRemembered(connection, items, remembered),
+        this.attemptOneTripFirst(connection, items, remembered),
       );
       if (result === RETRY_WITH_LOOKUPS) lookUpRequestIds = true;
       else if (result === RETRY_AFTER_DEADLOCK) deadlocks += 1;
@@ -213,14 +215,14 @@ export class ShardTransaction {
 
   /**
    * What the usual attempt would read under the locks, from the version cache: undefined unless
-   * the group is all appends, each to a remembered cell (with its body, for a merge; at the
-   * version it expects, if it expects one).
+   * every append of the group is to a remembered cell (with its body, for a merge; at the
+   * version it expects, if it expects one). Creates need nothing read.
    */
-  private rememberedReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
+  private oneTripReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
     if (this.versions.capacityBytes === 0) return undefined;
     const reads = new Map<string, TableReads & { latest: Map<string, LatestVersion> }>();
     for (const item of items) {
-      if (item.kind !== 'append') return undefined;
+      if (item.kind !== 'append') continue;
       const table = this.tableOf(item);
       const version = this.versions.get(table, item.uuid, item.cell);
       if (!version) return undefined;
@@ -239,16 +241,17 @@ export class ShardTransaction {
   }
 
   /**
-   * The group from the remembered versions: in one round trip, or where one of them was stale
-   * or a request id had been applied, the usual way in the same transaction, from the
-   * savepoint after its locks. Undefined when it is to be written the usual way from the start.
+   * The group in one round trip, or where a key was taken (a remembered version stale, a
+   * create's values held, a request id applied), the usual way in the same transaction, from
+   * the savepoint after its locks. Undefined when it is to be written the usual way from the
+   * start.
    */
-  private async attemptRemembered(
+  private async attemptOneTripFirst(
     connection: SqlConnection,
     items: readonly WriteItem[],
     reads: ReadonlyMap<string, TableReads>,
   ): Promise<Written | Retry | undefined> {
-    const tried = await this.attemptFromMemory(connection, items, reads);
+    const tried = await this.attemptInOneTrip(connection, items, reads);
     if (tried !== STALE && tried !== REQUEST_APPLIED) {
       if (tried !== undefined) this.oneTrip.succeeded();
       return tried;
@@ -258,14 +261,15 @@ export class ShardTransaction {
   }
 
   /**
-   * The group in one round trip, from the remembered versions. Undefined when it must be
-   * written the usual way (a decision other than an insert, a table whose rows must be read
-   * back, a deadlock); STALE when a remembered version was no longer the latest, and
-   * REQUEST_APPLIED when a request id had been applied: the group's cells are forgotten, and
+   * The group in one round trip, its appends from the remembered versions. Undefined when it
+   * must be written the usual way (a decision other than an insert, a table whose rows must be
+   * read back, a deadlock); STALE when a key was taken (a remembered version no longer the
+   * latest, a create's values held), and REQUEST_APPLIED when a request id had been applied:
+   * the group's cells are forgotten, and
    * the transaction is left open, holding its locks, for the usual attempt to go on from its
    * savepoint.
    */
-  private async attemptFromMemory(
+  private async attemptInOneTrip(
     connection: SqlConnection,
     items: readonly WriteItem[],
     reads: ReadonlyMap<string, TableReads>,
@@ -298,6 +302,9 @@ export class ShardTransaction {
       lockLogRows(this.layout.logLocksTable, [...plan.inserts.keys()].sort()),
       SAVEPOINT,
     ];
+    for (const [table, rows] of indexRowsOf(items)) {
+      statements.push(insertIndexRows(table, rows[0]!.index, rows, false));
+    }
     // Each INSERT with its table and the versions it stores, in the table's order.
     const inserts: { table: string; cells: NewCell[]; at: number }[] = [];
     for (const { table, cells } of writes) {
@@ -355,7 +362,7 @@ export class ShardTransaction {
 
   /**
    * The usual attempt: `begin` starts the transaction, or goes back to the savepoint of one
-   * that already holds the group's locks (attemptRemembered).
+   * that already holds the group's locks (attemptOneTripFirst).
    */
   private async attempt(
     connection: SqlConnection,

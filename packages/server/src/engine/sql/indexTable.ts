@@ -83,16 +83,19 @@ const fieldNames = (index: IndexSpec) => index.fields.map((field) => field.name)
 /**
  * Inserts rows, skipping any whose key is already taken (INSERT IGNORE): a create's rows, in
  * the transaction that creates the record. Which rows went in is then read with
- * {@link indexRowHolders}. Callers pass rows in key order, so that
+ * {@link indexRowHolders}. With `skipTaken` false, a taken key fails the statement instead
+ * (a round trip that must not go on then). Callers pass rows in key order, so that
  * transactions inserting the same keys lock them in the same order.
  */
 export function insertIndexRows(
   table: string,
   index: IndexSpec,
   rows: readonly IndexRow[],
+  skipTaken = true,
 ): Statement {
+  const insert = skipTaken ? 'INSERT IGNORE' : 'INSERT';
   return statement(
-    `INSERT IGNORE INTO \`${table}\` (${columnList([...fieldNames(index), 'uuid'])}) VALUES ?`,
+    `${insert} INTO \`${table}\` (${columnList([...fieldNames(index), 'uuid'])}) VALUES ?`,
     [rows.map((row) => [...row.values, row.uuid] as SqlValue[])],
   );
 }
