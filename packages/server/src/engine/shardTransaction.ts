@@ -30,9 +30,9 @@
 // A group of creates, and of appends whose cells this server remembers (versionCache.ts), is
 // first written in one round trip instead: START TRANSACTION; the log locks; a savepoint; the
 // creates' index rows (a plain INSERT: a key taken fails it); the INSERTs of base version 0 of
-// each create and of the versions after the remembered ones; COMMIT. An append reached through a primary-index row carries the
-// check of that row inside its INSERT (insertCellIf), so that nothing is committed unless it
-// holds. A remembered version that is no longer the latest makes an INSERT fail on the
+// each create and of the versions after the remembered ones; COMMIT. An append reached through
+// a primary-index row carries the check of that row inside its INSERT (insertCellIf), so that
+// nothing is committed unless it holds. A remembered version that is no longer the latest makes an INSERT fail on the
 // (uuid, column_name, ref_key) key, which stops the round trip before its COMMIT: the group
 // goes back to a savepoint taken after the locks and is written the usual way in the same
 // transaction, so a stale version costs one round trip; so does a create whose values are
@@ -216,10 +216,10 @@ export class ShardTransaction {
   /**
    * What the usual attempt would read under the locks, from the version cache: undefined unless
    * every append of the group is to a remembered cell (with its body, for a merge; at the
-   * version it expects, if it expects one). Creates need nothing read.
+   * version it expects, if it expects one). Creates need nothing read, whether or not the
+   * cache remembers anything.
    */
   private oneTripReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
-    if (this.versions.capacityBytes === 0) return undefined;
     const reads = new Map<string, TableReads & { latest: Map<string, LatestVersion> }>();
     for (const item of items) {
       if (item.kind !== 'append') continue;
@@ -265,9 +265,8 @@ export class ShardTransaction {
    * must be written the usual way (a decision other than an insert, a table whose rows must be
    * read back, a deadlock); STALE when a key was taken (a remembered version no longer the
    * latest, a create's values held), and REQUEST_APPLIED when a request id had been applied:
-   * the group's cells are forgotten, and
-   * the transaction is left open, holding its locks, for the usual attempt to go on from its
-   * savepoint.
+   * the group's cells are forgotten, and the transaction is left open, holding its locks, for
+   * the usual attempt to go on from its savepoint.
    */
   private async attemptInOneTrip(
     connection: SqlConnection,
@@ -299,7 +298,7 @@ export class ShardTransaction {
 
     const statements: Statement[] = [
       START_TRANSACTION,
-      lockLogRows(this.layout.logLocksTable, [...plan.inserts.keys()].sort()),
+      lockLogRows(this.layout.logLocksTable, [...plan.inserts.keys()]),
       SAVEPOINT,
     ];
     for (const [table, rows] of indexRowsOf(items)) {
@@ -345,10 +344,9 @@ export class ShardTransaction {
       }
       return key === REQUEST_ID_KEY ? REQUEST_APPLIED : STALE;
     }
-    const shards = new Map(items.map((item) => [this.tableOf(item), item.uuid]));
     const stored = new Map<string, StoredCell[]>();
     for (const { table, cells, at } of inserts) {
-      const shard = this.layout.contentShard(shards.get(table)!);
+      const shard = this.layout.contentShard(cells[0]!.uuid);
       const rows = insertedByIds(cells, results[at] as WriteResult);
       let list = stored.get(table);
       if (!list) stored.set(table, (list = []));

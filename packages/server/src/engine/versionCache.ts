@@ -5,8 +5,8 @@
 // An entry is a hint, never trusted: another server, the gem or a manual INSERT may have
 // written a later version since. The write from it inserts version refKey + 1 under the log
 // lock, and the content table's unique (uuid, column_name, ref_key) key refuses that row when
-// the cell has moved on; the transaction is then rolled back and written the usual way, which
-// reads the cell. So a stale entry costs a round trip, never a gap, a duplicate or a merge onto
+// the cell has moved on; the transaction then goes back to its savepoint and writes the group
+// the usual way, which reads the cell. So a stale entry costs a round trip, never a gap, a duplicate or a merge onto
 // the wrong body: versions are never changed or deleted, so a version seen committed with a
 // body still has that body, and when version refKey + 1 goes in, refKey was the latest.
 //

@@ -82,8 +82,8 @@ export function insertCells(
  * The INSERT of one version that goes in only where `condition` holds. Where it does not, the
  * row takes `existingRefKey`, a version the cell is known to have, and the INSERT fails on the
  * (uuid, column_name, ref_key) key: the statements after it in the round trip, its COMMIT
- * among them, do not run, and the transaction is rolled back. So a check and the write that
- * depends on it travel together.
+ * among them, do not run, and the caller goes back to its savepoint. So a check and the write
+ * that depends on it travel together.
  */
 export function insertCellIf(
   table: string,
