@@ -3,6 +3,7 @@
 // lookups on a partition share one SELECT instead of one each. A lone lookup waits for nothing
 // but the end of the current turn. A batch runs until the last of its callers' deadlines.
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
+import { type ReadParts, splitKeys } from './readSplit.js';
 
 interface PendingLoad<K, V> {
   readonly keys: readonly K[];
@@ -17,13 +18,13 @@ export class BatchLoader<K, V> {
   private scheduled = false;
 
   /**
-   * `loadAll` looks up distinct keys and answers what it found, by `keyOf`; it is called with
-   * at most `maxKeys` keys (a larger turn is split into several calls, made in parallel).
+   * `loadAll` looks up distinct keys and answers what it found, by `keyOf`; a turn's keys are
+   * split into calls as `parts` says (readSplit.ts), made in parallel.
    */
   constructor(
     private readonly loadAll: (keys: readonly K[]) => Promise<Map<string, V>>,
     private readonly keyOf: (key: K) => string,
-    private readonly maxKeys: number,
+    private readonly parts: ReadParts,
   ) {}
 
   /** What was found of `keys`, by `keyOf`; keys not found are absent. */
@@ -46,11 +47,7 @@ export class BatchLoader<K, V> {
     for (const { keys } of pending) {
       for (const key of keys) distinct.set(this.keyOf(key), key);
     }
-    const all = [...distinct.values()];
-    const chunks: K[][] = [];
-    for (let start = 0; start < all.length; start += this.maxKeys) {
-      chunks.push(all.slice(start, start + this.maxKeys));
-    }
+    const chunks = splitKeys([...distinct.values()], this.parts);
     let found: Map<string, V>;
     try {
       // The turn that flushes ran under the first caller's deadline; the batch is everyone's.

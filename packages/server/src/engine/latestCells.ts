@@ -1,7 +1,8 @@
 // The latest version of cells, as GetCell, GetCells and Where pages read them. The cells that
-// any callers ask for on one partition in the same turn of the event loop are read with one
-// SELECT (batchLoader.ts): an index dive per cell of a table with one or two, else one keyed
-// query per table.
+// any callers ask for on one partition in the same turn of the event loop are read together
+// (batchLoader.ts), with one SELECT or, for 8 cells or more, two on two connections
+// (readSplit.ts): an index dive per cell of a table with one or two, else one keyed query per
+// table.
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
 import { BatchLoader } from './batchLoader.js';
@@ -9,6 +10,7 @@ import { AnswerTooLargeError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
+import { PARALLEL_READS, type ReadParts } from './readSplit.js';
 import { readBodies, readLatestCells } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 
@@ -66,8 +68,8 @@ export function answerOverBound(bound: AnswerBound, bytes: number): AnswerTooLar
  */
 export const ANSWER_BYTES_PER_CELL = 512;
 
-/** Cells per SELECT at most; more in one turn are read with several, in the same round trip. */
-const MAX_CELLS_PER_READ = 2000;
+/** Cells per SELECT at most; a turn with more, or enough for two, is read with several. */
+const READ_PARTS: ReadParts = { maxKeys: 2000, ...PARALLEL_READS };
 
 export class LatestCells {
   private readonly loaders: BatchLoader<PlacedCell, LatestCell>[];
@@ -83,7 +85,7 @@ export class LatestCells {
         new BatchLoader<PlacedCell, LatestCell>(
           (cells) => this.readOn(partition.index, cells),
           placedKey,
-          MAX_CELLS_PER_READ,
+          READ_PARTS,
         ),
     );
   }

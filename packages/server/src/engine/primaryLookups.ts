@@ -1,13 +1,14 @@
 // Put's first step, the lookup of its primary values: the lookups that puts make on one
 // partition in the same turn of the event loop (a PutMany, or puts arriving together) are made
-// with one SELECT (batchLoader.ts).
+// together (batchLoader.ts): one SELECT, or two on two connections for 8 lookups or more.
 import { BatchLoader } from './batchLoader.js';
 import type { PartitionSet } from './partitions.js';
+import { PARALLEL_READS, type ReadParts } from './readSplit.js';
 import type { Row } from './mysqlPool.js';
 import { type PrimaryLookup, primaryLookups } from './sql/indexTable.js';
 
-/** Lookups per SELECT at most; more in one turn are made with several. */
-const MAX_LOOKUPS_PER_READ = 1000;
+/** Lookups per SELECT at most; a turn with more, or enough for two, is made with several. */
+const READ_PARTS: ReadParts = { maxKeys: 1000, ...PARALLEL_READS };
 
 /** A tuple of primary values as one string: the key of lookups and of the primary-key cache. */
 export const primaryKeyOf = ({ table, values }: Pick<PrimaryLookup, 'table' | 'values'>) =>
@@ -22,7 +23,7 @@ export class PrimaryLookups {
         new BatchLoader<PrimaryLookup, string>(
           (lookups) => this.readOn(partition.index, lookups),
           primaryKeyOf,
-          MAX_LOOKUPS_PER_READ,
+          READ_PARTS,
         ),
     );
   }

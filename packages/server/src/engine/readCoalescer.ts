@@ -2,22 +2,19 @@
 // round trip carries every caller's statements (as Vitess's query consolidator and DataLoader
 // share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
 // MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
+// Several reads of a turn go in two round trips on two connections, so that the database runs
+// them on two cores (readSplit.ts).
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import type { SqlSession } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
+import { PARALLEL_READS, type TripLimits, shareAmongTrips } from './readSplit.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import { type Statement, type StatementReader, runTogether } from './sql/statement.js';
 
-export interface CoalescingLimits {
-  /** Statements per round trip at most; more callers wait for the next one. */
-  readonly maxStatements: number;
-  /** About this many bytes of SQL per round trip at most (values included). */
-  readonly maxBytes: number;
-}
-
-export const DEFAULT_COALESCING_LIMITS: CoalescingLimits = {
+export const DEFAULT_COALESCING_LIMITS: TripLimits = {
   maxStatements: 256,
   maxBytes: 4 * 1024 * 1024,
+  parallel: PARALLEL_READS.parallel,
 };
 
 interface PendingRead {
@@ -35,7 +32,7 @@ export class ReadCoalescer implements StatementReader {
 
   constructor(
     private readonly session: SqlSession,
-    private readonly limits: CoalescingLimits = DEFAULT_COALESCING_LIMITS,
+    private readonly limits: TripLimits = DEFAULT_COALESCING_LIMITS,
     /** How the partition's server is told to stop a read itself; the client's timer only if unset. */
     private readonly timeLimit?: ReadTimeLimit,
   ) {}
@@ -61,24 +58,7 @@ export class ReadCoalescer implements StatementReader {
     this.scheduled = false;
     const pending = this.pending;
     this.pending = [];
-    let trip: PendingRead[] = [];
-    let statements = 0;
-    let bytes = 0;
-    for (const read of pending) {
-      const fits =
-        statements + read.statements.length <= this.limits.maxStatements &&
-        bytes + read.bytes <= this.limits.maxBytes;
-      if (trip.length > 0 && !fits) {
-        void this.send(trip);
-        trip = [];
-        statements = 0;
-        bytes = 0;
-      }
-      trip.push(read);
-      statements += read.statements.length;
-      bytes += read.bytes;
-    }
-    if (trip.length > 0) void this.send(trip);
+    for (const trip of shareAmongTrips(pending, this.limits)) void this.send(trip);
   }
 
   private send(trip: readonly PendingRead[]): Promise<void> {
