@@ -117,9 +117,11 @@ export class WhereQuery {
       this.limits.maxPageRecords,
     );
     const { conditions, shardValue } = validateConditions(index, input.conditions, this.limits);
-    const fingerprint = queryFingerprint(input, indexName);
+    // A hash: worked out only for a page token, which most queries neither bring nor get.
+    let memo: string | undefined;
+    const fingerprint = () => (memo ??= queryFingerprint(input, indexName));
     const after = input.pageToken
-      ? decodePageToken(input.pageToken, fingerprint, index)
+      ? decodePageToken(input.pageToken, fingerprint(), index)
       : undefined;
 
     const shard = this.layout.findShard(shardValue);
@@ -143,7 +145,7 @@ export class WhereQuery {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const nextPageToken =
-      rows.length > limit && last ? encodePageToken(fingerprint, keyOf(index, last)) : '';
+      rows.length > limit && last ? encodePageToken(fingerprint(), keyOf(index, last)) : '';
     const uuids = page.map((row) => String(row.uuid));
     if (point && uuids.length === 1 && this.layout.contentBeside(uuids[0]!, shard)) {
       this.known.set(primaryKeyOf(point), uuids[0]!);
@@ -159,7 +161,7 @@ export class WhereQuery {
             .map((uuid) => ({ uuid, cells: cellsByUuid.get(uuid) ?? [] })),
           nextPageToken:
             kept < uuids.length
-              ? encodePageToken(fingerprint, keyOf(index, page[kept - 1]!))
+              ? encodePageToken(fingerprint(), keyOf(index, page[kept - 1]!))
               : nextPageToken,
         };
       } catch (error) {
