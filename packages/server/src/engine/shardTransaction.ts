@@ -44,6 +44,7 @@
 // request-id key, and a refused write may be the retry of one that succeeded (its expected
 // version is now stale); either way the transaction is rolled back and run again with the
 // lookups, which answer such writes as replays.
+import { CellsInFlight } from './cellsInFlight.js';
 import { UnavailableError } from './errors.js';
 import {
   type CreateFate,
@@ -154,12 +155,27 @@ export class ShardTransaction {
   ) {}
 
   private readonly oneTrip = new OneTripBackoff();
+  private readonly inFlight = new CellsInFlight();
 
   /**
    * Applies the items, all on this partition, in one transaction and answers one outcome per
-   * item, in order. Fails as a whole only when the partition fails (UnavailableError).
+   * item, in order, once no earlier group of this server writes any of their cells. Fails as a
+   * whole only when the partition fails (UnavailableError).
    */
   async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    const leave = await this.inFlight.enter(
+      items.flatMap((item) =>
+        item.kind === 'append' ? [`${this.tableOf(item)}/${cellKey(item.uuid, item.cell)}`] : [],
+      ),
+    );
+    try {
+      return await this.runAlone(items);
+    } finally {
+      leave();
+    }
+  }
+
+  private async runAlone(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     let lookUpRequestIds = false;
     let deadlocks = 0;
     const remembered = this.oneTripReads(items);

@@ -49,10 +49,6 @@ describe('consistency: writes from remembered versions', function () {
    * Runs `test` against a server of its own over the same database: one whose tries from memory
    * no earlier test has paused (oneTripBackoff.ts).
    */
-  /**
-   * Runs `test` against a server of its own over the same database: one whose tries from memory
-   * no earlier test has paused (oneTripBackoff.ts).
-   */
   async function withOwnServer(test: (store: StoreFixture) => Promise<void>): Promise<void> {
     const own = await shared.another();
     try {
@@ -109,6 +105,38 @@ describe('consistency: writes from remembered versions', function () {
     // a remembered the create and each of its own writes, each made stale by b's next one.
     expect(stats(a).stale + stats(b).stale - staleBefore).to.be.greaterThan(0);
   });
+
+  it('a group writing a cell that an earlier group of its server is writing waits, then writes from memory', () =>
+    withOwnServer(async (own) => {
+      const uuid = await putRate(own.api, nextHotel++);
+      await merge(own, uuid, { n: 0 }); // remembered at version 1
+      // Hold the shard's log lock, so that the first write's group stays in flight.
+      const holder = await mysql.createConnection(a.partitionUrls[0]!);
+      try {
+        await holder.query('START TRANSACTION');
+        await holder.query(
+          `SELECT table_name FROM \`${NAMESPACE}_shameless_log_locks\` WHERE table_name = ? FOR UPDATE`,
+          [contentTable(uuid)],
+        );
+        const before = stats(own);
+        const first = merge(own, uuid, { n: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const second = merge(own, uuid, { n: 2 });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await holder.query('ROLLBACK');
+        const refKeys = (await Promise.all([first, second])).map((answer) => answer.cell!.refKey);
+        expect(refKeys).to.deep.equal([2, 3]);
+        const after = stats(own);
+        // Sent at once, the second would have tried version 2 from memory as well.
+        expect(after.stale - before.stale, 'no try from a memory about to go stale').to.equal(0);
+        expect(after.hits - before.hits, 'each planned from memory').to.equal(2);
+        const { refKeys: storedKeys, latest } = await stored(uuid);
+        expect(storedKeys).to.deep.equal([0, 1, 2, 3]);
+        expect(latest).to.include({ n: 2 });
+      } finally {
+        await holder.end();
+      }
+    }));
 
   it('a version written behind its back with SQL (as the gem writes) is found, not overwritten', () =>
     withOwnServer(async (own) => {
