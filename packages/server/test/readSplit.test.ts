@@ -31,37 +31,47 @@ describe('splitting a turn of reads (pure)', () => {
 });
 
 describe('sharing a turn of reads among round trips (pure)', () => {
-  const read = (name: string, statements = 1, bytes = 100) => ({
+  const read = (name: string, statements = 1, bytes = 100, apart = false) => ({
     name,
     statements: Array.from({ length: statements }, () => 'SELECT 1'),
     bytes,
+    apart,
   });
+  const part = (name: string) => read(name, 1, 100, true);
   const names = (trips: { name: string }[][]) => trips.map((trip) => trip.map((r) => r.name));
-  const limits = { maxStatements: 256, maxBytes: 1_000_000, parallel: 2 };
+  const limits = { maxStatements: 256, maxBytes: 1_000_000 };
 
-  it('sends a lone read alone', () => {
+  it('sends a turn of small reads in one round trip, in turn order', () => {
     expect(names(shareAmongTrips([read('a')], limits))).to.deep.equal([['a']]);
-  });
-
-  it('spreads reads over the parallel trips by statements, each in turn order', () => {
-    const trips = shareAmongTrips([read('a', 3), read('b'), read('c'), read('d')], limits);
-    expect(names(trips)).to.deep.equal([['a'], ['b', 'c', 'd']]);
-    expect(names(shareAmongTrips([read('a'), read('b'), read('c')], limits))).to.deep.equal([
-      ['a', 'c'],
-      ['b'],
+    expect(names(shareAmongTrips([read('a', 3), read('b'), read('c')], limits))).to.deep.equal([
+      ['a', 'b', 'c'],
     ]);
   });
 
-  it('opens more trips only where the statement or byte limits require', () => {
-    const small = { ...limits, maxStatements: 2 };
+  it('sends each part of a split turn in a round trip of its own, the small reads together', () => {
+    const trips = shareAmongTrips(
+      [part('cells 1'), read('lookup'), part('cells 2'), read('page')],
+      limits,
+    );
+    expect(names(trips)).to.deep.equal([['cells 1'], ['cells 2'], ['lookup', 'page']]);
+  });
+
+  it('opens more round trips only where the statement or byte limits require', () => {
     const reads = ['a', 'b', 'c', 'd', 'e'].map((name) => read(name));
-    expect(names(shareAmongTrips(reads, small))).to.deep.equal([['a', 'c'], ['b', 'd'], ['e']]);
-    const narrow = { ...limits, parallel: 1, maxBytes: 250 };
-    expect(names(shareAmongTrips(reads, narrow))).to.deep.equal([['a', 'b'], ['c', 'd'], ['e']]);
+    expect(names(shareAmongTrips(reads, { ...limits, maxStatements: 2 }))).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e'],
+    ]);
+    expect(names(shareAmongTrips(reads, { ...limits, maxBytes: 250 }))).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e'],
+    ]);
   });
 
   it('sends a read over the limits by itself rather than refusing it', () => {
-    const trips = shareAmongTrips([read('huge', 300), read('b')], { ...limits, parallel: 1 });
+    const trips = shareAmongTrips([read('huge', 300), read('b')], limits);
     expect(names(trips)).to.deep.equal([['huge'], ['b']]);
   });
 });

@@ -19,10 +19,11 @@ export class BatchLoader<K, V> {
 
   /**
    * `loadAll` looks up distinct keys and answers what it found, by `keyOf`; a turn's keys are
-   * split into calls as `parts` says (readSplit.ts), made in parallel.
+   * split into calls as `parts` says (readSplit.ts), made in parallel, each told whether it is
+   * one part of several (to be read apart from the others).
    */
   constructor(
-    private readonly loadAll: (keys: readonly K[]) => Promise<Map<string, V>>,
+    private readonly loadAll: (keys: readonly K[], split: boolean) => Promise<Map<string, V>>,
     private readonly keyOf: (key: K) => string,
     private readonly parts: ReadParts,
   ) {}
@@ -53,7 +54,7 @@ export class BatchLoader<K, V> {
       // The turn that flushes ran under the first caller's deadline; the batch is everyone's.
       const deadline = latestDeadline(pending.map((load) => load.deadline));
       const answers = await withDeadline(deadline, () =>
-        Promise.all(chunks.map((chunk) => this.loadAll(chunk))),
+        Promise.all(chunks.map((chunk) => this.loadAll(chunk, chunks.length > 1))),
       );
       found = new Map(answers.flatMap((answer) => [...answer]));
     } catch (error) {

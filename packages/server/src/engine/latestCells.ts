@@ -1,7 +1,7 @@
 // The latest version of cells, as GetCell, GetCells and Where pages read them. The cells that
 // any callers ask for on one partition in the same turn of the event loop are read together
-// (batchLoader.ts), with one SELECT or, for 8 cells or more, two on two connections
-// (readSplit.ts): an index dive per cell of a table with one or two, else one keyed query per
+// (batchLoader.ts), with one SELECT or, for 8 cells or more, two, each in a round trip of its
+// own (readSplit.ts): an index dive per cell of a table with one or two, else one keyed query per
 // table.
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
@@ -83,7 +83,7 @@ export class LatestCells {
     this.loaders = partitions.partitions.map(
       (partition) =>
         new BatchLoader<PlacedCell, LatestCell>(
-          (cells) => this.readOn(partition.index, cells),
+          (cells, split) => this.readOn(partition.index, cells, split),
           placedKey,
           READ_PARTS,
         ),
@@ -160,10 +160,11 @@ export class LatestCells {
     );
   }
 
-  /** One partition's read of distinct cells, by {@link placedKey}. */
+  /** One partition's read of distinct cells, by {@link placedKey}; `apart` from the turn's others. */
   private async readOn(
     partition: number,
     cells: readonly PlacedCell[],
+    apart: boolean,
   ): Promise<Map<string, LatestCell>> {
     // One part per table and body bound: a part's cells share one keyed query.
     const byPart = new Map<string, PlacedCell[]>();
@@ -174,15 +175,17 @@ export class LatestCells {
       else byPart.set(part, [cell]);
     }
     const parts = [...byPart.values()];
-    const rows = await this.partitions.at(partition).read((reader) =>
-      readLatestCells(
-        reader,
-        parts.map((list) => ({
-          table: list[0]!.table,
-          keys: list.map(({ uuid, cell }) => ({ uuid, cell, withBody: true })),
-          maxBodyBytes: list[0]!.maxBodyBytes,
-        })),
-      ),
+    const rows = await this.partitions.at(partition).read(
+      (reader) =>
+        readLatestCells(
+          reader,
+          parts.map((list) => ({
+            table: list[0]!.table,
+            keys: list.map(({ uuid, cell }) => ({ uuid, cell, withBody: true })),
+            maxBodyBytes: list[0]!.maxBodyBytes,
+          })),
+        ),
+      apart,
     );
     const found = new Map<string, LatestCell>();
     rows.forEach((partRows, t) => {

@@ -35,11 +35,12 @@ export class Partition {
 
   /**
    * Runs reads through the partition's coalescer: reads issued in the same turn of the event
-   * loop share one round trip. Partition-level failures become UnavailableError.
+   * loop share one round trip, unless `apart` (each its own). Partition-level failures become
+   * UnavailableError.
    */
-  async read<T>(work: (reader: StatementReader) => Promise<T>): Promise<T> {
+  async read<T>(work: (reader: StatementReader) => Promise<T>, apart = false): Promise<T> {
     try {
-      return await work(this.reader);
+      return await work(apart ? this.reader.apart : this.reader);
     } catch (error) {
       throw translateSqlError(error, this.index);
     }

@@ -21,7 +21,7 @@ export class PrimaryLookups {
     this.loaders = partitions.partitions.map(
       (partition) =>
         new BatchLoader<PrimaryLookup, string>(
-          (lookups) => this.readOn(partition.index, lookups),
+          (lookups, split) => this.readOn(partition.index, lookups, split),
           primaryKeyOf,
           READ_PARTS,
         ),
@@ -37,10 +37,11 @@ export class PrimaryLookups {
   private async readOn(
     partition: number,
     lookups: readonly PrimaryLookup[],
+    apart: boolean,
   ): Promise<Map<string, string>> {
     const [rows = []] = (await this.partitions
       .at(partition)
-      .read((reader) => reader.read([primaryLookups(lookups)]))) as Row[][];
+      .read((reader) => reader.read([primaryLookups(lookups)]), apart)) as Row[][];
     return new Map(rows.map((row) => [primaryKeyOf(lookups[Number(row.part)]!), String(row.uuid)]));
   }
 }

@@ -2,24 +2,24 @@
 // round trip carries every caller's statements (as Vitess's query consolidator and DataLoader
 // share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
 // MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
-// Several reads of a turn go in two round trips on two connections, so that the database runs
-// them on two cores (readSplit.ts).
+// The parts of a turn split for the database's cores (readSplit.ts) go apart: each in a round
+// trip of its own, on its own connection.
 import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
 import type { SqlSession } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
-import { PARALLEL_READS, type TripLimits, shareAmongTrips } from './readSplit.js';
+import { type TripLimits, shareAmongTrips } from './readSplit.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import { type Statement, type StatementReader, runTogether } from './sql/statement.js';
 
 export const DEFAULT_COALESCING_LIMITS: TripLimits = {
   maxStatements: 256,
   maxBytes: 4 * 1024 * 1024,
-  parallel: PARALLEL_READS.parallel,
 };
 
 interface PendingRead {
   readonly statements: readonly Statement[];
   readonly bytes: number;
+  readonly apart: boolean;
   /** The caller's deadline: a shared round trip runs until the last of its callers' passes. */
   readonly deadline: number;
   resolve(results: unknown[]): void;
@@ -37,12 +37,22 @@ export class ReadCoalescer implements StatementReader {
     private readonly timeLimit?: ReadTimeLimit,
   ) {}
 
+  /** Reads that go in a round trip of their own (the parts of a split turn). */
+  readonly apart: StatementReader = {
+    read: (statements) => this.enqueue(statements, true),
+  };
+
   read(statements: readonly Statement[]): Promise<unknown[]> {
+    return this.enqueue(statements, false);
+  }
+
+  private enqueue(statements: readonly Statement[], apart: boolean): Promise<unknown[]> {
     if (statements.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.pending.push({
         statements,
         bytes: sizeOf(statements),
+        apart,
         deadline: currentDeadline(),
         resolve,
         reject,

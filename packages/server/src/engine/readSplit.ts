@@ -2,16 +2,18 @@
 // round trips. One round trip carries many callers' reads, but MySQL runs one connection's
 // statements on one core, one after another: a turn of 16 GetCells read with one SELECT keeps
 // one database core busy for the whole of it while the other waits, and the SDK and the server
-// wait on it. Two SELECTs of 8 on two connections finish sooner, for a few more statements'
-// work. Measured on the project's machine (2 cores, 16 calls in flight through the SDK, four
-// to five alternating runs): GetCell 2,884–3,014 → 3,348–3,448 calls/s, Where (1 record)
-// 1,720–1,796 → 1,917–2,027. Four SELECTs of 4 did no better than one of 16 (each SELECT costs
-// the database a parse and a plan), so a turn is split only while each part keeps a few keys.
+// wait on it. Two SELECTs of 8, each in a round trip of its own on its own connection, finish
+// sooner, for a few more statements' work. Measured on the project's machine (2 cores, 16
+// calls in flight through the SDK, four to five alternating runs): GetCell 2,884–3,014 →
+// 3,348–3,448 calls/s, Where (1 record) 1,720–1,796 → 1,917–2,027. Four SELECTs of 4 did no
+// better than one of 16 (each SELECT costs the database a parse and a plan), so a turn is
+// split only while each part keeps a few keys; and small reads still share one round trip,
+// whose fixed cost a second connection would only double.
 
 export interface ReadParts {
   /** Keys per SELECT at most: a larger turn always takes several. */
   readonly maxKeys: number;
-  /** SELECTs a turn is spread over when it has enough keys, to run on that many connections. */
+  /** SELECTs a turn is spread over when it has enough keys, each on a connection of its own. */
   readonly parallel: number;
   /** Keys per SELECT at least when a turn is spread for parallelism. */
   readonly minKeys: number;
@@ -46,53 +48,46 @@ export interface TripLimits {
   readonly maxStatements: number;
   /** About this many bytes of SQL per round trip at most (values included). */
   readonly maxBytes: number;
-  /** Round trips a turn's reads are spread over when there are several reads. */
-  readonly parallel: number;
 }
 
 export interface TripRead {
   readonly statements: readonly unknown[];
   readonly bytes: number;
+  /** A part of a split turn (splitKeys): it goes in a round trip of its own. */
+  readonly apart: boolean;
 }
 
 /**
- * The reads of a turn as round trips: spread over up to `parallel` trips (each to the one
- * with fewest statements), more only where the limits require. A read's statements stay
- * together, and each trip keeps its reads in turn order. A read alone over the limits goes
- * alone.
+ * The reads of a turn as round trips: each read `apart` alone, the others together in turn
+ * order, in more than one trip only where the limits require. A read's statements stay
+ * together; a read alone over the limits goes alone.
  */
 export function shareAmongTrips<R extends TripRead>(
   reads: readonly R[],
   limits: TripLimits,
 ): R[][] {
-  interface Trip {
-    readonly reads: R[];
-    statements: number;
-    bytes: number;
-  }
-  const trips: Trip[] = Array.from({ length: Math.min(limits.parallel, reads.length) }, () => ({
-    reads: [],
-    statements: 0,
-    bytes: 0,
-  }));
-  const fits = (trip: Trip, read: R) =>
-    trip.reads.length === 0 ||
-    (trip.statements + read.statements.length <= limits.maxStatements &&
-      trip.bytes + read.bytes <= limits.maxBytes);
+  const trips: R[][] = [];
+  let trip: R[] = [];
+  let statements = 0;
+  let bytes = 0;
   for (const read of reads) {
-    let lightest: Trip | undefined;
-    for (const trip of trips) {
-      if (fits(trip, read) && (lightest === undefined || trip.statements < lightest.statements)) {
-        lightest = trip;
-      }
+    if (read.apart) {
+      trips.push([read]);
+      continue;
     }
-    if (lightest === undefined) {
-      lightest = { reads: [], statements: 0, bytes: 0 };
-      trips.push(lightest);
+    const fits =
+      statements + read.statements.length <= limits.maxStatements &&
+      bytes + read.bytes <= limits.maxBytes;
+    if (trip.length > 0 && !fits) {
+      trips.push(trip);
+      trip = [];
+      statements = 0;
+      bytes = 0;
     }
-    lightest.reads.push(read);
-    lightest.statements += read.statements.length;
-    lightest.bytes += read.bytes;
+    trip.push(read);
+    statements += read.statements.length;
+    bytes += read.bytes;
   }
-  return trips.filter((trip) => trip.reads.length > 0).map((trip) => trip.reads);
+  if (trip.length > 0) trips.push(trip);
+  return trips;
 }
