@@ -44,10 +44,15 @@ export class BatchLoader<K, V> {
     this.scheduled = false;
     const pending = this.pending;
     this.pending = [];
+    // Each key's id once: ids are strings built from the key, and a turn may hold thousands.
     const distinct = new Map<string, K>();
-    for (const { keys } of pending) {
-      for (const key of keys) distinct.set(this.keyOf(key), key);
-    }
+    const idsOf = pending.map(({ keys }) =>
+      keys.map((key) => {
+        const id = this.keyOf(key);
+        distinct.set(id, key);
+        return id;
+      }),
+    );
     const chunks = splitKeys([...distinct.values()], this.parts);
     let found: Map<string, V>;
     try {
@@ -56,19 +61,26 @@ export class BatchLoader<K, V> {
       const answers = await withDeadline(deadline, () =>
         Promise.all(chunks.map((chunk) => this.loadAll(chunk, chunks.length > 1))),
       );
-      found = new Map(answers.flatMap((answer) => [...answer]));
+      found = answers[0] ?? new Map();
+      for (const answer of answers.slice(1)) {
+        for (const [id, value] of answer) found.set(id, value);
+      }
     } catch (error) {
       for (const load of pending) load.reject(error);
       return;
     }
-    for (const { keys, resolve } of pending) {
+    // A lone caller asked for every key looked up: what was found is its answer as it is.
+    if (pending.length === 1) {
+      pending[0]!.resolve(found);
+      return;
+    }
+    pending.forEach(({ resolve }, i) => {
       const mine = new Map<string, V>();
-      for (const key of keys) {
-        const id = this.keyOf(key);
+      for (const id of idsOf[i]!) {
         const value = found.get(id);
         if (value !== undefined) mine.set(id, value);
       }
       resolve(mine);
-    }
+    });
   }
 }

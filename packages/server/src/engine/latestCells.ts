@@ -117,21 +117,27 @@ export class LatestCells {
     const answers = await Promise.all(
       [...byPartition].map(([partition, keys]) => this.loaders[partition]!.load(keys)),
     );
-    const found = new Map<string, LatestCell>();
+    // The answer holds the cell objects themselves: a body read afterwards fills them in.
+    const found = new Map<string, StoredCell>();
+    const bodyBytes = new Map<string, number>();
+    const unread: LatestCell[] = [];
     for (const answer of answers) {
       for (const latest of answer.values()) {
-        found.set(cellKeyOf(latest.cell.uuid, latest.cell.name), latest);
+        const key = cellKeyOf(latest.cell.uuid, latest.cell.name);
+        found.set(key, latest.cell);
+        if (bound !== undefined) bodyBytes.set(key, latest.bodyBytes);
+        if (latest.bodyUnread) unread.push(latest);
       }
     }
     if (bound !== undefined) {
       let bytes = 0;
       for (const { uuid, cell } of cells) {
-        bytes += ANSWER_BYTES_PER_CELL + (found.get(cellKeyOf(uuid, cell))?.bodyBytes ?? 0);
+        bytes += ANSWER_BYTES_PER_CELL + (bodyBytes.get(cellKeyOf(uuid, cell)) ?? 0);
       }
       if (bytes > bound.maxBytes) throw answerOverBound(bound, bytes);
     }
-    await this.readUnreadBodies([...found.values()].filter((latest) => latest.bodyUnread));
-    return new Map([...found].map(([key, latest]) => [key, latest.cell]));
+    await this.readUnreadBodies(unread);
+    return found;
   }
 
   /** Reads, by id, the bodies left out of a bounded read, into their cells. */
