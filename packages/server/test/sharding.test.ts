@@ -15,6 +15,7 @@ import {
 } from '../src/engine/tableNames.js';
 import { isIdentifier, quoteIdentifier } from '../src/engine/identifiers.js';
 import { StoreLayout } from '../src/engine/layout.js';
+import type { CompiledModel } from '../src/engine/model.js';
 
 describe('sharding (pure)', () => {
   it('takes the floored modulo, never negative', () => {
@@ -82,6 +83,19 @@ describe('sharding (pure)', () => {
     expect(layout.contentBeside(uuid, 3)).to.equal(true);
     expect(layout.contentBeside(uuid, 4)).to.equal(false);
     expect(new StoreLayout('', 8, 1).contentBeside(uuid, 7)).to.equal(true);
+  });
+
+  it("names each model's tables as the gem does, the same for every call", () => {
+    const layout = new StoreLayout('ns', 8, 2);
+    const rate = { name: 'rate' } as CompiledModel;
+    const room = { name: 'room' } as CompiledModel;
+    expect(layout.contentTable(rate, 7)).to.equal('ns_rate_000007');
+    expect(layout.contentTable(room, 7)).to.equal('ns_room_000007');
+    expect(layout.contentTable(rate, 0)).to.equal('ns_rate_000000');
+    expect(layout.indexTable(rate, 'primary', 3)).to.equal('ns_rate_primary_index_000003');
+    expect(layout.indexTable(rate, 'by_day', 3)).to.equal('ns_rate_by_day_index_000003');
+    expect(layout.indexTable(room, 'primary', 3)).to.equal('ns_room_primary_index_000003');
+    expect(layout.contentTable(rate, 7)).to.equal('ns_rate_000007');
   });
 
   it('refuses a shard count that is not a multiple of the partition count', () => {

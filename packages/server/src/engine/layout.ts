@@ -59,11 +59,22 @@ export class StoreLayout {
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
   }
 
+  // Names made once per model and shard: every cell a call reads or writes asks for its
+  // table's, and the same string each time also keeps its hash for the maps keyed by it.
+  private readonly contentTables = new Map<string, string[]>();
+  private readonly indexTables = new Map<string, Map<string, string[]>>();
+
   contentTable(model: CompiledModel, shard: number): string {
-    return contentTableName(this.namespace, model.name, shard);
+    let names = this.contentTables.get(model.name);
+    if (!names) this.contentTables.set(model.name, (names = []));
+    return (names[shard] ??= contentTableName(this.namespace, model.name, shard));
   }
 
   indexTable(model: CompiledModel, index: string, shard: number): string {
-    return indexTableName(this.namespace, model.name, index, shard);
+    let byIndex = this.indexTables.get(model.name);
+    if (!byIndex) this.indexTables.set(model.name, (byIndex = new Map()));
+    let names = byIndex.get(index);
+    if (!names) byIndex.set(index, (names = []));
+    return (names[shard] ??= indexTableName(this.namespace, model.name, index, shard));
   }
 }
