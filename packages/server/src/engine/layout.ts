@@ -9,6 +9,10 @@ export class StoreLayout {
   readonly storeTable: string;
   readonly modelsTable: string;
   readonly logLocksTable: string;
+  // Names made once per model and shard: every cell a call reads or writes asks for its
+  // table's, and the same string each time also keeps its hash for the maps keyed by it.
+  private readonly contentTables = new Map<string, string[]>();
+  private readonly indexTables = new Map<string, Map<string, string[]>>();
 
   constructor(
     readonly namespace: string,
@@ -58,11 +62,6 @@ export class StoreLayout {
     const { first, last } = shardsOfPartition(partition, this.shardsCount, this.partitionCount);
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
   }
-
-  // Names made once per model and shard: every cell a call reads or writes asks for its
-  // table's, and the same string each time also keeps its hash for the maps keyed by it.
-  private readonly contentTables = new Map<string, string[]>();
-  private readonly indexTables = new Map<string, Map<string, string[]>>();
 
   contentTable(model: CompiledModel, shard: number): string {
     let names = this.contentTables.get(model.name);
