@@ -87,11 +87,9 @@ export class ReadCoalescer implements StatementReader {
     }
     let results: unknown[];
     try {
-      results = await runTogether(
-        this.session,
-        trip.flatMap((read) => read.statements),
-        this.timeLimit,
-      );
+      const statements: Statement[] = [];
+      for (const read of trip) statements.push(...read.statements);
+      results = await runTogether(this.session, statements, this.timeLimit);
     } catch (error) {
       // A trip runs until the last of its callers' deadlines: stopped, it is too late for all.
       if (isConnectionError(error) || isServerStatementTimeout(error)) {

@@ -1,7 +1,7 @@
 // Every read of content tables: single cells, the latest versions of many cells, and pages of
 // a shard's log.
 import { type RowId, exactInteger } from '../exactInteger.js';
-import type { Row } from '../mysqlPool.js';
+import type { Row, SqlValue } from '../mysqlPool.js';
 import { CELL_COLUMNS, type CellKey } from './contentRows.js';
 import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
 
@@ -190,8 +190,14 @@ function latestOfMany(
         AND c.\`ref_key\` = (SELECT v.\`ref_key\` FROM \`${table}\` v
               WHERE v.\`uuid\` = cells.\`uuid\` AND v.\`column_name\` = cells.\`column_name\`
               ORDER BY v.\`ref_key\` DESC LIMIT 1)`,
-    [part, ...values, ...keys.flatMap((key) => [key.uuid, key.cell])],
+    cellValues([part, ...values], keys),
   );
+}
+
+/** `values` followed by each key's uuid and cell name: a loop, not a flatMap of pairs. */
+function cellValues(values: SqlValue[], keys: readonly LatestKey[]): SqlValue[] {
+  for (const key of keys) values.push(key.uuid, key.cell);
+  return values;
 }
 
 /**
