@@ -23,7 +23,7 @@ export class BatchLoader<K, V> {
    * one part of several (to be read apart from the others).
    */
   constructor(
-    private readonly loadAll: (keys: readonly K[], split: boolean) => Promise<Map<string, V>>,
+    private readonly loadAll: (keys: readonly K[], apart: boolean) => Promise<Map<string, V>>,
     private readonly keyOf: (key: K) => string,
     private readonly parts: ReadParts,
   ) {}

@@ -83,7 +83,7 @@ export class LatestCells {
     this.loaders = partitions.partitions.map(
       (partition) =>
         new BatchLoader<PlacedCell, LatestCell>(
-          (cells, split) => this.readOn(partition.index, cells, split),
+          (cells, apart) => this.readOn(partition.index, cells, apart),
           placedKey,
           READ_PARTS,
         ),

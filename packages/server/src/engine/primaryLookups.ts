@@ -21,7 +21,7 @@ export class PrimaryLookups {
     this.loaders = partitions.partitions.map(
       (partition) =>
         new BatchLoader<PrimaryLookup, string>(
-          (lookups, split) => this.readOn(partition.index, lookups, split),
+          (lookups, apart) => this.readOn(partition.index, lookups, apart),
           primaryKeyOf,
           READ_PARTS,
         ),
