@@ -300,6 +300,12 @@ async function readRecords(reader: StatementReader, tables: BaselineTables, rows
 }
 
 const LOG_PAGE = 1000;
+/**
+ * The longest body a FetchLatestCells page of LOG_PAGE cells reads with its cells: an even share
+ * of the server's default largest answer, less a cell's overhead (shardLog.ts); longer ones it
+ * reads afterwards, by id.
+ */
+const LOG_PAGE_BODY_BYTES = Math.floor((16 * 1024 * 1024 + 64 * 1024) / LOG_PAGE) - 64;
 /** FetchLatestCells reads the first shards only, so filling them takes seconds. */
 const LOG_SHARDS = 4;
 
@@ -349,7 +355,12 @@ export const fetchLatestCells: Workload = {
     async () => {
       const shard = Math.floor(Math.random() * LOG_SHARDS);
       const cursor = logCursorOf(context, shard);
-      const page = await readLogPage(reader, context.tables.content(shard), cursor, LOG_PAGE);
+      const page = await readLogPage(reader, {
+        table: context.tables.content(shard),
+        cursor,
+        limit: LOG_PAGE,
+        maxBodyBytes: LOG_PAGE_BODY_BYTES,
+      });
       return page.rows.length;
     },
 };

@@ -5,9 +5,16 @@
 import { status } from '@grpc/grpc-js';
 import { FieldType, Operator, WriteMode } from '@shameless/proto';
 import { expect } from 'chai';
+import { type BodiesRead, countBodiesRead } from './support/bodiesRead.js';
 import { rejection } from './support/grpcCalls.js';
 import { int } from './support/indexValues.js';
-import { type StoreFixture, pack, requestId, startStoreFixture } from './support/storeFixture.js';
+import {
+  type StoreFixture,
+  pack,
+  requestId,
+  startStoreFixture,
+  unpack,
+} from './support/storeFixture.js';
 
 const MESSAGE_BYTES = 1024 * 1024;
 const RECORDS = 12;
@@ -129,5 +136,72 @@ describe('answers of large cells, within the largest message', function () {
       expect(batch.cursor).to.equal(batch.cells[batch.cells.length - 1]!.id);
     }
     expect(batches.flatMap((batch) => batch.cells)).to.have.length(RECORDS + 1);
+  });
+});
+
+// What cells weighed before is no bound on what a read holds: a server whose streams have
+// read small cells, asked for a page or a stream of large ones, reads their bodies only once
+// the page is cut to fit (the bound of an answer, or an Each stream's read-ahead).
+describe('reads of large cells, whatever cells weighed before', function () {
+  this.timeout(60_000);
+  let store: StoreFixture;
+  let bodies: BodiesRead;
+  const model = (name: string) => ({
+    name,
+    primaryIndex: {
+      name: '',
+      fields: [
+        { name: 'group', type: FieldType.FIELD_TYPE_INTEGER },
+        { name: 'n', type: FieldType.FIELD_TYPE_INTEGER },
+      ],
+      shardOn: 'group',
+    },
+    secondaryIndices: [],
+    cells: [],
+  });
+  before(async () => {
+    store = await startStoreFixture({ shardsCount: 1, maxMessageBytes: MESSAGE_BYTES });
+    await store.api.defineModel({ model: model('note') });
+    await store.api.defineModel({ model: model('doc') });
+    for (let n = 0; n < 20; n++) {
+      await store.api.put({ model: 'note', values: pack({ group: 1, n }), requestId: requestId() });
+    }
+    for (let n = 0; n < RECORDS; n++) {
+      const values = pack({ group: 1, n, text: blob(n) });
+      await store.api.put({ model: 'doc', values, requestId: requestId() });
+    }
+    bodies = countBodiesRead(store);
+  });
+  beforeEach(async () => {
+    // Streams of small cells: what the server learns cells weigh.
+    for (let i = 0; i < 3; i++) await store.api.each({ model: 'note', batchSize: 20 });
+    bodies.reset();
+  });
+  after(() => store?.close());
+
+  it('FetchLatestCells reads the bodies of about one answer, and answers them exactly', async () => {
+    const page = await store.api.fetchLatestCells({
+      model: 'doc',
+      shard: 0,
+      cursor: 0n,
+      limit: RECORDS,
+    });
+    expect(page.cells.length).to.be.within(1, RECORDS - 1);
+    expect(page.cells.map((cell) => unpack(cell.body).text)).to.deep.equal(
+      page.cells.map((_, n) => blob(n)),
+    );
+    expect(bodies.most, 'body bytes read at once').to.be.at.most(MESSAGE_BYTES);
+  });
+
+  it('Each reads about 256 KiB of cells ahead, and streams every cell exactly', async () => {
+    const messages = await store.api.each({ model: 'doc', batchSize: RECORDS });
+    const cells = messages.flatMap((message) =>
+      message.event?.$case === 'batch' ? message.event.batch.cells : [],
+    );
+    expect(cells.map((cell) => unpack(cell.body).text)).to.deep.equal(
+      Array.from({ length: RECORDS }, (_, n) => blob(n)),
+    );
+    // One 200 KB cell past the 256 KiB at most: a read keeps at least one cell.
+    expect(bodies.most, 'body bytes read at once').to.be.at.most(256 * 1024 + 200_000);
   });
 });

@@ -8,7 +8,8 @@ import type { RowId } from './exactInteger.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
-import { readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
+import type { Row } from './mysqlPool.js';
+import { readBodies, readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
 import { type StoredCell, toStoredCell } from './sql/contentRows.js';
 
 export interface LogPage {
@@ -76,12 +77,42 @@ export class ShardLog {
     // Read no more cells than the answer can hold by what cells weighed lately, and cut the
     // page where its cells reach the answer's bound: a shorter page, whose cursor goes on.
     const fitting = Math.max(1, Math.floor(this.maxAnswerBytes / this.cellBytes));
-    const page = await this.readPage(model, shard, cursor, Math.min(pageSize, fitting));
-    this.learnCellBytes(page.cells);
-    const kept = cellsWithin(page.cells, this.maxAnswerBytes);
-    if (kept === page.cells.length) return page;
-    const cells = page.cells.slice(0, kept);
-    return { ...page, cells, nextCursor: cells[cells.length - 1]!.id };
+    const limitRead = Math.min(pageSize, fitting);
+    if (!Number.isFinite(this.maxAnswerBytes)) {
+      const page = await this.readPage(model, shard, cursor, limitRead);
+      this.learnCellBytes(page.cells);
+      return page;
+    }
+    // Bodies past their even share of the answer are read only once the page is cut to fit:
+    // the estimate above may be far off (it is what other streams' cells weighed).
+    const share = Math.max(0, Math.floor(this.maxAnswerBytes / limitRead) - ANSWER_BYTES_PER_CELL);
+    const table = this.layout.contentTable(model, shard);
+    const partition = this.partitions.forShard(shard);
+    const { rows, maxId } = await partition.read((reader) =>
+      readLogPage(reader, { table, cursor, limit: limitRead, maxBodyBytes: share }),
+    );
+    const { cells, unread } = cutPage(rows, shard, this.maxAnswerBytes);
+    await this.readBodiesInto(partition.index, [{ table, cells: unread }]);
+    this.learnCellBytes(cells);
+    return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
+  }
+
+  /** Reads, by id, the bodies a bounded page read left out, into their cells. */
+  private async readBodiesInto(
+    partition: number,
+    pages: readonly { table: string; cells: StoredCell[] }[],
+  ): Promise<void> {
+    const wanted = pages.filter(({ cells }) => cells.length > 0);
+    if (wanted.length === 0) return;
+    const bodies = await this.partitions.at(partition).read((reader) =>
+      readBodies(
+        reader,
+        wanted.map(({ table, cells }) => ({ table, ids: cells.map(({ id }) => id) })),
+      ),
+    );
+    wanted.forEach(({ cells }, t) => {
+      for (const cell of cells) cell.body = bodies[t]!.get(String(cell.id)) ?? cell.body;
+    });
   }
 
   private async readPage(
@@ -92,7 +123,9 @@ export class ShardLog {
   ): Promise<LogPage> {
     const { rows, maxId } = await this.partitions
       .forShard(shard)
-      .read((reader) => readLogPage(reader, this.layout.contentTable(model, shard), cursor, limit));
+      .read((reader) =>
+        readLogPage(reader, { table: this.layout.contentTable(model, shard), cursor, limit }),
+      );
     const cells = rows.map((row) => toStoredCell(row, shard));
     return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
   }
@@ -144,13 +177,13 @@ export class ShardLog {
       const shardsPerRead = Math.max(1, Math.floor(aheadCells / pageSize));
       const round = [...pending].slice(0, shardsPerRead);
       const pages = await this.readPages(model, round, cursors, pageSize);
-      this.learnCellBytes(pages.flat());
+      this.learnCellBytes(pages.flatMap(({ cells }) => cells));
       for (const [i, shard] of round.entries()) {
         if (signal.aborted) return;
-        const cells = pages[i]!;
+        const { cells, more } = pages[i]!;
         // A shard with more to read goes to the back: shards take turns.
         pending.delete(shard);
-        if (cells.length === pageSize) pending.add(shard);
+        if (more) pending.add(shard);
         if (cells.length === 0) continue;
         const cursor = cells[cells.length - 1]!.id;
         cursors.set(shard, cursor);
@@ -190,24 +223,39 @@ export class ShardLog {
     shards: readonly number[],
     cursors: ReadonlyMap<number, RowId>,
     limit: number,
-  ): Promise<StoredCell[][]> {
+  ): Promise<{ cells: StoredCell[]; more: boolean }[]> {
+    // The read holds about MAX_READ_AHEAD_BYTES of bodies whatever the cells weigh: each shard
+    // its share, each of its cells an even share of that; longer bodies are read afterwards,
+    // by id, for the cells of the page cut where its share is full.
+    const perShard = Math.max(1, Math.floor(MAX_READ_AHEAD_BYTES / Math.max(1, shards.length)));
+    const maxBodyBytes = Math.floor(perShard / limit);
     const byPartition = this.layout.byPartition(shards.keys(), (i) => shards[i]!);
-    const pages = new Array<StoredCell[]>(shards.length);
+    const pages = new Array<{ cells: StoredCell[]; more: boolean }>(shards.length);
     await Promise.all(
       [...byPartition].map(async ([partition, positions]) => {
+        const tables = positions.map((i) => this.layout.contentTable(model, shards[i]!));
         const rows = await this.partitions.at(partition).read((reader) =>
           readLogPages(
             reader,
-            positions.map((i) => ({
-              table: this.layout.contentTable(model, shards[i]!),
+            positions.map((i, p) => ({
+              table: tables[p]!,
               cursor: cursors.get(shards[i]!)!,
               limit,
+              maxBodyBytes,
             })),
           ),
         );
+        const unread: { table: string; cells: StoredCell[] }[] = [];
         positions.forEach((i, p) => {
-          pages[i] = rows[p]!.map((row) => toStoredCell(row, shards[i]!));
+          const read = rows[p]!;
+          const page = cutPage(read, shards[i]!, perShard, 0);
+          unread.push({ table: tables[p]!, cells: page.unread });
+          pages[i] = {
+            cells: page.cells,
+            more: read.length === limit || page.cells.length < read.length,
+          };
         });
+        await this.readBodiesInto(partition, unread);
       }),
     );
     return pages;
@@ -238,12 +286,27 @@ export class ShardLog {
   }
 }
 
-/** How many of the cells, from the first, an answer of `maxBytes` holds: at least one. */
-function cellsWithin(cells: readonly StoredCell[], maxBytes: number): number {
+/**
+ * The cells of a page read with a body bound, from the first, while their bodies (and
+ * `perCell` bytes each) take at most `maxBytes` (at least one cell); and those of them whose
+ * body was left out, to read by id.
+ */
+function cutPage(
+  rows: readonly Row[],
+  shard: number,
+  maxBytes: number,
+  perCell = ANSWER_BYTES_PER_CELL,
+): { cells: StoredCell[]; unread: StoredCell[] } {
+  const cells: StoredCell[] = [];
+  const unread: StoredCell[] = [];
   let bytes = 0;
-  for (const [i, cell] of cells.entries()) {
-    bytes += cell.body.length + ANSWER_BYTES_PER_CELL;
-    if (bytes > maxBytes) return Math.max(1, i);
+  for (const row of rows) {
+    const length = Number(row.body_bytes ?? 0);
+    bytes += length + perCell;
+    if (bytes > maxBytes && cells.length > 0) break;
+    const cell = toStoredCell(row, shard);
+    cells.push(cell);
+    if (row.body === null && length > 0) unread.push(cell);
   }
-  return cells.length;
+  return { cells, unread };
 }

@@ -248,28 +248,25 @@ export async function readBodies(
   return byTable;
 }
 
-/** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */
-export async function readLogPage(
-  reader: StatementReader,
-  table: string,
-  cursor: RowId,
-  limit: number,
-): Promise<{ rows: Row[]; maxId: RowId }> {
-  const [rows, max] = (await reader.read([
-    statement(`SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`, [
-      cursor,
-      limit,
-    ]),
-    statement(`SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``),
-  ])) as Row[][];
-  return { rows: rows ?? [], maxId: maxIdOf(max?.[0]) };
-}
-
 /** Where to read a page of one table's log. */
 export interface LogPageRead {
   table: string;
   cursor: RowId;
   limit: number;
+  /** Bodies longer than this are not read (NULL), only their length (`body_bytes`). */
+  maxBodyBytes?: number;
+}
+
+/** A page of the shard's log: rows with id > cursor in id order, and the shard's max id. */
+export async function readLogPage(
+  reader: StatementReader,
+  page: LogPageRead,
+): Promise<{ rows: Row[]; maxId: RowId }> {
+  const [rows, max] = (await reader.read([
+    logPageStatement(page),
+    statement(`SELECT COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${page.table}\``),
+  ])) as Row[][];
+  return { rows: rows ?? [], maxId: maxIdOf(max?.[0]) };
 }
 
 /**
@@ -280,14 +277,23 @@ export async function readLogPages(
   reader: StatementReader,
   pages: readonly LogPageRead[],
 ): Promise<Row[][]> {
-  return (await reader.read(
-    pages.map(({ table, cursor, limit }) =>
-      statement(
-        `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
-        [cursor, limit],
-      ),
-    ),
-  )) as Row[][];
+  return (await reader.read(pages.map(logPageStatement))) as Row[][];
+}
+
+/** A log page's rows; with a body bound, longer bodies NULL and every body's length. */
+function logPageStatement({ table, cursor, limit, maxBodyBytes }: LogPageRead): Statement {
+  if (maxBodyBytes === undefined) {
+    return statement(
+      `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+      [cursor, limit],
+    );
+  }
+  const { body, bodyBytes, values } = bodyColumns(true, maxBodyBytes);
+  return statement(
+    `SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, ${body}, \`created_at\`, ${bodyBytes}
+       FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?`,
+    [...values, cursor, limit],
+  );
 }
 
 /** The max id of several shards' tables on one partition, in one round trip. */
