@@ -3,10 +3,18 @@
 // grpc-retry-pushback-ms trailer instead of being taken on; once calls end, calls go through.
 import { expect } from 'chai';
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
-import { type EachResponse, GetCellsRequest, WriteMode } from '@shameless/proto';
+import {
+  type EachResponse,
+  GetCellsRequest,
+  Operator,
+  SortOrder,
+  WhereManyRequest,
+  WriteMode,
+} from '@shameless/proto';
 import { Admission } from '../src/grpc/admission.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
 import { rejection } from './support/grpcCalls.js';
+import { int } from './support/indexValues.js';
 import { sendUnread } from './support/unreadCall.js';
 import {
   RATE_MODEL,
@@ -126,6 +134,35 @@ describe('admission control', function () {
       expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
       expect((await getBig()).results).to.have.length(1);
     }
+  });
+
+  it('holds an unread WhereMany answer against the bytes allowed, as it holds a GetCells one', async () => {
+    const query = {
+      model: 'rate',
+      index: '',
+      conditions: [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(1)] }],
+      cells: ['meta'],
+      order: SortOrder.SORT_ORDER_ASC,
+      limit: 0,
+      pageToken: '',
+    };
+    // Alone, a call always goes: this one teaches the layer what WhereMany answers.
+    expect((await store.api.whereMany([query])).pages[0]!.records).to.have.length(1);
+    const request = WhereManyRequest.encode({ queries: [query] }).finish();
+    const unread = sendUnread(store.address, '/shameless.v1.Store/WhereMany', request);
+    const until = Date.now() + 3000;
+    while (admission.inFlight.bytes < 600 * 1024 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(admission.inFlight.calls).to.equal(1);
+    expect(admission.inFlight.bytes, 'bytes held for the unread answer').to.be.at.least(600 * 1024);
+    expectBusy(
+      await rejection(store.api.getCells({ model: 'rate', keys: [{ uuid, cell: 'meta' }] })),
+      '--max-in-flight-bytes',
+    );
+    unread.cancel();
+    while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
   });
 });
 

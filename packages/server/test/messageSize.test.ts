@@ -18,7 +18,15 @@ describe('the size of a response message (pure)', () => {
     expect(messageBytes(answer)).to.equal(64 + 1000 * (36 + 4 + 1024));
   });
 
-  it('stops at a depth of 6, counting what lies deeper as 8 bytes', () => {
+  it("counts the bodies of a WhereMany answer, the service's deepest message", () => {
+    const body = Buffer.alloc(600 * 1024);
+    const answer = {
+      pages: [{ records: [{ uuid: 'u', cells: [{ name: 'meta', body }] }], nextPageToken: '' }],
+    };
+    expect(messageBytes(answer)).to.equal(64 + 1 + 4 + 600 * 1024);
+  });
+
+  it('stops at a depth of 8, counting what lies deeper as 8 bytes', () => {
     let deep: unknown = { body: Buffer.alloc(100) };
     for (let i = 0; i < 8; i++) deep = { next: deep };
     expect(messageBytes(deep)).to.equal(64 + 8);

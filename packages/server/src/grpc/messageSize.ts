@@ -15,7 +15,9 @@ export function messageBytes(message: unknown): number {
 // Object.keys). Messages are plain objects, so for-in sees exactly their own fields.
 function bytesOf(value: unknown, depth: number): number {
   if (typeof value === 'string') return value.length;
-  if (depth > 6 || value === null || typeof value !== 'object') return 8;
+  // A WhereMany answer's bodies lie at depth 7 (pages, a page, records, a record, cells, a
+  // cell, its body): deeper than that is not a message of this service.
+  if (depth > 8 || value === null || typeof value !== 'object') return 8;
   if (value instanceof Uint8Array) return value.byteLength;
   if (value instanceof Date) return 0;
   let bytes = 0;
