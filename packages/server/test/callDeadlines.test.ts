@@ -84,4 +84,28 @@ describe('call deadlines in the engine', function () {
     const written = await write(Date.now() + 5000);
     expect(written.cell.refKey).to.equal(0);
   });
+
+  // Timers take at most 2^31 - 1 ms (about 25 days) and fire at once for more: a deadline that
+  // far away must be no bound at all, not an expired statement and a dropped connection.
+  it('reads and writes under a deadline 30 days away', async () => {
+    const far = Date.now() + 30 * 24 * 3600 * 1000;
+    const uuids = [await putRate(store.api, 4), await putRate(store.api, 5)];
+    for (let i = 0; i < 3; i++) {
+      const cells = await withDeadline(far, () =>
+        store.engine.getCells(
+          'rate',
+          uuids.map((uuid) => ({ uuid, cell: 'base' })),
+        ),
+      );
+      expect(cells.map((cell) => cell?.uuid)).to.deep.equal(uuids);
+      const put = await withDeadline(far, () =>
+        store.engine.put(
+          'rate',
+          pack({ hotel_id: 4, room_type: 'double', check_in_date: '2026-01-01', price: i }),
+          requestId(),
+        ),
+      );
+      expect(put.uuid).to.equal(uuids[0]);
+    }
+  });
 });

@@ -238,6 +238,18 @@ describe('Pipeline', function () {
     expect(notes).to.not.include('late');
   });
 
+  it('runs a call whose timeout_ms lies past 2^31 ms (about 25 days) as a call without one', async () => {
+    const pipeline = open();
+    const uuid = await putRate(store.api, 19);
+    for (const timeoutMs of [2 ** 31, 4_000_000_000]) {
+      const answer = await pipeline.call(
+        { $case: 'getCells', getCells: { model: 'rate', keys: [{ uuid, cell: 'base' }] } },
+        { timeoutMs },
+      );
+      expect(responseOf(answer, 'getCells').results[0]?.cell?.uuid).to.equal(uuid);
+    }
+  });
+
   it('takes a token in the stream metadata for every call, and a call may carry its own', async () => {
     const seenTokens: string[] = [];
     const tokenLayerStore = await startStoreFixture({

@@ -239,6 +239,9 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
  */
 const SERVER_STOP_GRACE_MS = 250;
 
+/** The longest delay setTimeout takes (about 25 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function runQuery<T>(
   connection: mysql.PoolConnection,
   sql: string | ServerBoundedSql,
@@ -259,7 +262,9 @@ function runQuery<T>(
   }
   const untilDeadline = Math.max(1, deadline - Date.now());
   const limit = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
-  const bounded = Number.isFinite(limit);
+  // mysql2 times a statement with setTimeout, which fires at once for a delay past 2^31 - 1 ms
+  // (about 25 days): a limit that far away is no limit for the timer.
+  const bounded = limit + SERVER_STOP_GRACE_MS <= MAX_TIMER_MS;
   const byDeadline = untilDeadline <= (statementTimeoutMs ?? Infinity);
   let options: mysql.QueryOptions;
   if (typeof sql === 'string') {

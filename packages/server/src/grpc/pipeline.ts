@@ -176,7 +176,8 @@ class PipelineStream {
       message.timeoutMs > 0 ? now + message.timeoutMs : Infinity,
     );
     const running: RunningCall = { controller: new AbortController() };
-    if (Number.isFinite(deadline)) {
+    // setTimeout fires at once for a delay past 2^31 - 1 ms (about 25 days): no timer then.
+    if (deadline - now <= 2 ** 31 - 1) {
       running.timer = setTimeout(() => this.expire(message.callId, running), deadline - now);
     }
     this.unanswered.set(message.callId, running);
