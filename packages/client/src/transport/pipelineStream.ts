@@ -16,6 +16,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { PipelineRequest, PipelineResponse, encodeMessage, type CallError } from '@shameless/proto';
+import { untilAborted } from './middleware/signals.js';
 
 /** The calls a Pipeline carries, as its oneof names them: `getCell`, `putMany`, `where`, ... */
 export type PipelinedMethod = Exclude<NonNullable<PipelineRequest['call']>['$case'], 'cancel'>;
@@ -252,20 +253,6 @@ export class PipelineStream {
     const failure = callError(error, status.metadata);
     for (const callId of [...this.#pending.keys()]) this.#take(callId)?.reject(failure);
   }
-}
-
-/** `promise`, or a rejection with the signal's reason once it aborts (a server that never answers). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void promise.then((value) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    });
-  });
 }
 
 function callError(error: CallError, metadata = new Metadata()): PipelineCallError {

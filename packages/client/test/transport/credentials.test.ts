@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { ServerCredentials, status, type ServerErrorResponse } from '@grpc/grpc-js';
 import { makeTestCertificates, type TestCertificates } from '@shameless/testkit';
 import {
+  CancelledError,
+  DeadlineExceededError,
   PermissionDeniedError,
   UnauthenticatedError,
   UnavailableError,
@@ -106,6 +108,31 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
     current = 'tok_after';
     await transport.unary('getCell', GET_CELL, READ);
     expect(authorizations).to.deep.equal(['Bearer tok_before', 'Bearer tok_after']);
+  });
+
+  it('a token function that hangs holds a call no longer than its deadline, nor past an abort', async () => {
+    const { server, authorizations } = await recordingServer(tlsServer(false));
+    const transport = connect([server.address], {
+      tls: { ca: certs.ca },
+      token: () => new Promise<string>(() => {}),
+    });
+    const started = performance.now();
+    const late = await transport.unary('getCell', GET_CELL, { ...READ, deadlineMs: 200 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(late).to.be.instanceOf(DeadlineExceededError);
+    expect(performance.now() - started).to.be.lessThan(1500);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const aborted = await transport
+      .unary('getCell', GET_CELL, { ...READ, signal: controller.signal })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(aborted).to.be.instanceOf(CancelledError);
+    expect(authorizations).to.deep.equal([]);
   });
 
   it('mutual TLS: a client certificate is accepted, no certificate is refused', async () => {

@@ -4,6 +4,7 @@
 
 import { UnauthenticatedError } from '../errors.js';
 import type { ClientMiddleware } from './compose.js';
+import { untilAborted } from './signals.js';
 
 /** A bearer token, or a function that returns the current one (for rotation). */
 export type TokenSource = string | (() => string | Promise<string>);
@@ -20,8 +21,10 @@ export function tokenLayer(token: TokenSource): ClientMiddleware {
       value = token;
     } else {
       try {
-        value = await token();
+        // A token function that hangs must not hold the call past its deadline or an abort.
+        value = await untilAborted(Promise.resolve().then(token), options.signal);
       } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason as Error;
         throw new UnauthenticatedError(`${call.method}: the token function failed`, {
           cause: error,
           retryable: false,
