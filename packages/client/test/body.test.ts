@@ -211,6 +211,24 @@ describe('body encoding (pure)', () => {
     });
   });
 
+  it('reads ±2^53 stored as integers as bigints, and writes them back as the same integers', () => {
+    // { "n" => 2**53, "m" => -2**53, "f" => 2.0**53 }, as Ruby's msgpack writes them.
+    const bytes = Buffer.from(
+      '83' +
+        'a16e' +
+        'cf0020000000000000' +
+        'a16d' +
+        'd3ffe0000000000000' +
+        'a166' +
+        'cb4340000000000000',
+      'hex',
+    );
+    const body = decodeBody(bytes, 'test');
+    // 2^53 is no safe integer: as a number it would be written back as a float.
+    expect(body).to.deep.equal({ n: 2n ** 53n, m: -(2n ** 53n), f: 2 ** 53 });
+    expect(encodeBody(body).toString('hex')).to.equal(bytes.toString('hex'));
+  });
+
   it('reads a map whose keys are not all strings as a Map, keys with their types', () => {
     // { "m" => { 1 => "a", true => 2, 2^53+1 => 3, "s" => 4 } }, nested as a Ruby writer may.
     const bytes = Buffer.from(

@@ -19,14 +19,17 @@ import { InternalError } from '../transport/index.js';
 import { encodeMessagePack } from './messagePackWriter.js';
 import type { Body } from './schema.js';
 
-// 64-bit integers read as numbers when they are safe integers and as bigints otherwise, instead
-// of always as bigints; maps read as Maps, made objects below. msgpackr supports 'auto' but its
-// typings do not list it.
+// 64-bit integers read as bigints, made numbers below when they are safe integers (msgpackr's
+// 'auto' makes ±2^53 numbers too, which are not safe integers and would be written back as
+// floats); maps read as Maps, made objects below.
 const unpackr = new Unpackr({
   useRecords: false,
   mapsAsObjects: false,
-  int64AsType: 'auto' as Options['int64AsType'],
+  int64AsType: 'bigint' as Options['int64AsType'],
 });
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Encodes a body (a plain object) as a MessagePack map, each integer in the smallest format
@@ -64,6 +67,8 @@ export function decodeBody(bytes: Uint8Array, what: string): Body {
 
 /** `value` with every map inside it whose keys are all strings made a plain object. */
 function objectsInside(value: unknown): unknown {
+  if (typeof value === 'bigint')
+    return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
   if (value instanceof Map) return allStringKeys(value) ? objectOf(value) : mapOf(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = objectsInside(value[i]);
@@ -83,8 +88,9 @@ function objectOf(map: Map<unknown, unknown>): Body {
 }
 
 function mapOf(map: Map<unknown, unknown>): Map<unknown, unknown> {
-  for (const [key, item] of map) map.set(key, objectsInside(item));
-  return map;
+  const exact = new Map<unknown, unknown>();
+  for (const [key, item] of map) exact.set(objectsInside(key), objectsInside(item));
+  return exact;
 }
 
 /** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
