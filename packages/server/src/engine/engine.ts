@@ -13,6 +13,7 @@ import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limits.js';
 import type { RowId } from './exactInteger.js';
+import { IndexColumns } from './indexColumns.js';
 import { rejectIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
@@ -62,7 +63,8 @@ export interface PutInput {
 }
 
 /** What became of one put of a batch: its result, or why it was refused (nothing written). */
-export type PutOutcome = ({ ok: true } & PutResult) | { ok: false; error: AlreadyExistsError };
+export type PutOutcome =
+  ({ ok: true } & PutResult) | { ok: false; error: AlreadyExistsError | InvalidArgumentError };
 
 export interface PartitionInfo {
   index: number;
@@ -151,7 +153,8 @@ export class Engine implements EngineStats {
     this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
     const times = new StoredTimes(layout.createdAt);
-    this.models = new ModelRegistry(layout, partitions, logger, times);
+    const indexColumns = new IndexColumns();
+    this.models = new ModelRegistry(layout, partitions, logger, times, indexColumns);
     this.knownRecords = new KnownRecords(
       options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
     );
@@ -169,7 +172,14 @@ export class Engine implements EngineStats {
       options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
     );
     const lookups = new PrimaryLookups(partitions);
-    this.puts = new PutOperation(layout, partitions, this.cells, lookups, this.primaryKeys);
+    this.puts = new PutOperation(
+      layout,
+      partitions,
+      this.cells,
+      lookups,
+      this.primaryKeys,
+      indexColumns,
+    );
     this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(
       layout,
@@ -242,7 +252,9 @@ export class Engine implements EngineStats {
   /**
    * Many puts, each as put, applied concurrently. Every put is checked before anything is
    * written: a malformed one fails the whole call, naming it (`puts[3].values`). A put refused
-   * on its own (ALREADY_EXISTS) gets its error in its outcome; a partition failure fails the
+   * on its own gets its error in its outcome: ALREADY_EXISTS, or INVALID_ARGUMENT for values
+   * that no record holds and that cannot create one (they lack a secondary index's field, or
+   * an index table the store did not create cannot hold them). A partition failure fails the
    * call once every put has settled.
    */
   async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
@@ -251,14 +263,19 @@ export class Engine implements EngineStats {
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes));
+      const put = this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes);
+      // Refused later, a put is refused in its own result, which names its own fields.
+      puts.push({ ...put, field: 'values' });
     }
     const settled = await Promise.allSettled(
       puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
     );
     return settled.map((result): PutOutcome => {
       if (result.status === 'fulfilled') return { ok: true, ...result.value };
-      if (result.reason instanceof AlreadyExistsError) return { ok: false, error: result.reason };
+      const refused = result.reason as unknown;
+      if (refused instanceof AlreadyExistsError || refused instanceof InvalidArgumentError) {
+        return { ok: false, error: refused };
+      }
       throw result.reason;
     });
   }

@@ -9,6 +9,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
 } from './errors.js';
+import type { IndexColumns } from './indexColumns.js';
 import type { Logger } from './logger.js';
 import type { StoreLayout } from './layout.js';
 import {
@@ -26,6 +27,7 @@ import {
   createdAtMismatchMessage,
   foreignTableMessage,
   foreignTables,
+  indexTablesOn,
   modelChanges,
   modelTablesOn,
 } from './schemaPlan.js';
@@ -55,6 +57,7 @@ export class ModelRegistry {
     private readonly partitions: PartitionSet,
     private readonly logger: Logger,
     private readonly times: StoredTimes,
+    private readonly indexColumns: IndexColumns,
   ) {}
 
   all(): CompiledModel[] {
@@ -92,31 +95,49 @@ export class ModelRegistry {
     // (the first load's are, by createdAtProblem); until then their writes read times back.
     if (this.loaded) {
       for (const model of this.models.values()) {
-        if (!before.has(model.name)) void this.learnTimes(model);
+        if (!before.has(model.name)) void this.learnTables(model);
       }
     }
     this.loaded = true;
   }
 
-  /** Tells StoredTimes what the model's content tables keep of a time; failures only logged. */
-  private async learnTimes(model: CompiledModel): Promise<void> {
+  /** Records what the model's existing tables are (recordTables); failures only logged. */
+  private async learnTables(model: CompiledModel): Promise<void> {
     try {
       await Promise.all(
         this.partitions.partitions.map((partition) =>
           partition.run(async (pool) => {
-            const tables = contentTablesOn(this.layout, model, partition.index);
-            this.recordTimes(tables, await inspectTables(pool, tables));
+            const tables = modelTablesOn(this.layout, model, partition.index);
+            this.recordTables(model, partition.index, await inspectTables(pool, tables));
           }),
         ),
       );
     } catch (error) {
       this.logger.warn(
-        'could not read the created_at columns of a model; its writes read it back',
+        'could not read the columns of a model; its writes read created_at back, and its ' +
+          'index values are checked by MySQL alone',
         {
           model: model.name,
           error: (error as Error).message,
         },
       );
+    }
+  }
+
+  /**
+   * Records what writes must know of the model's tables on a partition: the fractional digits
+   * of the content tables' created_at (recordTimes), and the index tables' integer columns
+   * narrower than ours (the gem's INT).
+   */
+  private recordTables(
+    model: CompiledModel,
+    partition: number,
+    existing: ReadonlyMap<string, ExistingTable>,
+  ): void {
+    this.recordTimes(contentTablesOn(this.layout, model, partition), existing);
+    for (const table of indexTablesOn(this.layout, model, partition)) {
+      const found = existing.get(table);
+      if (found) this.indexColumns.learn(table, found.columnTypes);
     }
   }
 
@@ -236,10 +257,10 @@ export class ModelRegistry {
       this.partitions.partitions.map((partition) =>
         partition.run(async (pool) => {
           const tables = models.flatMap((model) =>
-            contentTablesOn(this.layout, model, partition.index),
+            modelTablesOn(this.layout, model, partition.index),
           );
           const existing = await inspectTables(pool, tables);
-          this.recordTimes(tables, existing);
+          for (const model of models) this.recordTables(model, partition.index, existing);
           return models.flatMap((model) =>
             createdAtMismatches(this.layout, model, partition.index, existing),
           );
@@ -291,7 +312,7 @@ export class ModelRegistry {
           });
           const contentTables = contentTablesOn(this.layout, model, partition.index);
           await insertLogLocks(pool, this.layout.logLocksTable, contentTables);
-          this.recordTimes(contentTables, existing[i]!);
+          this.recordTables(model, partition.index, existing[i]!);
         }),
       ),
     );

@@ -22,6 +22,7 @@ import { type Body, parseBody } from './body.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
+import type { IndexColumns } from './indexColumns.js';
 import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
@@ -65,6 +66,7 @@ export interface PreparedPut {
   /** The values as sent: base version 0 of a create. */
   readonly bytes: Buffer;
   readonly values: Body;
+  /** What errors of the put name its values: `values` (a batch's put is refused on its own). */
   readonly field: string;
   readonly primary: PrimaryRow;
   /** The largest base body an update may merge the values into. */
@@ -88,6 +90,7 @@ export class PutOperation {
     private readonly cells: CellWriter,
     private readonly lookups: PrimaryLookups,
     private readonly known: PrimaryKeyCache,
+    private readonly indexColumns: IndexColumns,
   ) {}
 
   /**
@@ -193,9 +196,11 @@ export class PutOperation {
     return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) => {
       const rowValues = indexValuesFrom(index, values, field);
       const shard = this.layout.findShard(shardOnValue(index, rowValues));
+      const table = this.layout.indexTable(model, index.name, shard);
+      this.indexColumns.requireFit(table, index, rowValues, field);
       return {
         index,
-        table: this.layout.indexTable(model, index.name, shard),
+        table,
         values: rowValues,
         primary: index === model.primaryIndex,
         partition: this.layout.partitionOf(shard),

@@ -104,19 +104,33 @@ export function contentTablesOn(
   return layout.shardsOf(partition).map((shard) => layout.contentTable(model, shard));
 }
 
+/** A model's index tables on a partition, one per index and shard there. */
+export function indexTablesOn(
+  layout: StoreLayout,
+  model: CompiledModel,
+  partition: number,
+): string[] {
+  return layout.shardsOf(partition).flatMap((shard) => indexTablesOfShard(layout, model, shard));
+}
+
 /** Every table of a model on a partition: content and index tables. */
 export function modelTablesOn(
   layout: StoreLayout,
   model: CompiledModel,
   partition: number,
 ): string[] {
-  const indices = [model.primaryIndex, ...model.spec.secondaryIndices];
   return layout
     .shardsOf(partition)
     .flatMap((shard) => [
       layout.contentTable(model, shard),
-      ...indices.map((index) => layout.indexTable(model, index.name, shard)),
+      ...indexTablesOfShard(layout, model, shard),
     ]);
+}
+
+function indexTablesOfShard(layout: StoreLayout, model: CompiledModel, shard: number): string[] {
+  return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) =>
+    layout.indexTable(model, index.name, shard),
+  );
 }
 
 /**

@@ -648,6 +648,47 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
     expect(results[1]!.outcome?.$case === 'put' && results[1]!.outcome.put.created).to.equal(true);
   });
 
+  it('refuses a create whose integer the gem’s INT index columns cannot hold, leaving nothing', async () => {
+    // An INSERT IGNORE would store 2147483647 instead, a plain INSERT fail its whole group.
+    const values = {
+      hotel_id: 3_000_000_000,
+      room_type: 'wide',
+      check_in_date: '2024-04-01',
+      gateway: 'pegasus',
+      discount_type: 'wide',
+    };
+    const contentBefore = await allContentIds();
+    const error = await rejection(
+      store.api.put({ model: 'rate', values: pack(values), requestId: newRequestId('gem-int') }),
+    );
+    expect(error.code).to.equal(status.INVALID_ARGUMENT);
+    expect(error.details).to.match(
+      /^values: hotel_id 3000000000 does not fit the column of index table \S+ \(int\(11\): -2147483648 to 2147483647\)/,
+    );
+    expect(
+      await gemWhere({ ...values, hotel_id: 2_147_483_647 }),
+      'no row at INT’s limit',
+    ).to.deep.equal([]);
+    expect(await allContentIds(), 'no content row').to.deep.equal(contentBefore);
+
+    // Through PutMany the refusal is that put's own result; the other put goes on.
+    const { results } = await store.api.putMany({
+      puts: [
+        { model: 'rate', values: pack(values), requestId: newRequestId('gem-int') },
+        {
+          model: 'rate',
+          values: pack({ ...values, hotel_id: 2_147_483_647 }),
+          requestId: newRequestId('gem-int-ok'),
+        },
+      ],
+    });
+    expect(results[0]!.outcome?.$case === 'error' && results[0]!.outcome.error.code).to.equal(
+      status.INVALID_ARGUMENT,
+    );
+    expect(results[1]!.outcome?.$case === 'put' && results[1]!.outcome.put.created).to.equal(true);
+    expect(await gemWhere({ ...values, hotel_id: 2_147_483_647 })).to.have.length(1);
+  });
+
   /** Every content row's id, per shard. */
   async function allContentIds() {
     const ids: string[] = [];

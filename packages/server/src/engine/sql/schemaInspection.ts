@@ -1,7 +1,8 @@
 // What already exists in a partition's database, read from information_schema: which of the
 // store's tables are there, their columns (a table of a model's name that lacks the columns the
 // store reads is someone else's), and the two whose presence or type decide what serving the
-// store changes (`request_id`) and whether it can write there at all (`created_at`).
+// store changes (`request_id`) and whether it can write there at all (`created_at`); and the
+// type of every column, whose range bounds what an index table can hold.
 import type { Row, SqlSession } from '../mysqlPool.js';
 import { runTogether, statement } from './statement.js';
 
@@ -15,6 +16,8 @@ export interface ExistingTable {
   hasRequestId: boolean;
   /** The names of all its columns. */
   columns: Set<string>;
+  /** Every column's COLUMN_TYPE (`int(11)`, `varchar(255)`), by name. */
+  columnTypes: Map<string, string>;
 }
 
 /** Of the given tables, those that exist in the session's database, by name. */
@@ -32,7 +35,7 @@ export async function inspectTables(
     ),
     statement(
       `SELECT TABLE_NAME AS name, COLUMN_NAME AS \`column\`, DATA_TYPE AS type,
-              DATETIME_PRECISION AS digits
+              COLUMN_TYPE AS columnType, DATETIME_PRECISION AS digits
          FROM information_schema.COLUMNS
         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)`,
       [tables],
@@ -44,6 +47,7 @@ export async function inspectTables(
       createdAtDigits: undefined,
       hasRequestId: false,
       columns: new Set(),
+      columnTypes: new Map(),
     });
   }
   for (const row of columns ?? ([] as Row[])) {
@@ -51,6 +55,7 @@ export async function inspectTables(
     if (!table) continue;
     const column = String(row.column);
     table.columns.add(column);
+    table.columnTypes.set(column, String(row.columnType).toLowerCase());
     if (column === 'request_id') table.hasRequestId = true;
     else if (column === 'created_at') {
       table.createdAtType = String(row.type).toLowerCase();
