@@ -11,8 +11,9 @@ import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { PARALLEL_READS, type ReadParts } from './readSplit.js';
-import { readBodies, readLatestCells } from './sql/contentReads.js';
+import { readLatestCells } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
+import { readBodiesInto } from './unreadBodies.js';
 
 /** The key of a cell in {@link LatestCells.read}'s answer. */
 export const cellKeyOf = (uuid: string, cell: string) => `${uuid}/${cell}`;
@@ -145,23 +146,17 @@ export class LatestCells {
     if (unread.length === 0) return;
     const byPartition = this.layout.byPartition(unread, (latest) => latest.cell.shard);
     await Promise.all(
-      [...byPartition].map(async ([partition, cells]) => {
-        const byTable = new Map<string, LatestCell[]>();
-        for (const latest of cells) {
-          const list = byTable.get(latest.table);
-          if (list) list.push(latest);
-          else byTable.set(latest.table, [latest]);
+      [...byPartition].map(([partition, cells]) => {
+        const byTable = new Map<string, StoredCell[]>();
+        for (const { table, cell } of cells) {
+          const list = byTable.get(table);
+          if (list) list.push(cell);
+          else byTable.set(table, [cell]);
         }
-        const tables = [...byTable];
-        const bodies = await this.partitions.at(partition).read((reader) =>
-          readBodies(
-            reader,
-            tables.map(([table, list]) => ({ table, ids: list.map(({ cell }) => cell.id) })),
-          ),
+        return readBodiesInto(
+          this.partitions.at(partition),
+          [...byTable].map(([table, list]) => ({ table, cells: list })),
         );
-        tables.forEach(([, list], t) => {
-          for (const { cell } of list) cell.body = bodies[t]!.get(String(cell.id)) ?? cell.body;
-        });
       }),
     );
   }

@@ -9,8 +9,9 @@ import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
 import type { Row } from './mysqlPool.js';
-import { readBodies, readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
+import { readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
 import { type StoredCell, toStoredCell } from './sql/contentRows.js';
+import { readBodiesInto } from './unreadBodies.js';
 
 export interface LogPage {
   cells: StoredCell[];
@@ -92,27 +93,9 @@ export class ShardLog {
       readLogPage(reader, { table, cursor, limit: limitRead, maxBodyBytes: share }),
     );
     const { cells, unread } = cutPage(rows, shard, this.maxAnswerBytes);
-    await this.readBodiesInto(partition.index, [{ table, cells: unread }]);
+    await readBodiesInto(partition, [{ table, cells: unread }]);
     this.learnCellBytes(cells);
     return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
-  }
-
-  /** Reads, by id, the bodies a bounded page read left out, into their cells. */
-  private async readBodiesInto(
-    partition: number,
-    pages: readonly { table: string; cells: StoredCell[] }[],
-  ): Promise<void> {
-    const wanted = pages.filter(({ cells }) => cells.length > 0);
-    if (wanted.length === 0) return;
-    const bodies = await this.partitions.at(partition).read((reader) =>
-      readBodies(
-        reader,
-        wanted.map(({ table, cells }) => ({ table, ids: cells.map(({ id }) => id) })),
-      ),
-    );
-    wanted.forEach(({ cells }, t) => {
-      for (const cell of cells) cell.body = bodies[t]!.get(String(cell.id)) ?? cell.body;
-    });
   }
 
   private async readPage(
@@ -255,7 +238,7 @@ export class ShardLog {
             more: read.length === limit || page.cells.length < read.length,
           };
         });
-        await this.readBodiesInto(partition, unread);
+        await readBodiesInto(this.partitions.at(partition), unread);
       }),
     );
     return pages;
