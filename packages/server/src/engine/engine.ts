@@ -263,9 +263,7 @@ export class Engine implements EngineStats {
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      const put = this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes);
-      // Refused later, a put is refused in its own result, which names its own fields.
-      puts.push({ ...put, field: 'values' });
+      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes));
     }
     const settled = await Promise.allSettled(
       puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),

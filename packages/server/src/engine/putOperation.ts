@@ -60,14 +60,18 @@ interface PrimaryRow extends PrimaryLookup {
   readonly key: string;
 }
 
+/**
+ * What a put's errors name its values once it is prepared: a put of a batch refused then is
+ * refused in its own result, where `puts[3].values` would name another request's field.
+ */
+const VALUES = 'values';
+
 /** A put whose values were checked and read (see {@link PutOperation.prepare}). */
 export interface PreparedPut {
   readonly model: CompiledModel;
   /** The values as sent: base version 0 of a create. */
   readonly bytes: Buffer;
   readonly values: Body;
-  /** What errors of the put name its values: `values` (a batch's put is refused on its own). */
-  readonly field: string;
   readonly primary: PrimaryRow;
   /** The largest base body an update may merge the values into. */
   readonly maxCellBytes: number;
@@ -95,7 +99,7 @@ export class PutOperation {
 
   /**
    * A put's values checked and read, before anything is written. `field` names the values in
-   * errors: `values`, or `puts[3].values` in a batch.
+   * the errors found here: `values`, or `puts[3].values` in a batch; later ones say `values`.
    */
   prepare(
     model: CompiledModel,
@@ -109,7 +113,6 @@ export class PutOperation {
       model,
       bytes: valuesBytes,
       values,
-      field,
       primary: this.primaryRow(model, values, field),
       maxCellBytes,
     };
@@ -141,14 +144,14 @@ export class PutOperation {
    * them. Remembers which record they lead to.
    */
   private async findOrCreate(put: PreparedPut, requestId: string): Promise<Found> {
-    const { model, values, field, primary } = put;
+    const { model, values, primary } = put;
     // Every index value is checked before anything is written. Values that lack (or mistype)
     // a field of a secondary index cannot create a record but may update one: they are looked
     // up first, and refused only if no record holds them.
     let rows: PlacedRow[] | undefined;
     let invalid: InvalidArgumentError | undefined;
     try {
-      rows = this.indexRowsOf(model, values, field);
+      rows = this.indexRowsOf(model, values, VALUES);
     } catch (error) {
       if (!(error instanceof InvalidArgumentError)) throw error;
       invalid = error;
@@ -235,7 +238,7 @@ export class PutOperation {
     uuid: string,
     requestId: string,
   ): Promise<PutResult | undefined> {
-    const { model, values, field, maxCellBytes, primary } = put;
+    const { model, values, maxCellBytes, primary } = put;
     let appended;
     try {
       appended = await this.cells.appendIfReached({
@@ -245,7 +248,7 @@ export class PutOperation {
         content: {
           mode: 'merge',
           patch: withoutIndexFields(model, values),
-          limit: { bytes: maxCellBytes, field },
+          limit: { bytes: maxCellBytes, field: VALUES },
         },
         requestId,
         firstBody: put.bytes,
@@ -261,7 +264,7 @@ export class PutOperation {
     const created = appended.cell.refKey === 0;
     if (created) {
       // Finish what a crash may have interrupted: the rows on other partitions.
-      const rows = this.indexRowsOf(model, values, field);
+      const rows = this.indexRowsOf(model, values, VALUES);
       await this.writeRemoteRows(
         model.name,
         uuid,
