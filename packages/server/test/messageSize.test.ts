@@ -26,7 +26,7 @@ describe('the size of a response message (pure)', () => {
     expect(messageBytes(answer)).to.equal(64 + 1 + 4 + 600 * 1024);
   });
 
-  it('stops at a depth of 8, counting what lies deeper as 8 bytes', () => {
+  it("stops below a WhereMany answer's bodies (depth 7), counting what lies deeper as 8 bytes", () => {
     let deep: unknown = { body: Buffer.alloc(100) };
     for (let i = 0; i < 8; i++) deep = { next: deep };
     expect(messageBytes(deep)).to.equal(64 + 8);
