@@ -15,6 +15,7 @@ import {
   readLogPage,
 } from '@shameless/server/sql';
 import type { ExactInteger } from '@shameless/client';
+import { DEFAULT_MAX_MESSAGE_BYTES, logPageBodyBytes } from '@shameless/server';
 import { pack } from 'msgpackr';
 import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
 import {
@@ -300,12 +301,8 @@ async function readRecords(reader: StatementReader, tables: BaselineTables, rows
 }
 
 const LOG_PAGE = 1000;
-/**
- * The longest body a FetchLatestCells page of LOG_PAGE cells reads with its cells: an even share
- * of the server's default largest answer, less a cell's overhead (shardLog.ts); longer ones it
- * reads afterwards, by id.
- */
-const LOG_PAGE_BODY_BYTES = Math.floor((16 * 1024 * 1024 + 64 * 1024) / LOG_PAGE) - 64;
+/** The longest body the server reads with a page's rows, its answer bounded by default. */
+const LOG_PAGE_BODY_BYTES = logPageBodyBytes(DEFAULT_MAX_MESSAGE_BYTES, LOG_PAGE);
 /** FetchLatestCells reads the first shards only, so filling them takes seconds. */
 const LOG_SHARDS = 4;
 

@@ -1,5 +1,6 @@
 export * from './engine/index.js';
 export {
+  DEFAULT_MAX_MESSAGE_BYTES,
   startServer,
   STORE_SERVICE_NAME,
   type RunningServer,

@@ -7,7 +7,7 @@ import {
   DEFAULT_VERSION_CACHE_BYTES,
   type StoreShape,
 } from './engine/index.js';
-import { DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
 
 interface SettingDefinition<T> {
   /**
@@ -164,7 +164,7 @@ export const SETTINGS = {
     env: 'SHAMELESS_MAX_MESSAGE_BYTES',
     description:
       "largest gRPC message accepted or sent (the largest cell is DescribeStore's max_cell_bytes: at most 16 MiB, less when max_allowed_packet is under 32 MiB); a GetCells whose cells add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read, a WhereMany before its answer is encoded",
-    defaultValue: 16 * 1024 * 1024 + 64 * 1024,
+    defaultValue: DEFAULT_MAX_MESSAGE_BYTES,
     parse: integer(1024),
   },
   poolSize: {

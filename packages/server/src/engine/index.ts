@@ -26,7 +26,7 @@ export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
 export { BASE_CELL } from './model.js';
 export type { PoolUsage } from './mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
-export type { EachEvent, EachInput } from './shardLog.js';
+export { type EachEvent, type EachInput, logPageBodyBytes } from './shardLog.js';
 export type { StoredCell } from './sql/contentRows.js';
 export type { IndexScalar, Operator } from './sql/indexTable.js';
 export * from './sharding.js';

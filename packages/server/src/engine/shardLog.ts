@@ -86,7 +86,7 @@ export class ShardLog {
     }
     // Bodies past their even share of the answer are read only once the page is cut to fit:
     // the estimate above may be far off (it is what other streams' cells weighed).
-    const share = Math.max(0, Math.floor(this.maxAnswerBytes / limitRead) - ANSWER_BYTES_PER_CELL);
+    const share = logPageBodyBytes(this.maxAnswerBytes, limitRead);
     const table = this.layout.contentTable(model, shard);
     const partition = this.partitions.forShard(shard);
     const { rows, maxId } = await partition.read((reader) =>
@@ -267,6 +267,14 @@ export class ShardLog {
     );
     return moved;
   }
+}
+
+/**
+ * The longest body a FetchLatestCells page of `cells` cells reads with its row when its answer
+ * may hold `maxAnswerBytes`: an even share of it, less a cell's overhead.
+ */
+export function logPageBodyBytes(maxAnswerBytes: number, cells: number): number {
+  return Math.max(0, Math.floor(maxAnswerBytes / cells) - ANSWER_BYTES_PER_CELL);
 }
 
 /**

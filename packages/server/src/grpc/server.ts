@@ -19,6 +19,9 @@ export const STORE_SERVICE_NAME = 'shameless.v1.Store';
 /** Calls of one Pipeline stream run at once, by default (--max-pipeline-calls). */
 export const DEFAULT_PIPELINE_CALLS = 128;
 
+/** The largest message, by default (--max-message-bytes): the largest cell and some room. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+
 export interface ServerOptions {
   /** host:port; port 0 picks a free one. */
   listen: string;
