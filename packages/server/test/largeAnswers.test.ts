@@ -21,27 +21,28 @@ const RECORDS = 12;
 /** 12 records of 200 KB: 2.4 MB, more than two messages' worth. */
 const blob = (i: number) => String.fromCharCode(97 + i).repeat(200_000);
 
+/** A model of records keyed by (group, n), sharded on group. */
+const groupedModel = (name: string, cells: string[] = []) => ({
+  name,
+  primaryIndex: {
+    name: '',
+    fields: [
+      { name: 'group', type: FieldType.FIELD_TYPE_INTEGER },
+      { name: 'n', type: FieldType.FIELD_TYPE_INTEGER },
+    ],
+    shardOn: 'group',
+  },
+  secondaryIndices: [],
+  cells,
+});
+
 describe('answers of large cells, within the largest message', function () {
   this.timeout(60_000);
   let store: StoreFixture;
   const uuids: string[] = [];
   before(async () => {
     store = await startStoreFixture({ shardsCount: 1, maxMessageBytes: MESSAGE_BYTES });
-    await store.api.defineModel({
-      model: {
-        name: 'doc',
-        primaryIndex: {
-          name: '',
-          fields: [
-            { name: 'group', type: FieldType.FIELD_TYPE_INTEGER },
-            { name: 'n', type: FieldType.FIELD_TYPE_INTEGER },
-          ],
-          shardOn: 'group',
-        },
-        secondaryIndices: [],
-        cells: ['meta'],
-      },
-    });
+    await store.api.defineModel({ model: groupedModel('doc', ['meta']) });
     for (let n = 0; n < RECORDS; n++) {
       const put = await store.api.put({
         model: 'doc',
@@ -146,23 +147,10 @@ describe('reads of large cells, whatever cells weighed before', function () {
   this.timeout(60_000);
   let store: StoreFixture;
   let bodies: BodiesRead;
-  const model = (name: string) => ({
-    name,
-    primaryIndex: {
-      name: '',
-      fields: [
-        { name: 'group', type: FieldType.FIELD_TYPE_INTEGER },
-        { name: 'n', type: FieldType.FIELD_TYPE_INTEGER },
-      ],
-      shardOn: 'group',
-    },
-    secondaryIndices: [],
-    cells: [],
-  });
   before(async () => {
     store = await startStoreFixture({ shardsCount: 1, maxMessageBytes: MESSAGE_BYTES });
-    await store.api.defineModel({ model: model('note') });
-    await store.api.defineModel({ model: model('doc') });
+    await store.api.defineModel({ model: groupedModel('note') });
+    await store.api.defineModel({ model: groupedModel('doc') });
     for (let n = 0; n < 20; n++) {
       await store.api.put({ model: 'note', values: pack({ group: 1, n }), requestId: requestId() });
     }

@@ -67,8 +67,9 @@ export function decodeBody(bytes: Uint8Array, what: string): Body {
 
 /** `value` with every map inside it whose keys are all strings made a plain object. */
 function objectsInside(value: unknown): unknown {
-  if (typeof value === 'bigint')
+  if (typeof value === 'bigint') {
     return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
+  }
   if (value instanceof Map) return allStringKeys(value) ? objectOf(value) : mapOf(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = objectsInside(value[i]);
