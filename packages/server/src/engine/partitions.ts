@@ -5,7 +5,7 @@ import type { MysqlLocation, MysqlPool, PoolUsage, SqlConnection } from './mysql
 import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from './sharding.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
-import type { StatementReader } from './sql/statement.js';
+import { ROLLBACK, runTogether, type StatementReader } from './sql/statement.js';
 import { isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
@@ -56,9 +56,11 @@ export class Partition {
   }
 
   /**
-   * Runs work on one dedicated connection (for transactions and session locks). A connection
-   * that failed mid-work is destroyed rather than returned to the pool, so no half-open
-   * transaction or held lock is ever reused.
+   * Runs work on one dedicated connection (for transactions and session locks). When the work
+   * fails, its connection goes back to the pool only once a ROLLBACK has ended whatever
+   * transaction it left open (a statement that failed mid-transaction, a lock wait timeout,
+   * stops a multi-statement before its COMMIT); otherwise it is destroyed. So no half-open
+   * transaction, its snapshot and its locks, is ever reused by the next caller.
    */
   async withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
     let connection: SqlConnection;
@@ -71,7 +73,12 @@ export class Partition {
     try {
       return await work(connection);
     } catch (error) {
-      healthy = !isConnectionError(error);
+      healthy =
+        !isConnectionError(error) &&
+        (await runTogether(connection, [ROLLBACK]).then(
+          () => true,
+          () => false,
+        ));
       throw translateSqlError(error, this.index);
     } finally {
       if (healthy) connection.release();

@@ -314,8 +314,8 @@ export class PutOperation {
       [...byPartition].map(([partition, rows]) =>
         this.partitions
           .at(partition)
-          .run((pool) =>
-            runTogether(pool, [
+          .withConnection((connection) =>
+            runTogether(connection, [
               START_TRANSACTION,
               ...rows.map((row) =>
                 deleteIndexRows(row.table, row.index, [{ values: row.values, uuid }]),
