@@ -306,6 +306,39 @@ describe('cells: save, update, versions', function () {
       expect(rate.refKey, 'one version, not a conflict').to.equal(1);
       expect((await OtherRate.find(rate.uuid))?.refKey).to.equal(1);
     });
+
+    it('keeps a key set while a save is out, and writes it with the next save', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 130);
+      const saving = rate.save();
+      rate.set('tax_rate', 11); // not in the write already sent
+      await saving;
+      expect(rate.refKey).to.equal(1);
+      expect(rate.get('tax_rate'), 'still set here').to.equal(11);
+      await rate.save();
+      const stored = (await OtherRate.find(rate.uuid))!;
+      expect(stored.get('net_price')).to.equal(130);
+      expect(stored.get('tax_rate')).to.equal(11);
+    });
+
+    it('does not resend a write of unknown outcome once a key was set while it was out', async () => {
+      const rate = await newRate({ net_price: 120 });
+      rate.set('net_price', 130);
+      recording.loseAnswers(
+        'writeCell',
+        1,
+        () => new DeadlineExceededError('writeCell: deadline exceeded'),
+      );
+      const saving = rate.save();
+      rate.set('tax_rate', 11);
+      expect(await rejection(saving)).to.be.instanceOf(DeadlineExceededError);
+      // The lost write did land: the next save, holding tax_rate, must not pass for it.
+      expect(await rejection(rate.save())).to.be.instanceOf(ConflictError);
+      expect(rate.get('tax_rate')).to.equal(11);
+      await rate.reload();
+      await rate.update({ tax_rate: 11 });
+      expect((await OtherRate.find(rate.uuid))?.get('tax_rate')).to.equal(11);
+    });
   });
 
   describe('update', () => {

@@ -114,8 +114,13 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
    */
   #decoded: Body | undefined = {};
   #encoded: Uint8Array | undefined;
-  /** The keys set since the version held was adopted: what the next save writes. */
-  readonly #changed = new Set<string>();
+  /**
+   * The keys set since the version held was adopted (what the next save writes), each with
+   * the count of edits at its last set: a key set while a write is out is not in that write.
+   */
+  readonly #changed = new Map<string, number>();
+  /** Edits made by this object so far. */
+  #edits = 0;
   /** A write whose outcome is unknown; resent as is by the next save() if nothing changed. */
   #unsettledWrite: WriteCellRequest | undefined;
 
@@ -243,9 +248,10 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
    * it was unless it is set. A save with nothing set still writes a new version (as the gem's
    * `save` does), with the same body.
    *
-   * A save that failed without a definite answer (deadline, unavailable, cancelled) and is
-   * called again with no edit in between resends the same requestId, so it is applied at most
-   * once.
+   * A key set while a save is out is not in that save: it stays set over the version written,
+   * for the next save. A save that failed without a definite answer (deadline, unavailable,
+   * cancelled) and is called again with no edit since it was sent resends the same requestId,
+   * so it is applied at most once.
    *
    * @throws ConflictError when another version was written since this object read the cell:
    *   `reload()` and decide again, or use `update` with `retryOnConflict`.
@@ -389,7 +395,7 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
   #saveRequest(requestId: string | undefined, values: Readonly<Body> = {}): WriteCellRequest {
     const expected = this.#version?.refKey ?? -1;
     const patch: Body = {};
-    for (const key of this.#changed) setKey(patch, key, this.#body[key]);
+    for (const key of this.#changed.keys()) setKey(patch, key, this.#body[key]);
     for (const [key, value] of Object.entries(values)) setKey(patch, key, value);
     return this.#request(patch, WriteMode.WRITE_MODE_MERGE, expected, requestId);
   }
@@ -397,7 +403,7 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
   /** A local edit: the working body changes and the key joins the next save's patch. */
   #setKey(key: string, value: unknown): void {
     setKey(this.#body, key, value);
-    this.#changed.add(key);
+    this.#changed.set(key, ++this.#edits);
     this.#unsettledWrite = undefined;
   }
 
@@ -418,18 +424,28 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
     };
   }
 
-  /** Sends one logical write (the transport resends the same request on retries). */
+  /**
+   * Sends one logical write (the transport resends the same request on retries). Keys set
+   * while it is out are not in it: they stay set over the version it writes, for the next save.
+   */
   async #write(request: WriteCellRequest, options: CallOptions): Promise<void> {
+    const sentAt = this.#edits;
     try {
       const response = await this.#context.transport.unary(
         'writeCell',
         request,
         writeCall(options),
       );
+      const later = [...this.#changed]
+        .filter(([, edit]) => edit > sentAt)
+        .map(([key]) => [key, this.#body[key]] as const);
       this.#adopt(response.cell ?? null);
+      for (const [key, value] of later) this.#setKey(key, value);
     } catch (error) {
       const definite = DEFINITE_FAILURES.some((type) => error instanceof type);
-      this.#unsettledWrite = definite ? undefined : request;
+      // A request that misses a later edit must not be resent as the next save: if it landed,
+      // the replay would pass for that save and the edit would be dropped unwritten.
+      this.#unsettledWrite = definite || this.#edits !== sentAt ? undefined : request;
       throw error;
     }
   }
