@@ -235,6 +235,30 @@ describe('cells: save, update, versions', function () {
       });
     });
 
+    it('writes a typed array, a DataView and an ArrayBuffer as a binary of their bytes', async () => {
+      const floats = new Float64Array([1.5, -2.25]);
+      const shorts = new Uint16Array([1, 0x1234]);
+      const within = new Uint8Array([9, 8, 7, 6]).buffer;
+      const values = {
+        floats,
+        shorts,
+        view: new DataView(within, 1, 2),
+        buffer: within,
+        nested: [new Int32Array([-1])],
+      };
+      const rate = await newRate();
+      await rate.meta.update(values);
+      const stored = (await OtherRate.find(rate.uuid, { cells: ['meta'] }))!.meta;
+      const bytes = (view: ArrayBufferView) =>
+        Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('hex');
+      const read = (value: unknown) => Buffer.from(value as Uint8Array).toString('hex');
+      expect(read(stored.get('floats'))).to.equal(bytes(floats));
+      expect(read(stored.get('shorts'))).to.equal(bytes(shorts));
+      expect(read(stored.get('view'))).to.equal('0807');
+      expect(read(stored.get('buffer'))).to.equal('09080706');
+      expect(read((stored.get('nested') as unknown[])[0])).to.equal('ffffffff');
+    });
+
     it('reads a nested map with integer keys (as Ruby stores it) as a Map, and writes its keys back as integers', async () => {
       // meta as the gem stores { "prices" => { 20261201 => 120 } }.
       const prices = 'a6707269636573' + '81' + 'ce01352951' + '78';

@@ -10,7 +10,7 @@
 //   stay numbers when read back only as floats): float64.
 //
 // Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
-// smallest format. Anything else (a Date, a Set, a class instance, ...) is written by msgpackr
+// smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes. Anything else (a Date, a Set, a class instance, ...) is written by msgpackr
 // as before (a Date as the standard timestamp extension).
 //
 // A value with no MessagePack form (a bigint past 64 bits, a symbol, a function, an object
@@ -97,6 +97,12 @@ class MessagePackWriter {
         if (value === null) return this.#byte(0xc0);
         if (Array.isArray(value)) return this.#array(value);
         if (value instanceof Uint8Array) return this.#binary(value);
+        // msgpackr writes another view's element count of bytes, each element cut to a byte,
+        // under a header of its byte length: the rest is whatever its buffer held before.
+        if (ArrayBuffer.isView(value)) {
+          return this.#binary(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+        }
+        if (value instanceof ArrayBuffer) return this.#binary(new Uint8Array(value));
         if (value instanceof Map) return this.#map(value);
         if (isPlainObject(value)) return this.#object(value);
         return this.#fallback(value);
