@@ -94,7 +94,7 @@ describe('body encoding (pure)', () => {
       [{ m: [[1, [Symbol('s')]]] }, 'body: m[0][1][0]: a symbol has no MessagePack form'],
       [{ fn: () => 1 }, 'body: fn: a function has no MessagePack form'],
       [{ c: circular }, 'body: c.self.back[0]: holds itself (a cycle)'],
-      [{ k: new Tagged() }, 'body: k: '],
+      [{ k: new Tagged() }, 'body: k.tag: a symbol has no MessagePack form'],
     ];
     for (const [body, message] of cases) {
       expect(() => encodeBody(body), message)

@@ -166,6 +166,24 @@ describe('64-bit integers through the SDK', function () {
       expect(meta).to.include('a577686f6c65' + '07');
     });
 
+    it('writes integers inside a class instance or a Set as integers too, never as floats', async () => {
+      class Money {
+        constructor(
+          readonly cents: number,
+          readonly currency: string,
+        ) {}
+      }
+      const record = await Ledger.put({ account: 6, seq: 6 });
+      await record.update({ price: new Money(2 ** 40, 'EUR'), ids: new Set([2 ** 40]) });
+      const bytes = await storedBody(record.uuid);
+      // "price": { "cents": 2^40, "currency": "EUR" }
+      expect(bytes).to.include('a5707269636582a563656e7473cf0000010000000000');
+      expect(bytes).to.include('a3696473' + '91cf0000010000000000'); // "ids": [2^40]
+      const read = (await Ledger.find(record.uuid))!;
+      expect(read.get('price')).to.deep.equal({ cents: 2 ** 40, currency: 'EUR' });
+      expect(read.get('ids')).to.deep.equal([2 ** 40]);
+    });
+
     it('asJSON and JSON.stringify show bigints as decimal strings instead of throwing', async () => {
       const record = await Ledger.put({ account: MAX, seq: 42, nested: { list: [PAST_SAFE, 1] } });
       const json = record.asJSON();

@@ -10,8 +10,11 @@
 //   stay numbers when read back only as floats): float64.
 //
 // Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
-// smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes. Anything else (a Date, a Set, a class instance, ...) is written by msgpackr
-// as before (a Date as the standard timestamp extension).
+// smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes. So are
+// the values msgpackr would write as a map or an array, so that the integers inside them keep
+// their formats: a Set as an array, a class instance as its `toJSON()` if it has one, else as
+// a map of its own keys. A Date, an Error and a RegExp are written by msgpackr as before (a
+// Date as the standard timestamp extension).
 //
 // A value with no MessagePack form (a bigint past 64 bits, a symbol, a function, an object
 // that holds itself) is refused with an InvalidArgumentError naming its key path
@@ -105,7 +108,11 @@ class MessagePackWriter {
         if (value instanceof ArrayBuffer) return this.#binary(new Uint8Array(value));
         if (value instanceof Map) return this.#map(value);
         if (isPlainObject(value)) return this.#object(value);
-        return this.#fallback(value);
+        if (value instanceof Set) return this.#array([...(value as Set<unknown>)], value);
+        if (value instanceof Date || value instanceof Error || value instanceof RegExp) {
+          return this.#fallback(value);
+        }
+        return this.#instance(value);
       case 'symbol':
         throw new Unencodable('a symbol has no MessagePack form');
       case 'function':
@@ -242,8 +249,17 @@ class MessagePackWriter {
     this.#raw(value);
   }
 
-  #array(value: readonly unknown[]): void {
-    this.#enter(value);
+  /** As msgpackr writes an object of a class: its `toJSON()`, else its own keys. */
+  #instance(value: object): void {
+    const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+    const json: unknown = typeof toJSON === 'function' ? toJSON.call(value) : value;
+    if (json !== value) return this.write(json);
+    this.#object(value as { readonly [key: string]: unknown });
+  }
+
+  /** `container`: what a cycle would lead back to (the Set whose items `value` holds). */
+  #array(value: readonly unknown[], container: object = value): void {
+    this.#enter(container);
     this.#collectionHeader(value.length, 0x90, 0xdc, 0xdd);
     let i = 0;
     try {
