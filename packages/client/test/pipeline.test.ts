@@ -1,11 +1,14 @@
 // The SDK over the Pipeline RPC, against a real server over the local MariaDB: calls travel as
 // messages of one stream per server and are answered, or fail with typed errors, exactly as
 // calls of their own; what the stream cannot carry goes on its own; a connection lost with calls
-// out loses nothing acknowledged; aborts, deadlines and size limits hold per call.
+// out loses nothing acknowledged; aborts, deadlines and size limits hold per call, and an abort
+// reaches the server even after the store was closed.
 
 import { expect } from 'chai';
+import mysql from 'mysql2/promise';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import { contentTableName, type ServerOptions } from '@shameless/server';
 import { startTcpProxy, type TcpProxy } from '@shameless/testkit';
 import {
   CancelledError,
@@ -23,14 +26,44 @@ import { rejection, startStoreFixture, type StoreFixture } from './support/store
 import { READ, startServer } from './transport/support/servers.js';
 
 type Rate = Model<typeof RATE_SCHEMA>;
+type ServerMiddleware = NonNullable<ServerOptions['middleware']>[number];
+
+/** Resolves once `condition()` holds; fails after `ms`, a bound far beyond the time it takes. */
+async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const giveUpAt = performance.now() + ms;
+  while (!condition()) {
+    if (performance.now() > giveUpAt) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Holds a write lock on `table`, from a connection of its own, until released. */
+async function lockTable(databaseUrl: string, table: string): Promise<() => Promise<void>> {
+  const connection = await mysql.createConnection(databaseUrl);
+  await connection.query(`LOCK TABLES \`${table}\` WRITE`);
+  return async () => {
+    await connection.query('UNLOCK TABLES');
+    await connection.end();
+  };
+}
 
 describe('the SDK over a Pipeline', function () {
   this.timeout(60_000);
   let fixture: StoreFixture;
   let Rate: Rate;
+  /** On the server: the calls that started, and those whose signal aborted (as `method`). */
+  const started: string[] = [];
+  const cancelled: string[] = [];
+  const watchCalls: ServerMiddleware = (request, context, next) => {
+    started.push(context.method);
+    context.signal.addEventListener('abort', () => cancelled.push(context.method), {
+      once: true,
+    });
+    return next(request, context);
+  };
 
   before(async () => {
-    fixture = await startStoreFixture({ proxiedPartitions: [0] });
+    fixture = await startStoreFixture({ proxiedPartitions: [0], serverMiddleware: [watchCalls] });
     Rate = await fixture.store.defineModel(RATE_SCHEMA);
   });
   after(() => fixture?.close());
@@ -97,6 +130,31 @@ describe('the SDK over a Pipeline', function () {
     expect(performance.now() - started).to.be.lessThan(700);
     fixture.partitionProxies[0]!.setFaults({});
     expect((await Rate.find(put.uuid))?.get('room_type')).to.equal('double');
+  });
+
+  it('a call aborted after the store was closed is still cancelled on the server', async () => {
+    const store = await fixture.connectAnother();
+    const model = await store.defineModel(RATE_SCHEMA);
+    const record = await model.put(rateValues(5, 'double', '2026-05-01'));
+    const { shard } = await store.findShard({ uuid: record.uuid });
+    // The write waits for the lock: it stays out on the client and runs on the server.
+    const unlock = await lockTable(fixture.databaseUrl, contentTableName('sdk', 'rate', shard));
+    try {
+      started.length = 0;
+      cancelled.length = 0;
+      const controller = new AbortController();
+      const write = rejection(
+        record.meta.update({ note: 'late' }, { signal: controller.signal, deadlineMs: 30_000 }),
+      );
+      await until(() => started.includes('WriteCell'), 'the server runs the write');
+      // Closing ends the Pipeline stream once its calls are over: the write is one of them.
+      await store.close();
+      controller.abort();
+      expect(await write).to.be.instanceOf(CancelledError);
+      await until(() => cancelled.includes('WriteCell'), 'the server is told of the abort');
+    } finally {
+      await unlock();
+    }
   });
 
   it('a call past its deadline fails with DeadlineExceededError', async () => {

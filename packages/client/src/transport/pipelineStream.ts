@@ -7,6 +7,7 @@
 // server has no Pipeline, the stream ended before it opened, a request larger than the server
 // reads) is handed back, unsent, to go as a call of its own. When the stream ends, every call
 // written and not answered fails with the stream's status, as calls on a lost connection do.
+// A stream told to end half-closes only once no call is out, so that each can still be cancelled.
 
 import {
   Metadata,
@@ -75,8 +76,10 @@ export class PipelineStream {
   readonly #opened: Promise<boolean>;
   #open = false;
   #ended = false;
-  /** Half-closed: the calls written are answered, no more is written. */
+  /** Takes no more calls: half-closes once every call written is answered or cancelled. */
   #closing = false;
+  /** Half-closed: nothing more is written, not even a cancel. */
+  #halfClosed = false;
   #unimplemented = false;
   #maxRequestBytes = 0;
   #nextId = 1;
@@ -168,6 +171,7 @@ export class PipelineStream {
           }),
         );
         reject(signal?.reason);
+        this.#halfCloseWhenDone();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(callId, { method: call.method, resolve, reject, signal, onAbort });
@@ -184,11 +188,22 @@ export class PipelineStream {
     return pending;
   }
 
-  /** No more calls: the server answers those written, then ends the stream. */
+  /** No more calls: once those written are answered or cancelled, the stream half-closes. */
   end(): void {
     if (this.ended) return;
     this.#closing = true;
     clearTimeout(this.#idleTimer);
+    this.#halfCloseWhenDone();
+  }
+
+  /**
+   * Half-closes a stream told to end once no call is out. Not before: a call aborted after
+   * the half-close could send no cancel, and its server would run it to the end for nobody
+   * (a store closed while calls are out, whose callers then give up on them).
+   */
+  #halfCloseWhenDone(): void {
+    if (!this.#closing || this.#halfClosed || this.#ended || this.#pending.size > 0) return;
+    this.#halfClosed = true;
     this.#stream.end();
   }
 
@@ -215,7 +230,7 @@ export class PipelineStream {
   }
 
   #write(bytes: Buffer): void {
-    if (!this.ended) this.#stream.write(bytes);
+    if (!this.#ended && !this.#halfClosed) this.#stream.write(bytes);
   }
 
   #answer(response: PipelineResponse): void {
@@ -236,6 +251,7 @@ export class PipelineStream {
         }),
       );
     }
+    this.#halfCloseWhenDone();
   }
 
   #end(status: StatusObject): void {

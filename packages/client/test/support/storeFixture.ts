@@ -2,7 +2,13 @@
 // and the gRPC server in-process on a loopback port, and an SDK store connected to it. Some
 // partitions may be reached through a fault-injecting proxy, to take them down.
 
-import { openStore, silentLogger, startServer, type QueryLimits } from '@shameless/server';
+import {
+  openStore,
+  silentLogger,
+  startServer,
+  type QueryLimits,
+  type ServerOptions,
+} from '@shameless/server';
 import { createTestDatabases, startTcpProxy, type TcpProxy } from '@shameless/testkit';
 import {
   connect,
@@ -41,6 +47,8 @@ export interface FixtureOptions {
   queryLimits?: QueryLimits;
   /** The server's `--max-message-bytes`. Default 16 MiB. */
   serverMaxMessageBytes?: number;
+  /** Layers every call the server runs passes through: what a test watches on the server. */
+  serverMiddleware?: ServerOptions['middleware'];
   /** Transport settings of `store`. */
   transport?: ConnectSettings;
 }
@@ -67,7 +75,11 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
   );
   const server = await startServer(
     engine,
-    { listen: '127.0.0.1:0', maxMessageBytes: options.serverMaxMessageBytes ?? 16 * 1024 * 1024 },
+    {
+      listen: '127.0.0.1:0',
+      maxMessageBytes: options.serverMaxMessageBytes ?? 16 * 1024 * 1024,
+      middleware: options.serverMiddleware,
+    },
     silentLogger,
   );
   const address = `127.0.0.1:${server.port}`;
