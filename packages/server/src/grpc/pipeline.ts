@@ -17,6 +17,7 @@ import {
   PipelineResponse,
   encodeMessage,
 } from '@shameless/proto';
+import { InvalidArgumentError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
 import type { CallContext } from './callContext.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
@@ -165,10 +166,27 @@ class PipelineStream {
       });
       return;
     }
-    this.run(message, call.$case, (call as unknown as Record<UnaryMethod, object>)[call.$case]);
+    let metadata: Metadata;
+    try {
+      metadata = this.metadataOf(message);
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      void this.answerAt(callId, {
+        $case: 'error',
+        error: callError(toServiceError(error, 'Pipeline', this.settings.logger)),
+      });
+      return;
+    }
+    const request = (call as unknown as Record<UnaryMethod, object>)[call.$case];
+    this.run(message, call.$case, request, metadata);
   }
 
-  private run(message: PipelineRequest, method: UnaryMethod, request: object): void {
+  private run(
+    message: PipelineRequest,
+    method: UnaryMethod,
+    request: object,
+    metadata: Metadata,
+  ): void {
     recordWireBytes(request, requestWireBytes(message));
     const now = Date.now();
     const deadline = Math.min(
@@ -186,7 +204,7 @@ class PipelineStream {
     const context: CallContext = {
       method: protoMethodName(method),
       kind: 'unary',
-      metadata: this.metadataOf(message),
+      metadata,
       peer: this.peer,
       deadline,
       signal: running.controller.signal,
@@ -214,12 +232,32 @@ class PipelineStream {
       });
   }
 
-  /** The stream's metadata, with the call's own entries over it. */
+  /**
+   * The stream's metadata, with the call's own entries over it. The entries are the client's
+   * bytes: one gRPC metadata cannot hold refuses the call (grpc-js throws, and a throw here
+   * would escape the stream's 'data' listener and end the process). The reason names the key
+   * only, since the value may be a credential.
+   */
   private metadataOf(message: PipelineRequest): Metadata {
     const own = Object.entries(message.metadata);
     if (own.length === 0) return this.call.metadata;
     const metadata = this.call.metadata.clone();
-    for (const [key, value] of own) metadata.set(key, value);
+    for (const [key, value] of own) {
+      if (key.endsWith('-bin')) {
+        throw new InvalidArgumentError(
+          'metadata',
+          `${JSON.stringify(key)}: a call's metadata holds text values only`,
+        );
+      }
+      try {
+        metadata.set(key, value);
+      } catch {
+        throw new InvalidArgumentError(
+          'metadata',
+          `${JSON.stringify(key)}: not a valid gRPC metadata key, or its value has characters gRPC metadata cannot carry`,
+        );
+      }
+    }
     return metadata;
   }
 
