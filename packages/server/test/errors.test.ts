@@ -214,6 +214,40 @@ describe('Errors', function () {
     expect(await rowCount()).to.equal(before);
   });
 
+  it('answers a long bad value with a status a client can take, the value cut short', async () => {
+    // A status travels in the trailers, which clients cap (grpc-js and gRPC C-core at a few
+    // KiB): a message echoing 100 KB of a field would never reach the client.
+    const long = 'x'.repeat(100_000);
+    const wide = '€'.repeat(30_000);
+    const cases: [Promise<unknown>, status, RegExp, string | undefined][] = [
+      [
+        store.api.getCell({ model: long, uuid, cell: '', refKey: undefined }),
+        status.NOT_FOUND,
+        /^model "x+…/,
+        undefined,
+      ],
+      [
+        store.api.getCell({ model: wide, uuid, cell: '', refKey: undefined }),
+        status.NOT_FOUND,
+        /^model "€+…/,
+        undefined,
+      ],
+      [
+        store.api.getCell({ model: 'rate', uuid: long, cell: '', refKey: undefined }),
+        status.INVALID_ARGUMENT,
+        /^uuid: must be a lowercase UUID/,
+        'uuid',
+      ],
+    ];
+    for (const [call, code, pattern, field] of cases) {
+      const error = await rejection(call);
+      expectStatus(error, code, pattern);
+      expect(Buffer.byteLength(error.details)).to.be.at.most(2048);
+      expect(error.details).to.match(/\(\d+ more bytes\)$/);
+      expect(error.metadata.get('shameless-field')).to.deep.equal(field ? [field] : []);
+    }
+  });
+
   it('rejects bad reads with the field named', async () => {
     const cases: [Promise<unknown>, status, RegExp][] = [
       [

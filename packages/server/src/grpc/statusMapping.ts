@@ -14,6 +14,15 @@ import { EngineError, InvalidArgumentError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
 import { StatusError } from './statusError.js';
 
+/**
+ * The most bytes of a status message. It travels in the trailers (grpc-message), which
+ * clients cap at a few KiB (gRPC C-core's default is 8 KiB; grpc-js fails on about 64) and
+ * which percent-encoding makes up to three times longer: a message echoing a long field of
+ * the request (a 100 KB model name) would never reach the client, which would wait for its
+ * deadline instead of its status.
+ */
+const MAX_DETAILS_BYTES = 2048;
+
 const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   invalid_argument: status.INVALID_ARGUMENT,
   not_found: status.NOT_FOUND,
@@ -60,7 +69,7 @@ export function toServiceError(
         cause: String(error.cause),
       });
     }
-    return { code: statusOf(error), details: error.message, metadata };
+    return { code: statusOf(error), details: withinStatusBytes(error.message), metadata };
   }
   logger.error('internal error', {
     method,
@@ -68,4 +77,21 @@ export function toServiceError(
     cause: error instanceof Error && error.cause ? String(error.cause) : undefined,
   });
   return { code: status.INTERNAL, details: 'internal error; the server log has the details' };
+}
+
+/** The message, cut at a character to MAX_DETAILS_BYTES, saying how much was left out. */
+function withinStatusBytes(message: string): string {
+  const bytes = Buffer.byteLength(message);
+  if (bytes <= MAX_DETAILS_BYTES) return message;
+  // Room for the note on what was cut.
+  const room = MAX_DETAILS_BYTES - 64;
+  let kept = '';
+  let keptBytes = 0;
+  for (const char of message) {
+    const size = Buffer.byteLength(char);
+    if (keptBytes + size > room) break;
+    kept += char;
+    keptBytes += size;
+  }
+  return `${kept}… (${bytes - keptBytes} more bytes)`;
 }
