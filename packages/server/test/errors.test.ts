@@ -214,6 +214,53 @@ describe('Errors', function () {
     expect(await rowCount()).to.equal(before);
   });
 
+  it('refuses an index field nested deeper than a decoder recurses, writing nothing', async () => {
+    // Values whose index field is an array (or map) inside another, 100,000 deep: a few
+    // hundred KB. `open` starts one level: a one-element array, or a one-entry map and its key.
+    const key = (name: string) => pack(name);
+    const nested = (open: Buffer) =>
+      Buffer.concat([...Array.from({ length: 100_000 }, () => open), pack(1)]);
+    const values = (field: string, open: Buffer) =>
+      Buffer.concat([
+        Buffer.from([0x85]),
+        ...Object.entries(full).flatMap(([name, value]) => [
+          key(name),
+          name === field ? nested(open) : pack(value),
+        ]),
+      ]);
+    const before = await rowCount();
+    const cases: [Promise<unknown>, RegExp, string][] = [
+      [
+        store.api.put({
+          model: 'rate',
+          values: values('hotel_id', Buffer.from([0x91])),
+          requestId: requestId(),
+        }),
+        /^values: hotel_id must be an integer, got an array/,
+        'values',
+      ],
+      [
+        store.api.putMany({
+          puts: [
+            {
+              model: 'rate',
+              values: values('room_type', Buffer.from([0x81, 0xa1, 0x6b])),
+              requestId: requestId(),
+            },
+          ],
+        }),
+        /^puts\[0\]\.values: room_type must be a string, got a map/,
+        'puts[0].values',
+      ],
+    ];
+    for (const [call, pattern, field] of cases) {
+      const error = await rejection(call);
+      expectStatus(error, status.INVALID_ARGUMENT, pattern);
+      expect(error.metadata.get('shameless-field')).to.deep.equal([field]);
+    }
+    expect(await rowCount()).to.equal(before);
+  });
+
   it('answers a long bad value with a status a client can take, the value cut short', async () => {
     // A status travels in the trailers, which clients cap (grpc-js and gRPC C-core at a few
     // KiB): a message echoing 100 KB of a field would never reach the client.

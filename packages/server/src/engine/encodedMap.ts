@@ -82,6 +82,18 @@ export class EncodedMap {
   }
 
   /**
+   * 'a map' or 'an array' when the value of `key` is one, else undefined. Decoding one
+   * recurses once per level of nesting, so a value nested a few thousand deep, which a body of
+   * a few KB holds, overflows the stack: a caller that wants a scalar asks this first.
+   */
+  containerAt(key: string): 'a map' | 'an array' | undefined {
+    const entry = this.entryOf(key);
+    if (!entry) return undefined;
+    const { kind } = readHeader(this.bytes, entry.valueStart);
+    return kind === 'map' ? 'a map' : kind === 'array' ? 'an array' : undefined;
+  }
+
+  /**
    * False when the value of `key` is a string whose bytes are not UTF-8: decoded, each bad
    * sequence would read as U+FFFD, so different bytes could read as the same text.
    */

@@ -65,6 +65,13 @@ export function indexValuesFrom(index: IndexSpec, body: Body, path: string): Ind
       // Read with replacement characters, other bytes would find this record's index row.
       throw new InvalidArgumentError(path, `${field.name} must be UTF-8 text`);
     }
+    const container = body.containerAt(field.name);
+    if (container !== undefined) {
+      // Never decoded: an index value is a scalar, and a deeply nested one would overflow the
+      // decoder's stack.
+      const type = field.type === 'integer' ? 'an integer' : 'a string';
+      throw new InvalidArgumentError(path, `${field.name} must be ${type}, got ${container}`);
+    }
     return toIndexScalar(field, body.get(field.name), path);
   });
 }
