@@ -187,6 +187,8 @@ describe('Exact statuses', function () {
   it('refuses an Each cursor or shard that does not exist', async () => {
     expectInvalid(await rejection(store.api.each({ cursors: { 9: 0n } })), 'cursors[9]');
     expectInvalid(await rejection(store.api.each({ shards: [1, 4] })), 'shards[1]');
+    // A shard listed twice is read once, but a bad one after it is named where it was sent.
+    expectInvalid(await rejection(store.api.each({ shards: [1, 1, 2, 9] })), 'shards[3]');
     expect(
       await collect(
         store.api.client.each({

@@ -123,11 +123,16 @@ export class ShardLog {
     input: EachInput,
     signal: AbortSignal,
   ): AsyncGenerator<EachEvent> {
+    // Checked before a shard listed twice is dropped, so that an error names the field sent.
     const shards =
       input.shards.length > 0
-        ? [...new Set(input.shards)].map((shard, i) =>
-            requireShard(shard, this.layout.shardsCount, `shards[${i}]`),
-          )
+        ? [
+            ...new Set(
+              input.shards.map((shard, i) =>
+                requireShard(shard, this.layout.shardsCount, `shards[${i}]`),
+              ),
+            ),
+          ]
         : Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
     for (const shard of input.cursors.keys()) {
       requireShard(shard, this.layout.shardsCount, `cursors[${shard}]`);
