@@ -3,7 +3,7 @@
 
 import { expect } from 'chai';
 import { Packr } from 'msgpackr';
-import { InvalidArgumentError } from '../src/index.js';
+import { InternalError, InvalidArgumentError, MessagePackExtension } from '../src/index.js';
 import { decodeBody, encodeBody } from '../src/model/body.js';
 
 /** The bytes of `value` as the one value of a one-key map `{ v: value }`. */
@@ -230,14 +230,17 @@ describe('body encoding (pure)', () => {
   });
 
   it('reads a map whose keys are not all strings as a Map, keys with their types', () => {
-    // { "m" => { 1 => "a", true => 2, 2^53+1 => 3, "s" => 4 } }, nested as a Ruby writer may.
+    // { "m" => { "t" => 0, "2" => 1, 1 => "a", true => 2, 2^53+1 => 3, "s" => 4 } }, nested as a
+    // Ruby writer may: its entries in their order, string keys before the first other included.
     const bytes = Buffer.from(
-      '81a16d84' + '01a161' + 'c302' + 'cf002000000000000103' + 'a17304',
+      '81a16d86' + 'a17400' + 'a13201' + '01a161' + 'c302' + 'cf002000000000000103' + 'a17304',
       'hex',
     );
     const body = decodeBody(bytes, 'test');
     expect(body.m).to.be.instanceOf(Map);
     expect([...(body.m as Map<unknown, unknown>)]).to.deep.equal([
+      ['t', 0],
+      ['2', 1],
       [1, 'a'],
       [true, 2],
       [2n ** 53n + 1n, 3],
@@ -261,5 +264,94 @@ describe('body encoding (pure)', () => {
   it('reads a top-level key that is not a string as its string: a body is a map of string keys', () => {
     const bytes = Buffer.from('82' + '01a161' + 'a162c3', 'hex'); // { 1 => "a", "b" => true }
     expect(decodeBody(bytes, 'test')).to.deep.equal({ 1: 'a', b: true });
+  });
+
+  it('reads every extension but the timestamp as its type and bytes, and writes it back as it was', () => {
+    // Each as a Ruby writer with registered types stores it: fixext 1, 2, 4, 8 and 16, then
+    // ext 8, 16 and 32. Type 0 is msgpack-ruby's README's Symbol; msgpackr read it as
+    // undefined, 0x73 as a Set of whatever followed, and 5 not at all.
+    const extensions: [string, number, string][] = [
+      ['d4' + '00' + '61', 0, '61'],
+      ['d5' + '73' + '0102', 0x73, '0102'],
+      ['d6' + '05' + '666f6f21', 5, '666f6f21'],
+      ['d7' + 'fb' + '0102030405060708', -5, '0102030405060708'],
+      ['d8' + '7f' + '00'.repeat(16), 127, '00'.repeat(16)],
+      ['c7' + '03' + '00' + '666f6f', 0, '666f6f'],
+      ['c8' + '0100' + '42' + 'ab'.repeat(256), 0x42, 'ab'.repeat(256)],
+      ['c9' + '00010000' + '80' + 'cd'.repeat(65536), -128, 'cd'.repeat(65536)],
+    ];
+    for (const [stored, type, data] of extensions) {
+      const bytes = Buffer.from('82' + 'a178' + stored + 'a179' + '9101', 'hex');
+      const body = decodeBody(bytes, 'test');
+      const value = body.x as MessagePackExtension;
+      expect(value, stored.slice(0, 6)).to.be.instanceOf(MessagePackExtension);
+      expect([value.type, value.data.toString('hex')]).to.deep.equal([type, data]);
+      expect(body.y).to.deep.equal([1]);
+      expect(encodeBody(body).toString('hex'), 'written back').to.equal(bytes.toString('hex'));
+    }
+    const made = new MessagePackExtension(1, Buffer.from('abc'));
+    expect(valueBytes(made)).to.equal('c7 03 01 61 62 63');
+    expect(JSON.stringify({ made })).to.equal('{"made":{"extension":1,"base64":"YWJj"}}');
+    expect(() => new MessagePackExtension(128, Buffer.alloc(0))).to.throw(RangeError);
+  });
+
+  it('reads the timestamp extension, in each of its layouts, as a Date', () => {
+    const at = Date.UTC(2026, 10, 26, 12, 0, 0, 250);
+    const seconds = Math.floor(at / 1000)
+      .toString(16)
+      .padStart(8, '0');
+    const nanoseconds = 250_000_000;
+    const layouts = [
+      ['d6ff' + seconds, at - 250],
+      ['d7ff' + (nanoseconds * 4).toString(16).padStart(8, '0') + seconds, at],
+      ['c70cff' + nanoseconds.toString(16).padStart(8, '0') + '00000000' + seconds, at],
+    ] as const;
+    for (const [stored, time] of layouts) {
+      const body = decodeBody(Buffer.from('81a174' + stored, 'hex'), 'test');
+      expect((body.t as Date).getTime(), stored).to.equal(time);
+    }
+  });
+
+  it('reads every format of the other types as msgpackr did', () => {
+    // Integers in wider formats than they need, as some writers store them, floats of 32 and
+    // 64 bits, every string, binary, array and map header, nil and booleans.
+    const cases: [string, unknown][] = [
+      ['cc05', 5],
+      ['cd0005', 5],
+      ['ce00000005', 5],
+      ['cf0000000000000005', 5],
+      ['d0fb', -5],
+      ['d1fffb', -5],
+      ['d2fffffffb', -5],
+      ['d3fffffffffffffffb', -5],
+      ['e0', -32],
+      ['ca3fc00000', 1.5],
+      ['cb3ff8000000000000', 1.5],
+      ['a3616263', 'abc'],
+      ['d903616263', 'abc'],
+      ['da0003616263', 'abc'],
+      ['db00000003616263', 'abc'],
+      ['a3ff6162', '\ufffdab'],
+      ['c403010203', Buffer.from([1, 2, 3])],
+      ['c50003010203', Buffer.from([1, 2, 3])],
+      ['c600000003010203', Buffer.from([1, 2, 3])],
+      ['dc000201c0', [1, null]],
+      ['dd0000000201c3', [1, true]],
+      ['de0001a161c2', { a: false }],
+      ['df00000001a16180', { a: {} }],
+    ];
+    for (const [stored, value] of cases) {
+      expect(decodeBody(Buffer.from('81a176' + stored, 'hex'), 'test').v, stored).to.deep.equal(
+        value,
+      );
+    }
+  });
+
+  it('refuses what is not one MessagePack value: a 0xc1, data cut short, bytes after it', () => {
+    for (const stored of ['81a176c1', '81a17692', '81a176cd00', '81a17601c0', '81a176d501']) {
+      expect(() => decodeBody(Buffer.from(stored, 'hex'), 'cell x'), stored)
+        .to.throw(InternalError)
+        .with.property('message', 'cell x: the body is not valid MessagePack');
+    }
   });
 });

@@ -9,6 +9,7 @@ import {
   ConflictError,
   DeadlineExceededError,
   InvalidArgumentError,
+  MessagePackExtension,
   connect,
   type Model,
 } from '../src/index.js';
@@ -609,6 +610,48 @@ describe('cells: save, update, versions', function () {
         body: {},
         created_at: null,
       });
+    });
+
+    it("keeps another writer's extension values: read as type and bytes, saved back as they were", async () => {
+      const rate = await newRate();
+      // { "sym" => :usd, "tag" => <type 5 "foo!">, "n" => 1 }, as a Ruby writer that registered
+      // Symbol as type 0 (msgpack-ruby's README) and a type of its own stores it.
+      const symbol = 'a373796d' + 'c70300757364';
+      const tag = 'a3746167' + 'd605666f6f21';
+      await fixture.store.transport.unary(
+        'writeCell',
+        {
+          model: RATE_SCHEMA.name,
+          uuid: rate.uuid,
+          cell: 'meta',
+          body: Buffer.from('83' + symbol + tag + 'a16e01', 'hex'),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          expectedRefKey: undefined,
+          requestId: randomUUID(),
+        },
+        { idempotent: true, hedgeable: false },
+      );
+      const read = (await Rate.find(rate.uuid))!;
+      await read.meta.load();
+      const sym = read.meta.get('sym') as MessagePackExtension;
+      expect(sym).to.be.instanceOf(MessagePackExtension);
+      expect([sym.type, sym.data.toString()]).to.deep.equal([0, 'usd']);
+      expect(JSON.parse(JSON.stringify(read.meta)).body).to.deep.equal({
+        sym: { extension: 0, base64: Buffer.from('usd').toString('base64') },
+        tag: { extension: 5, base64: Buffer.from('foo!').toString('base64') },
+        n: 1,
+      });
+
+      // Set again as read, beside a key that changes: the stored bytes of both stay.
+      await read.meta.update({ sym, tag: read.meta.get('tag'), n: 2 });
+      const stored = await fixture.store.transport.unary(
+        'getCell',
+        { model: RATE_SCHEMA.name, uuid: rate.uuid, cell: 'meta', refKey: undefined },
+        { idempotent: true, hedgeable: false },
+      );
+      expect(Buffer.from(stored.cell!.body).toString('hex')).to.equal(
+        '83' + symbol + tag + 'a16e02',
+      );
     });
 
     it('cells lists base and every declared cell; named accessors are the same cells', async () => {

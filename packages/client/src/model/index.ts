@@ -5,6 +5,7 @@ export { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
 export { type ExactInteger } from './integers.js';
+export { MessagePackExtension } from './messagePackExtension.js';
 export {
   Model,
   type CellKey,

@@ -10,11 +10,12 @@
 //   stay numbers when read back only as floats): float64.
 //
 // Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
-// smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes. So are
-// the values msgpackr would write as a map or an array, so that the integers inside them keep
-// their formats: a Set as an array, a class instance as its `toJSON()` if it has one, else as
-// a map of its own keys. A Date, an Error and a RegExp are written by msgpackr as before (a
-// Date as the standard timestamp extension).
+// smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes, and a
+// MessagePackExtension (an extension read from a body) the extension of its type and bytes.
+// So are the values msgpackr would write as a map or an array, so that the integers inside
+// them keep their formats: a Set as an array, a class instance as its `toJSON()` if it has
+// one, else as a map of its own keys. A Date, an Error and a RegExp are written by msgpackr as
+// before (a Date as the standard timestamp extension).
 //
 // A value with no MessagePack form (a bigint past 64 bits, a symbol, a function, an object
 // that holds itself) is refused with an InvalidArgumentError naming its key path
@@ -23,6 +24,7 @@
 
 import { Packr } from 'msgpackr';
 import { InvalidArgumentError } from '../transport/index.js';
+import { MessagePackExtension } from './messagePackExtension.js';
 
 const fallback = new Packr({
   useRecords: false,
@@ -35,6 +37,14 @@ const UINT64_MAX = 2n ** 64n - 1n;
 /** Strings shorter than this are encoded to UTF-8 here rather than by Buffer.write. */
 const SHORT_STRING = 64;
 const INT64_MIN = -(2n ** 63n);
+/** The fixext type byte of each data length that has one. */
+const FIXEXT = new Map([
+  [1, 0xd4],
+  [2, 0xd5],
+  [4, 0xd6],
+  [8, 0xd7],
+  [16, 0xd8],
+]);
 
 /**
  * `value` as MessagePack; see the file comment for the formats chosen.
@@ -106,6 +116,7 @@ class MessagePackWriter {
           return this.#binary(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
         }
         if (value instanceof ArrayBuffer) return this.#binary(new Uint8Array(value));
+        if (value instanceof MessagePackExtension) return this.#extension(value);
         if (value instanceof Map) return this.#map(value);
         if (isPlainObject(value)) return this.#object(value);
         if (value instanceof Set) return this.#array([...(value as Set<unknown>)], value);
@@ -247,6 +258,17 @@ class MessagePackWriter {
     else if (length < 0x10000) this.#header(0xc5, 2, length);
     else this.#header(0xc6, 4, length);
     this.#raw(value);
+  }
+
+  /** In the smallest format, as every MessagePack library writes one: fixext where it fits. */
+  #extension({ type, data }: MessagePackExtension): void {
+    const fixed = FIXEXT.get(data.length);
+    if (fixed !== undefined) this.#byte(fixed);
+    else if (data.length < 0x100) this.#header(0xc7, 1, data.length);
+    else if (data.length < 0x10000) this.#header(0xc8, 2, data.length);
+    else this.#header(0xc9, 4, data.length);
+    this.#byte(type & 0xff);
+    this.#raw(data);
   }
 
   /** As msgpackr writes an object of a class: its `toJSON()`, else its own keys. */

@@ -1,0 +1,230 @@
+// The SDK's MessagePack decoder for cell bodies, the reading half of messagePackWriter.ts. It
+// exists for extension types: msgpackr (which the SDK read bodies with before) looks them up in
+// one table shared by the whole process, where type 0 means undefined, 0x42, 0x62, 0x65, 0x69,
+// 0x70, 0x73, 0x74 and 0x78 have msgpackr's own meanings and any other type throws. So a Ruby
+// writer's extension (msgpack-ruby's README registers Symbol as type 0) read as undefined, as a
+// wrong value, or made the whole cell unreadable. Here every extension but the timestamp reads
+// as a MessagePackExtension, its type and bytes, which the writer writes back as they were.
+//
+// Every other value reads as it did through msgpackr with the SDK's options:
+// - an integer is a number while it is a safe integer and a bigint beyond (±2^53 included:
+//   as numbers they would be written back as floats);
+// - a float (32 or 64 bits) is a number, a string a string (bytes that are not UTF-8 read as
+//   U+FFFD), a binary a Buffer of its own, nil null, a timestamp (-1) a Date;
+// - a map whose keys are all strings is a plain object, a "__proto__" key an own key (the
+//   prototype is left alone); any other map is a Map whose keys keep their types.
+// Anything that is not one MessagePack value throws (a 0xc1 byte, data cut short, bytes after
+// the value).
+
+import { MessagePackExtension } from './messagePackExtension.js';
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const TIMESTAMP = -1;
+/** Strings shorter than this are decoded here when they are ASCII. */
+const SHORT_STRING = 32;
+
+/** Bytes that are not one MessagePack value. */
+export class MalformedMessagePack extends Error {}
+
+/** The one MessagePack value `bytes` holds. @throws MalformedMessagePack */
+export function readMessagePack(bytes: Uint8Array): unknown {
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const reader = new MessagePackReader(buffer);
+  const value = reader.read();
+  if (reader.position !== buffer.length) {
+    throw new MalformedMessagePack(
+      `${buffer.length - reader.position} bytes after the value (at byte ${reader.position})`,
+    );
+  }
+  return value;
+}
+
+class MessagePackReader {
+  position = 0;
+
+  constructor(private readonly bytes: Buffer) {}
+
+  read(): unknown {
+    const type = this.#uint(1);
+    if (type < 0x80) return type;
+    if (type < 0x90) return this.#map(type & 0x0f);
+    if (type < 0xa0) return this.#array(type & 0x0f);
+    if (type < 0xc0) return this.#string(type & 0x1f);
+    if (type >= 0xe0) return type - 0x100;
+    switch (type) {
+      case 0xc0:
+        return null;
+      case 0xc2:
+        return false;
+      case 0xc3:
+        return true;
+      case 0xc4:
+        return this.#binary(this.#uint(1));
+      case 0xc5:
+        return this.#binary(this.#uint(2));
+      case 0xc6:
+        return this.#binary(this.#uint(4));
+      case 0xc7:
+        return this.#extension(this.#uint(1));
+      case 0xc8:
+        return this.#extension(this.#uint(2));
+      case 0xc9:
+        return this.#extension(this.#uint(4));
+      case 0xca:
+        return this.bytes.readFloatBE(this.#take(4));
+      case 0xcb:
+        return this.bytes.readDoubleBE(this.#take(8));
+      case 0xcc:
+        return this.#uint(1);
+      case 0xcd:
+        return this.#uint(2);
+      case 0xce:
+        return this.#uint(4);
+      case 0xcf:
+        return exact(this.bytes.readBigUInt64BE(this.#take(8)));
+      case 0xd0:
+        return this.bytes.readInt8(this.#take(1));
+      case 0xd1:
+        return this.bytes.readInt16BE(this.#take(2));
+      case 0xd2:
+        return this.bytes.readInt32BE(this.#take(4));
+      case 0xd3:
+        return exact(this.bytes.readBigInt64BE(this.#take(8)));
+      case 0xd4:
+        return this.#extension(1);
+      case 0xd5:
+        return this.#extension(2);
+      case 0xd6:
+        return this.#extension(4);
+      case 0xd7:
+        return this.#extension(8);
+      case 0xd8:
+        return this.#extension(16);
+      case 0xd9:
+        return this.#string(this.#uint(1));
+      case 0xda:
+        return this.#string(this.#uint(2));
+      case 0xdb:
+        return this.#string(this.#uint(4));
+      case 0xdc:
+        return this.#array(this.#uint(2));
+      case 0xdd:
+        return this.#array(this.#uint(4));
+      case 0xde:
+        return this.#map(this.#uint(2));
+      case 0xdf:
+        return this.#map(this.#uint(4));
+      default:
+        throw new MalformedMessagePack(`0x${type.toString(16)} at byte ${this.position - 1}`);
+    }
+  }
+
+  #map(size: number): unknown {
+    // Read as an object until a key is not a string (rare: a Ruby writer's integer keys); then
+    // read again from the first entry as a Map, which keeps the entries in their order.
+    const start = this.position;
+    const object: { [key: string]: unknown } = {};
+    for (let i = 0; i < size; i++) {
+      const key = this.read();
+      if (typeof key !== 'string') {
+        this.position = start;
+        return this.#mapOf(size);
+      }
+      const value = this.read();
+      if (key === '__proto__') {
+        // A plain assignment would change the prototype.
+        Object.defineProperty(object, key, {
+          value,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        object[key] = value;
+      }
+    }
+    return object;
+  }
+
+  #mapOf(size: number): Map<unknown, unknown> {
+    const map = new Map<unknown, unknown>();
+    for (let i = 0; i < size; i++) map.set(this.read(), this.read());
+    return map;
+  }
+
+  #array(length: number): unknown[] {
+    // Not preallocated: a declared length is what the bytes claim, not what they hold.
+    const array: unknown[] = [];
+    for (let i = 0; i < length; i++) array.push(this.read());
+    return array;
+  }
+
+  #string(length: number): string {
+    const start = this.#take(length);
+    if (length < SHORT_STRING) {
+      // Most keys and many values are short ASCII: a loop is cheaper than a call into
+      // Buffer.toString; any other byte goes there, to be read as UTF-8.
+      let text = '';
+      for (let i = start; i < start + length; i++) {
+        const byte = this.bytes[i]!;
+        if (byte >= 0x80) return this.bytes.toString('utf8', start, start + length);
+        text += String.fromCharCode(byte);
+      }
+      return text;
+    }
+    return this.bytes.toString('utf8', start, start + length);
+  }
+
+  #binary(length: number): Buffer {
+    const start = this.#take(length);
+    // A copy: a binary changed in place must not change the bytes the cell was read from.
+    return Buffer.from(this.bytes.subarray(start, start + length));
+  }
+
+  #extension(length: number): unknown {
+    const type = this.bytes.readInt8(this.#take(1));
+    const start = this.#take(length);
+    const data = this.bytes.subarray(start, start + length);
+    return type === TIMESTAMP ? timestamp(data) : new MessagePackExtension(type, data);
+  }
+
+  #uint(width: 1 | 2 | 4): number {
+    const at = this.#take(width);
+    if (width === 1) return this.bytes[at]!;
+    return width === 2 ? this.bytes.readUInt16BE(at) : this.bytes.readUInt32BE(at);
+  }
+
+  /** Answers where the next `length` bytes start, and moves past them. */
+  #take(length: number): number {
+    const at = this.position;
+    if (at + length > this.bytes.length) {
+      throw new MalformedMessagePack(`cut short: ${length} bytes wanted at byte ${at}`);
+    }
+    this.position = at + length;
+    return at;
+  }
+}
+
+function exact(value: bigint): number | bigint {
+  return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
+}
+
+/** The timestamp extension's three layouts (32, 64 and 96 bits), to the millisecond. */
+function timestamp(data: Buffer): Date {
+  switch (data.length) {
+    case 4:
+      return new Date(data.readUInt32BE(0) * 1000);
+    case 8: {
+      const nanoseconds = Math.floor(data.readUInt32BE(0) / 4);
+      const seconds = (data.readUInt32BE(0) & 0x3) * 2 ** 32 + data.readUInt32BE(4);
+      return new Date(seconds * 1000 + nanoseconds / 1e6);
+    }
+    case 12:
+      return new Date(Number(data.readBigInt64BE(4)) * 1000 + data.readUInt32BE(0) / 1e6);
+    default:
+      return new Date(Number.NaN);
+  }
+}
