@@ -193,7 +193,10 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     );
     checkedOut.add(connection);
     let destroyed = false;
+    // Idempotent: a failed transaction's clean-up may destroy the connection, and then the
+    // partition that lent it too.
     const destroy = () => {
+      if (destroyed) return;
       destroyed = true;
       connection.destroy();
       returned(connection);
