@@ -426,6 +426,23 @@ describe('shameless client commands', function () {
       expect(flag.code, flag.stderr).to.equal(0);
     });
 
+    it('a token gRPC cannot send (a line end, a non-ASCII letter) is refused with exit 2, never printed', async () => {
+      // As `SHAMELESS_TOKEN=$(docker compose run --rm secrets cat …)` leaves it: a tty's \r.
+      for (const token of [`${TOKEN}\r`, `${TOKEN}\n`, `${TOKEN}é`]) {
+        for (const env of [
+          { SHAMELESS_ADDRESS: store.address, SHAMELESS_TOKEN: token },
+          { SHAMELESS_ADDRESS: store.address, SHAMELESS_TOKEN: undefined },
+        ]) {
+          const args = env.SHAMELESS_TOKEN ? ['describe'] : ['describe', '--token', token];
+          const result = await runCommand(args, { env });
+          expect(result.code, JSON.stringify(token)).to.equal(2);
+          expect(result.stderr).to.match(/^shameless: --token \(SHAMELESS_TOKEN\): /);
+          expect(result.stderr).to.include('line end');
+          expectNoStack(result);
+        }
+      }
+    });
+
     it('an unknown model: NOT_FOUND with a hint to describe', async () => {
       const result = await shameless(['get', 'rates', 'ffff0000-0000-4000-8000-000000000000']);
       expect(result.code).to.equal(1);

@@ -98,7 +98,7 @@ export class StoreConnection {
     this.address = options.address;
     this.deadlineMs = deadlineMs;
     this.streamDeadline = deadlineGiven;
-    this.token = options.token;
+    this.token = checkedToken(options.token);
     // grpc-js refuses answers over 4 MiB by default, though a cell may be larger; the server
     // bounds what it sends (serve --max-message-bytes), so the client takes whatever comes.
     this.client = new StoreClient(options.address, channelCredentials(options), {
@@ -138,6 +138,20 @@ export class StoreConnection {
     if (this.token) metadata.set('authorization', `Bearer ${this.token}`);
     return metadata;
   }
+}
+
+/**
+ * The token, if a gRPC header can carry it: printable ASCII. grpc-js refuses any other value
+ * with a message quoting it, which would print the token; a \r or \n is what a token read
+ * from a file or a tty most often brings along.
+ */
+function checkedToken(token: string | undefined): string | undefined {
+  if (token === undefined || /^[ -~]*$/.test(token)) return token;
+  throw new UsageError(
+    '--token (SHAMELESS_TOKEN): it holds a character a gRPC header cannot carry (a line end, ' +
+      'another control character or a non-ASCII letter); check where it was read from for a ' +
+      'trailing \\r or \\n',
+  );
 }
 
 /** Whether the command's options ask for TLS: --tls, or any TLS file. */
