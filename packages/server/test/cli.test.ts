@@ -199,6 +199,24 @@ describe('shameless client commands', function () {
       expect(cell.body.big).to.equal(9007199254740993n);
     });
 
+    it('put stores a number written with a fraction or exponent as a float, however large', async () => {
+      // What the refusal of an integer past 64 bits advises: `1e20` or `…616.0` to store a float.
+      const values = rate(
+        50,
+        'float',
+        '"exp": 1e20, "fraction": 18446744073709551616.0, "wide": 2.5e10, "int": 10000000000',
+      );
+      const put = await shameless(['put', 'rate', values]);
+      expect(put.code, put.stderr).to.equal(0);
+      const { uuid } = lines(put.stdout)[0] as { uuid: string };
+      const stored = await store.engine.getCell('rate', uuid, 'base');
+      const body = exactUnpackr.unpack(stored.body) as Record<string, unknown>;
+      expect(body.exp).to.equal(1e20);
+      expect(body.fraction).to.equal(18446744073709551616);
+      expect(body.wide).to.equal(25000000000);
+      expect(body.int, 'an integer literal stays an integer').to.equal(10000000000n);
+    });
+
     it("a cell past grpc-js's 4 MiB default goes in and comes out (put, get, where)", async () => {
       const blob = 'x'.repeat(5_000_000);
       const put = await shameless(['put', 'rate', '-'], rate(47, 'large', `"blob": "${blob}"`));

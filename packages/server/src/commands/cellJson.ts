@@ -1,8 +1,10 @@
-// Cell bodies between the CLI's JSON and the wire's MessagePack. Integers past 32 bits go out
-// as bigints, because msgpackr writes such a number as a float64 (2^40 would be stored as
-// 1099511627776.0); they come back as numbers while safe and as bigints beyond.
+// Cell bodies between the CLI's JSON and the wire's MessagePack. Integer literals past 32 bits
+// go out as bigints, because msgpackr writes such a number as a float64 (2^40 would be stored as
+// 1099511627776.0); a number written with a fraction or exponent goes out as the float it is.
+// Integers come back as numbers while safe and as bigints beyond.
 import type { Cell } from '@shameless/proto';
 import { Packr, Unpackr, type Options } from 'msgpackr';
+import { parseExactJson } from './exactJson.js';
 import { UsageError } from './usageError.js';
 
 const packr = new Packr({ useRecords: false, moreTypes: false, encodeUndefinedAsNil: true });
@@ -19,19 +21,23 @@ const MIN_INTEGER = -(2n ** 63n);
 const MAX_INTEGER = 2n ** 64n - 1n;
 
 /**
- * A JSON object (from parseExactJson) as a MessagePack map, integers kept integers. `name` is
+ * JSON text of a body: integer literals past 32 bits as bigints. Only the literal tells `1e20`
+ * (a float) from `100000000000000000000` (an integer, refused past 64 bits), so it is decided
+ * here, not from the number.
+ */
+export function parseJsonBody(text: string): unknown {
+  return parseExactJson(text, (integer) => integer >= 2 ** 32 || integer < -(2 ** 31));
+}
+
+/**
+ * A JSON object (from parseJsonBody) as a MessagePack map, integers kept integers. `name` is
  * the argument it came from, for the UsageError of an integer beyond 64 bits.
  */
 export function encodeJsonBody(values: Record<string, unknown>, name: string): Buffer {
-  return packr.pack(integersAsBigints(values, name));
+  return packr.pack(checkIntegers(values, name));
 }
 
-function integersAsBigints(value: unknown, path: string): unknown {
-  if (typeof value === 'number') {
-    return Number.isInteger(value) && (value >= 2 ** 32 || value < -(2 ** 31))
-      ? BigInt(value)
-      : value;
-  }
+function checkIntegers(value: unknown, path: string): unknown {
   if (typeof value === 'bigint' && (value < MIN_INTEGER || value > MAX_INTEGER)) {
     throw new UsageError(
       `${path}: ${value} is beyond MessagePack's 64-bit integers (${MIN_INTEGER} to ${MAX_INTEGER}); ` +
@@ -39,14 +45,11 @@ function integersAsBigints(value: unknown, path: string): unknown {
     );
   }
   if (Array.isArray(value)) {
-    return value.map((item, index) => integersAsBigints(item, `${path}[${index}]`));
+    return value.map((item, index) => checkIntegers(item, `${path}[${index}]`));
   }
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(
-      Object.entries(value).map(([key, field]) => [
-        key,
-        integersAsBigints(field, `${path}.${key}`),
-      ]),
+      Object.entries(value).map(([key, field]) => [key, checkIntegers(field, `${path}.${key}`)]),
     );
   }
   return value;

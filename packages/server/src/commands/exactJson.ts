@@ -12,8 +12,14 @@ const LITERALS: [string, unknown][] = [
   ['null', null],
 ];
 
-/** Parses JSON; an integer literal beyond ±(2^53 - 1) becomes a bigint, any other number a number. */
-export function parseExactJson(text: string): unknown {
+/**
+ * Parses JSON; an integer literal beyond ±(2^53 - 1), or any other `asBigint` picks, becomes a
+ * bigint, any other number a number. A literal with a fraction or exponent is always a number.
+ */
+export function parseExactJson(
+  text: string,
+  asBigint: (integer: number) => boolean = (integer) => !Number.isSafeInteger(integer),
+): unknown {
   let position = 0;
   const fail = (expected: string): never => {
     const found = position < text.length ? JSON.stringify(text[position]) : 'the end';
@@ -96,7 +102,7 @@ export function parseExactJson(text: string): unknown {
     position += match[0].length;
     const number = Number(match[0]);
     const integral = match[1] === undefined && match[2] === undefined;
-    return integral && !Number.isSafeInteger(number) ? BigInt(match[0]) : number;
+    return integral && asBigint(number) ? BigInt(match[0]) : number;
   };
   const result = value();
   skipSpace();

@@ -2,10 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import { cellToJson, encodeJsonBody } from './cellJson.js';
+import { cellToJson, encodeJsonBody, parseJsonBody } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
-import { JsonSyntaxError, parseExactJson, stringifyExactJson } from './exactJson.js';
+import { JsonSyntaxError, stringifyExactJson } from './exactJson.js';
 import { UsageError } from './usageError.js';
 
 /** Where each PutRequest field comes from, for the hint when the server refuses one. */
@@ -23,7 +23,8 @@ export function registerPut(program: Command): void {
       .description(
         'Put: finds the record by the primary index fields in VALUES and appends a new base version ' +
           'merged with the other values, or creates the record (every index field required). VALUES is a ' +
-          'JSON object, or - to read it from stdin; integers past 2^53 are kept exact. Prints {"uuid", ' +
+          'JSON object, or - to read it from stdin; integers past 2^53 are kept exact, and a number with a ' +
+          'fraction or exponent (1e20) is a float, unless a whole number within 32 bits. Prints {"uuid", ' +
           '"created", "base"} as a JSON line.\n\n' +
           'Example: shameless put cli_rate \'{"hotel_id": 7, "room_type": "double", "price": 120}\'',
       )
@@ -58,7 +59,7 @@ export function registerPut(program: Command): void {
 function parseValues(text: string): Record<string, unknown> {
   let values: unknown;
   try {
-    values = parseExactJson(text);
+    values = parseJsonBody(text);
   } catch (error) {
     if (error instanceof JsonSyntaxError) throw new UsageError(`<values>: ${error.message}`);
     throw error;
