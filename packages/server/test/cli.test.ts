@@ -313,6 +313,31 @@ describe('shameless client commands', function () {
       expect(lines(secondary.stdout)).to.have.length(5);
     });
 
+    it('where takes a list as a JSON array with 64-bit integers exact, and refuses other values in it', async () => {
+      // The literal as typed: a number in TypeScript would round it.
+      const values = rate(0, 'json').replace('"hotel_id": 0', '"hotel_id": 9007199254740993');
+      const exact = await shameless(['put', 'rate', values]);
+      expect(exact.code, exact.stderr).to.equal(0);
+      const found = await shameless([
+        'where',
+        'rate',
+        'hotel_id=9007199254740993',
+        'hotel_id in [9007199254740993]',
+      ]);
+      expect(found.code, found.stderr).to.equal(0);
+      expect(lines(found.stdout)).to.have.length(1);
+
+      const refused = await shameless([
+        'where',
+        'rate',
+        'hotel_id=43',
+        'room_type in [null, {"a": 1}]',
+      ]);
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.include('expected strings or integers in the JSON array');
+      expectNoStack(refused);
+    });
+
     it('where refuses a field its index lacks, naming the fields it has (exit 2)', async () => {
       const result = await shameless(['where', 'rate', 'hotel=43']);
       expect(result.code).to.equal(2);

@@ -7,6 +7,7 @@ import {
   type IndexValue,
   Operator,
 } from '@shameless/proto';
+import { parseExactJson } from './exactJson.js';
 import { bigintArgument } from './integerArgument.js';
 import { UsageError } from './usageError.js';
 
@@ -56,12 +57,19 @@ function listValues(text: string, condition: string): string[] {
   if (!text.trim().startsWith('[')) return text.split(',').map((value) => value.trim());
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // Exact: JSON.parse would read 9007199254740993 as ...992 and find another record.
+    parsed = parseExactJson(text);
   } catch (error) {
     throw new UsageError(`condition ${JSON.stringify(condition)}: ${(error as Error).message}`);
   }
   if (!Array.isArray(parsed)) {
     throw new UsageError(`condition ${JSON.stringify(condition)}: expected a JSON array`);
+  }
+  // Anything else would be sent as its String(): "null", "[object Object]".
+  if (!parsed.every((value) => ['string', 'number', 'bigint'].includes(typeof value))) {
+    throw new UsageError(
+      `condition ${JSON.stringify(condition)}: expected strings or integers in the JSON array`,
+    );
   }
   return parsed.map(String);
 }
