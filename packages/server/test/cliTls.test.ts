@@ -141,6 +141,33 @@ describe('shameless client commands over TLS', function () {
     expect(result.stderr).not.to.match(SERVER_DOWN);
   });
 
+  it('a client certificate or key file that is not one, or not a pair: the flag named, exit 2', async () => {
+    const { paths } = certificates;
+    const cases: [string, string, string][] = [
+      // Swapped: the key file where the certificate goes.
+      [paths.clientKey, paths.clientCert, '--tls-cert: '],
+      [paths.clientCert, paths.clientCert, '--tls-key: '],
+      [paths.clientCert, paths.serverKey, '--tls-key is not the private key of --tls-cert'],
+    ];
+    for (const [cert, key, message] of cases) {
+      const result = await runCommand([
+        'describe',
+        '--address',
+        address,
+        '--tls-ca',
+        paths.ca,
+        '--tls-cert',
+        cert,
+        '--tls-key',
+        key,
+      ]);
+      expect(result.code, result.stderr).to.equal(2);
+      expect(result.stderr).to.include(message);
+      expect(result.stderr).not.to.match(/routines|error:[0-9A-F]{8}/);
+      expect(result.stderr).not.to.match(/\n\s+at /);
+    }
+  });
+
   it('TLS to a server without TLS: a hint to leave out the TLS flags', async () => {
     const result = await runCommand([
       'describe',

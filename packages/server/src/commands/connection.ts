@@ -16,6 +16,7 @@ import { StoreClient } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { INT32_MAX, integerArgument } from './integerArgument.js';
 import { tlsCredentials } from './tlsCredentials.js';
+import { checkTlsFiles } from './tlsFileCheck.js';
 import { UsageError } from './usageError.js';
 
 export const DEFAULT_ADDRESS = '127.0.0.1:50051';
@@ -166,11 +167,13 @@ function channelCredentials(options: ConnectionOptionValues): ChannelCredentials
       '--tls-cert and --tls-key go together: give both for mutual TLS, or neither',
     );
   }
-  return tlsCredentials({
+  const files = {
     ca: options.tlsCa ? readPem(options.tlsCa, '--tls-ca') : undefined,
     key: options.tlsKey ? readPem(options.tlsKey, '--tls-key') : undefined,
     cert: options.tlsCert ? readPem(options.tlsCert, '--tls-cert') : undefined,
-  });
+  };
+  checkTlsFiles(files);
+  return tlsCredentials(files);
 }
 
 function readPem(path: string, flag: string): Buffer {
