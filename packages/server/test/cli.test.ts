@@ -438,6 +438,44 @@ describe('shameless client commands', function () {
     });
   });
 
+  describe('a follow whose server stops', () => {
+    it('tail --follow fails (exit 1) with the cursor to resume from, not a quiet exit 0', async () => {
+      // A server of its own: stopping it is the point. Its shutdown ends follow streams OK.
+      const own = await startStoreFixture();
+      let closed = false;
+      try {
+        await own.api.defineModel({ model: RATE_MODEL });
+        const env = { SHAMELESS_ADDRESS: own.address, SHAMELESS_TOKEN: undefined };
+        const put = await runCommand(['put', 'rate', rate(51, 'stop')], { env });
+        expect(put.code, put.stderr).to.equal(0);
+        const cell = (lines(put.stdout)[0] as { base: { shard: number; id: number } }).base;
+        const child = startCommand(
+          ['tail', 'rate', '--shard', String(cell.shard), '--follow'],
+          env,
+        );
+        child.stdin!.end();
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const exited = once(child, 'exit');
+        for (let i = 0; i < 100 && !stdout.includes('\n'); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(lines(stdout)).to.have.length(1);
+        closed = true;
+        await own.close();
+        const [code] = (await exited) as [number | null];
+        expect(code, stderr).to.equal(1);
+        expect(stderr).to.include(`tail: shard ${cell.shard}: 1 cells, cursor ${cell.id}`);
+        expect(stderr).to.include(`the server at ${own.address} ended the follow stream`);
+        expect(stderr).to.include(`--cursor ${cell.id}`);
+      } finally {
+        if (!closed) await own.close();
+      }
+    });
+  });
+
   describe('failures', () => {
     it('with no server: UNAVAILABLE, a hint naming the address, exit 1, no stack', async () => {
       const result = await runCommand(['describe', '--address', '127.0.0.1:1']);

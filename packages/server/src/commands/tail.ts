@@ -33,7 +33,8 @@ export function registerTail(program: Command): void {
       .description(
         'Prints every cell version of MODEL in content shard N with an id past --cursor, in id order, one JSON ' +
           'line each (as `get` prints a cell). With --follow it then waits for new versions until interrupted ' +
-          '(Ctrl-C ends it cleanly, with a last progress line). While cells arrive, a progress line goes to stderr ' +
+          '(Ctrl-C ends it cleanly, with a last progress line); a server that stops ends it with exit 1 and the ' +
+          'cursor to resume from. While cells arrive, a progress line goes to stderr ' +
           'every --progress-ms: the cells so far and the cursor to resume from.',
       )
       .argument('<model>', 'the model name')
@@ -108,6 +109,15 @@ export function registerTail(program: Command): void {
             reported = cells;
             lastProgress = Date.now();
           }
+        }
+        // A follow stream ends only when the server stops (its shutdown ends streams OK): a
+        // script waiting on `tail --follow` must not take that for the end of the log.
+        if (options.follow && !interrupted) {
+          progress();
+          throw new Error(
+            `the server at ${connection.address} ended the follow stream (it may be shutting ` +
+              `down); run tail again with --cursor ${cursor} to resume`,
+          );
         }
       } catch (error) {
         if (!(interrupted && (error as { code?: number }).code === status.CANCELLED)) throw error;
