@@ -596,6 +596,7 @@ describe('shameless client commands', function () {
           '--cursor: expected an integer from 0 to 18446744073709551615',
         ],
         [['where', 'rate', 'hotel_id=1', '--page-size', '4294967296'], '--page-size: expected'],
+        [['describe', '--address', ''], '--address (SHAMELESS_ADDRESS) is empty'],
         [['describe', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
         [
           ['describe', '--tls-ca', '/nonexistent/ca.pem'],

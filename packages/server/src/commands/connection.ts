@@ -96,6 +96,13 @@ export class StoreConnection {
   constructor(options: ConnectionOptionValues, deadlineGiven: boolean) {
     // grpc-js throws, with a stack, on a deadline too far ahead; 2^31 - 1 ms is about 24 days.
     const deadlineMs = integerArgument(options.deadlineMs, '--deadline-ms', 1, INT32_MAX);
+    // grpc-js refuses an empty target with a bare 'Could not parse target name ""'; an
+    // exported SHAMELESS_ADDRESS of an unset variable is empty.
+    if (options.address.trim() === '') {
+      throw new UsageError(
+        `--address (SHAMELESS_ADDRESS) is empty: give the server as host:port, e.g. ${DEFAULT_ADDRESS}`,
+      );
+    }
     this.address = options.address;
     this.deadlineMs = deadlineMs;
     this.streamDeadline = deadlineGiven;
