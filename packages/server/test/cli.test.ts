@@ -11,10 +11,13 @@ import { expect } from 'chai';
 import { Unpackr } from 'msgpackr';
 import { hintFor } from '../src/commands/failureHints.js';
 import { parseExactJson } from '../src/commands/exactJson.js';
+import { authorization } from '../src/grpc/authorization.js';
 import { StatusError } from '../src/grpc/statusError.js';
+import { TokenSet } from '../src/grpc/tokens.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
 import { CLI, type CommandResult, runCommand, startCommand } from './support/serverProcess.js';
 import { RATE_MODEL, type StoreFixture, startStoreFixture } from './support/storeFixture.js';
+import { newToken, writeTokensFile } from './support/tokens.js';
 
 const TOKEN = 'cli-test-s3cret';
 const COMMANDS = ['describe', 'find-shard', 'define', 'get', 'put', 'where', 'tail'];
@@ -521,6 +524,26 @@ describe('shameless client commands', function () {
           expect(result.stderr).to.include('line end');
           expectNoStack(result);
         }
+      }
+    });
+
+    it('a known token whose role is too small: PERMISSION_DENIED, a hint at the role, not at an unknown token', async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'shameless-cli-')), 'tokens.json');
+      const reader = newToken('dashboard', 'reader');
+      writeTokensFile(file, [reader]);
+      const guarded = await startStoreFixture({ middleware: [authorization(new TokenSet(file))] });
+      try {
+        const result = await runCommand(['define', '--file', modelFile], {
+          env: { SHAMELESS_ADDRESS: guarded.address, SHAMELESS_TOKEN: reader.token },
+        });
+        expect(result.code).to.equal(1);
+        expect(result.stderr).to.include('PERMISSION_DENIED: DefineModel needs the admin role');
+        expect(result.stderr).to.include('hint: the token "dashboard" is known');
+        expect(result.stderr).to.include('a token with the admin role');
+        expect(result.stderr).not.to.include('a token the server accepts');
+        expect(result.stdout + result.stderr).not.to.include(reader.token);
+      } finally {
+        await guarded.close();
       }
     });
 

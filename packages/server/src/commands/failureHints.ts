@@ -27,8 +27,9 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     case status.DEADLINE_EXCEEDED:
       return `the call took longer than --deadline-ms ${context.deadlineMs}; raise it, or narrow the request`;
     case status.UNAUTHENTICATED:
-    case status.PERMISSION_DENIED:
       return 'pass a token the server accepts with --token (or SHAMELESS_TOKEN)';
+    case status.PERMISSION_DENIED:
+      return roleHint(error.details);
     case status.INVALID_ARGUMENT: {
       const help = `\`shameless ${context.command} --help\` shows the forms accepted`;
       return typeof field === 'string' ? `${fixField(field, context)}; ${help}` : help;
@@ -46,6 +47,18 @@ export function hintFor(error: ServiceError, context: HintContext): string | und
     default:
       return undefined;
   }
+}
+
+/**
+ * A known token whose role is too small: another token is needed, not the same one again. The
+ * server's refusal names the role needed and the token's name (never the token).
+ */
+function roleHint(details: string): string {
+  const match = /needs the (\w+) role; the token "([^"]*)"/.exec(details);
+  return match
+    ? `the token "${match[2]}" is known, but its role may not make this call: pass a token with ` +
+        `the ${match[1]} role with --token (or SHAMELESS_TOKEN)`
+    : 'pass a token whose role may make this call with --token (or SHAMELESS_TOKEN)';
 }
 
 /** The server names a request field (`limit`, `conditions[1].values`); the user typed a flag. */
