@@ -8,6 +8,7 @@ import {
   InternalError,
   InvalidArgumentError,
   NotFoundError,
+  UnavailableError,
 } from './errors.js';
 import type { IndexColumns } from './indexColumns.js';
 import type { Logger } from './logger.js';
@@ -20,7 +21,8 @@ import {
   normaliseModelSpec,
   requireDefinitionSize,
 } from './model.js';
-import type { PartitionSet } from './partitions.js';
+import type { SqlConnection, SqlSession } from './mysqlPool.js';
+import type { Partition, PartitionSet } from './partitions.js';
 import {
   contentTablesOn,
   createdAtMismatches,
@@ -34,10 +36,12 @@ import {
 import { isLockContention } from './sqlErrors.js';
 import type { StoredTimes } from './storedTimes.js';
 import { CREATED_AT_DIGITS } from './sql/contentDdl.js';
+import { DEFINE_LOCK_WAIT_S, releaseDefineLock, takeDefineLock } from './sql/defineLock.js';
 import { type ExistingTable, inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
   lockModelDefinition,
+  readModelDefinition,
   readModelDefinitions,
   writeModelDefinition,
 } from './sql/storeTables.js';
@@ -183,66 +187,99 @@ export class ModelRegistry {
   }
 
   /**
-   * Defines a model (idempotent). Servers defining the same model at once can deadlock on the
-   * same rows (two first definitions both lock the missing row, then both insert it): the
-   * loser's whole definition is made again, a few times at most.
+   * Defines a model (idempotent), holding the model's define lock on partition 0 throughout
+   * (sql/defineLock.ts), so that servers defining it at once take turns: the second sees the
+   * first's definition and creates nothing of its own. Different models can still deadlock on
+   * the models table (two first definitions both lock the gap, then both insert): the loser's
+   * whole definition is made again, a few times at most.
    */
   async define(requested: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     const spec = normaliseModelSpec(requested, this.layout.namespace);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.defineOnce(spec);
-      } catch (error) {
-        if (attempt >= DEFINE_ATTEMPTS || !isLockContention(error)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    const table = this.layout.modelsTable;
+    return this.partitions.at(0).withConnection(async (connection) => {
+      if (!(await takeDefineLock(connection, table, spec.name))) {
+        throw new UnavailableError(
+          0,
+          `another server has been defining model ${spec.name} for ${DEFINE_LOCK_WAIT_S} s; try again`,
+        );
       }
-    }
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await this.defineOnce(spec, connection);
+          } catch (error) {
+            if (attempt >= DEFINE_ATTEMPTS || !isLockContention(error)) throw error;
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          }
+        }
+      } finally {
+        // A connection that cannot release it is closed, which releases it.
+        await releaseDefineLock(connection, table, spec.name).catch(() => connection.destroy());
+      }
+    });
   }
 
-  private async defineOnce(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
-    await this.refresh();
-    const stored = this.models.get(spec.name);
-    if (stored) {
-      const comparison = compareDefinitions(stored.spec, spec);
+  /**
+   * One attempt, under the define lock, on its connection (partition 0's, which with a pool of
+   * one is the only one): what is stored decides, read on that connection.
+   */
+  private async defineOnce(
+    spec: ModelSpec,
+    connection: SqlConnection,
+  ): Promise<{ model: ModelSpec; changed: boolean }> {
+    const current = await readModelDefinition(connection, this.layout.modelsTable, spec.name);
+    if (current !== undefined) {
+      const stored = parseDefinition(current);
+      const comparison = compareDefinitions(stored, spec);
       if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
-      if (comparison.change === 'none') return { model: stored.spec, changed: false };
+      if (comparison.change === 'none') {
+        this.models.set(stored.name, new CompiledModel(stored));
+        return { model: stored, changed: false };
+      }
     } else {
-      await this.createTables(new CompiledModel(spec));
+      await this.createTables(new CompiledModel(spec), connection);
     }
-    return this.commitDefinition(spec);
+    return this.commitDefinition(spec, connection);
   }
 
   /** Writes the definition under a row lock, comparing again with what is stored by then. */
-  private async commitDefinition(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
-    const table = this.layout.modelsTable;
-    const result = await this.partitions.at(0).withConnection(async (connection) => {
-      await connection.query('START TRANSACTION');
-      try {
-        const current = await lockModelDefinition(connection, table, spec.name);
-        let next = spec;
-        if (current !== undefined) {
-          const stored = parseDefinition(current);
-          const comparison = compareDefinitions(stored, spec);
-          if (comparison.change === 'conflict')
-            throw new FailedPreconditionError(comparison.reason);
-          if (comparison.change === 'none') {
-            await connection.query('ROLLBACK');
-            return { model: stored, changed: false };
-          }
-          next = { ...stored, cells: comparison.cells };
-        }
-        const definition = JSON.stringify(next);
-        requireDefinitionSize(definition);
-        await writeModelDefinition(connection, table, spec.name, definition);
-        await connection.query('COMMIT');
-        return { model: next, changed: true };
-      } catch (error) {
-        await connection.query('ROLLBACK').catch(() => connection.destroy());
-        throw error;
-      }
-    });
+  private async commitDefinition(
+    spec: ModelSpec,
+    connection: SqlConnection,
+  ): Promise<{ model: ModelSpec; changed: boolean }> {
+    const result = await this.writeDefinition(spec, connection);
     this.models.set(result.model.name, new CompiledModel(result.model));
     return result;
+  }
+
+  private async writeDefinition(
+    spec: ModelSpec,
+    connection: SqlConnection,
+  ): Promise<{ model: ModelSpec; changed: boolean }> {
+    const table = this.layout.modelsTable;
+    await connection.query('START TRANSACTION');
+    try {
+      const current = await lockModelDefinition(connection, table, spec.name);
+      let next = spec;
+      if (current !== undefined) {
+        const stored = parseDefinition(current);
+        const comparison = compareDefinitions(stored, spec);
+        if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
+        if (comparison.change === 'none') {
+          await connection.query('ROLLBACK');
+          return { model: stored, changed: false };
+        }
+        next = { ...stored, cells: comparison.cells };
+      }
+      const definition = JSON.stringify(next);
+      requireDefinitionSize(definition);
+      await writeModelDefinition(connection, table, spec.name, definition);
+      await connection.query('COMMIT');
+      return { model: next, changed: true };
+    } catch (error) {
+      await connection.query('ROLLBACK').catch(() => connection.destroy());
+      throw error;
+    }
   }
 
   /**
@@ -280,13 +317,16 @@ export class ModelRegistry {
    * tables, adds request_id to tables the gem created, and inserts the shards' log-lock rows,
    * each change logged. Safe to repeat after any failure.
    */
-  private async createTables(model: CompiledModel): Promise<void> {
+  private async createTables(model: CompiledModel, connection: SqlConnection): Promise<void> {
     const started = Date.now();
     const partitions = this.partitions.partitions;
+    // Partition 0's statements go on the define's connection: its pool may have no other.
+    const on = <T>(partition: Partition, work: (session: SqlSession) => Promise<T>) =>
+      partition.index === 0 ? work(connection) : partition.run(work);
     const existing = await Promise.all(
       partitions.map((partition) =>
-        partition.run((pool) =>
-          inspectTables(pool, modelTablesOn(this.layout, model, partition.index)),
+        on(partition, (session) =>
+          inspectTables(session, modelTablesOn(this.layout, model, partition.index)),
         ),
       ),
     );
@@ -304,14 +344,14 @@ export class ModelRegistry {
     }
     await Promise.all(
       partitions.map((partition, i) =>
-        partition.run(async (pool) => {
+        on(partition, async (session) => {
           const changes = modelChanges(this.layout, model, partition.index, existing[i]!);
-          await applySchemaChanges(pool, changes, this.logger, {
+          await applySchemaChanges(session, changes, this.logger, {
             concurrency: DDL_CONCURRENCY_PER_PARTITION,
             fields: { model: model.name, partition: partition.index },
           });
           const contentTables = contentTablesOn(this.layout, model, partition.index);
-          await insertLogLocks(pool, this.layout.logLocksTable, contentTables);
+          await insertLogLocks(session, this.layout.logLocksTable, contentTables);
           this.recordTables(model, partition.index, existing[i]!);
         }),
       ),

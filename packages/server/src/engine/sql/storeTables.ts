@@ -88,6 +88,19 @@ export async function readModelDefinitions(
   return rows.map((row) => ({ name: String(row.name), definition: String(row.definition) }));
 }
 
+/** The stored definition of one model, if any. */
+export async function readModelDefinition(
+  session: SqlSession,
+  table: string,
+  name: string,
+): Promise<string | undefined> {
+  const rows = await session.query<Row[]>(
+    `SELECT \`definition\` FROM \`${table}\` WHERE \`name\` = ?`,
+    [name],
+  );
+  return rows[0] ? String(rows[0].definition) : undefined;
+}
+
 /** In an open transaction: the stored definition, locked until commit. */
 export async function lockModelDefinition(
   session: SqlSession,
