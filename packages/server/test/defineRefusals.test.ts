@@ -25,6 +25,19 @@ const model = (name: string, cells: string[] = []): ModelDefinition => ({
 /** 300 cells of 250 characters: about 77 KB of JSON, past the models table's 64 KiB. */
 const manyLongCells = Array.from({ length: 300 }, (_, i) => `c${String(i).padStart(249, '0')}`);
 
+/** Primary (key integer, name string) on key. */
+const named = (name: string): ModelDefinition => ({
+  ...model(name),
+  primaryIndex: {
+    name: '',
+    fields: [
+      { name: 'key', type: FieldType.FIELD_TYPE_INTEGER },
+      { name: 'name', type: FieldType.FIELD_TYPE_STRING },
+    ],
+    shardOn: 'key',
+  },
+});
+
 describe('DefineModel refusals that leave nothing behind', function () {
   this.timeout(60_000);
   let store: StoreFixture;
@@ -107,5 +120,21 @@ describe('DefineModel refusals that leave nothing behind', function () {
     expect(plan.stdout).to.include(
       'DefineModel would refuse it: table test_clash_000001 exists but is not a table of model clash',
     );
+  });
+
+  it('an index table of its name whose column is not of its field’s type: FAILED_PRECONDITION naming it, no table made', async () => {
+    // What a define of (key integer, name integer) left when its server died after one table:
+    // a string field over this BIGINT column would fail every write of the shard.
+    await sql.query(
+      'CREATE TABLE `test_typed_primary_index_000001` (`key` BIGINT NOT NULL, ' +
+        '`name` BIGINT NOT NULL, `uuid` VARCHAR(36) NOT NULL, PRIMARY KEY (`key`, `name`))',
+    );
+    const error = await refusal(store.api.defineModel({ model: named('typed') }));
+    expect(error.code).to.equal(status.FAILED_PRECONDITION);
+    // MariaDB says bigint(20), MySQL 8 bigint.
+    expect(error.details).to.match(
+      /^table test_typed_primary_index_000001 exists but is not a table of model typed: its column name is bigint(\(20\))?, not a string column; rename or drop it, or name the model otherwise$/,
+    );
+    expect(await tablesOf('typed')).to.deep.equal(['test_typed_primary_index_000001']);
   });
 });

@@ -3,7 +3,7 @@
 // `shameless plan` prints them: one source, so that the dry run is exactly what serving does.
 // Pure functions; every statement comes from the SQL modules that own it.
 import type { StoreLayout } from './layout.js';
-import type { CompiledModel } from './model.js';
+import type { CompiledModel, FieldType } from './model.js';
 import { createDatabaseSql } from './mysqlPool.js';
 import {
   CREATED_AT_COLUMN_TYPES,
@@ -184,16 +184,30 @@ export function modelChanges(
   return [...creates, ...alters];
 }
 
-/** An existing table named as one of a model's that lacks columns the store reads. */
+/**
+ * An existing table named as one of a model's that lacks columns the store reads, or whose
+ * column of an index field holds another kind of value than the field.
+ */
 export interface ForeignTable {
   table: string;
   missing: string[];
+  /** Columns of index fields of the wrong kind, with their COLUMN_TYPE. */
+  mistyped: { column: string; found: string; type: FieldType }[];
 }
+
+// The kinds of column that hold a field's values: the gem's INT and our BIGINT (any integer
+// type), the gem's and our VARCHAR(255) (any character type).
+const FIELD_COLUMN: Record<FieldType, RegExp> = {
+  integer: /^(tiny|small|medium|big)?int\b/,
+  string: /^((var)?char|(tiny|medium|long)?text)\b/,
+};
 
 /**
  * The model's existing tables that are not its tables (another application's, or of another
- * model definition): a content table without the gem's columns, an index table without uuid or
- * one of the index's fields. DefineModel would fail on their first statement.
+ * model definition, e.g. what a define of another shape left when its server died): a content
+ * table without the gem's columns, an index table without uuid or one of the index's fields,
+ * or with a field's column of the other kind. DefineModel would fail on their first statement,
+ * or their writes later.
  */
 export function foreignTables(
   layout: StoreLayout,
@@ -205,16 +219,24 @@ export function foreignTables(
   return layout
     .shardsOf(partition)
     .flatMap((shard) => [
-      { table: layout.contentTable(model, shard), needs: GEM_CONTENT_COLUMNS },
+      { table: layout.contentTable(model, shard), needs: GEM_CONTENT_COLUMNS, fields: [] },
       ...indices.map((index) => ({
         table: layout.indexTable(model, index.name, shard),
         needs: [...index.fields.map((field) => field.name), 'uuid'],
+        fields: index.fields,
       })),
     ])
-    .flatMap(({ table, needs }) => {
-      const columns = existing.get(table)?.columns;
-      const missing = columns ? needs.filter((column) => !columns.has(column)) : [];
-      return missing.length > 0 ? [{ table, missing }] : [];
+    .flatMap(({ table, needs, fields }) => {
+      const found = existing.get(table);
+      if (!found) return [];
+      const missing = needs.filter((column) => !found.columns.has(column));
+      const mistyped = fields.flatMap(({ name, type }) => {
+        const columnType = found.columnTypes.get(name);
+        return columnType === undefined || FIELD_COLUMN[type].test(columnType)
+          ? []
+          : [{ column: name, found: columnType, type }];
+      });
+      return missing.length > 0 || mistyped.length > 0 ? [{ table, missing, mistyped }] : [];
     });
 }
 
@@ -223,9 +245,14 @@ export function foreignTableMessage(model: string, tables: readonly ForeignTable
   const [first] = tables;
   if (!first) return '';
   const more = tables.length > 1 ? ` (and ${tables.length - 1} more tables)` : '';
+  const [mistyped] = first.mistyped;
+  const what =
+    first.missing.length > 0 || !mistyped
+      ? `it has no column ${first.missing.join(', ')}`
+      : `its column ${mistyped.column} is ${mistyped.found}, not ${mistyped.type === 'integer' ? 'an integer' : 'a string'} column`;
   return (
-    `table ${first.table} exists but is not a table of model ${model}: it has no column ` +
-    `${first.missing.join(', ')}${more}; rename or drop it, or name the model otherwise`
+    `table ${first.table} exists but is not a table of model ${model}: ${what}${more}; ` +
+    `rename or drop it, or name the model otherwise`
   );
 }
 
