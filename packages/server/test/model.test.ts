@@ -70,6 +70,8 @@ describe('model definitions (pure)', () => {
         /room_type is integer in index x but string in index primary/,
       ],
       [{ cells: ['Bad'] }, /^model.cells\[0\]:/],
+      // Its place in the request, not in the sorted cells without base.
+      [{ cells: ['meta', 'base', 'Bad'] }, /^model.cells\[2\]:/],
       [
         {
           primaryIndex: {

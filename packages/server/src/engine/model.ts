@@ -68,8 +68,8 @@ export function normaliseModelSpec(spec: ModelSpec, namespace: string): ModelSpe
       typeOf.set(field.name, { type: field.type, index: index.name });
     }
   }
-  const cells = [...new Set(spec.cells.filter((cell) => cell !== BASE_CELL))].sort();
-  cells.forEach((cell, i) => {
+  // Checked before base is dropped and the rest sorted, so that the path is the request's.
+  spec.cells.forEach((cell, i) => {
     if (!isIdentifier(cell, CELL_NAME_MAX)) {
       throw new InvalidArgumentError(
         `model.cells[${i}]`,
@@ -77,6 +77,7 @@ export function normaliseModelSpec(spec: ModelSpec, namespace: string): ModelSpe
       );
     }
   });
+  const cells = [...new Set(spec.cells.filter((cell) => cell !== BASE_CELL))].sort();
   const normalised = { name: spec.name, primaryIndex, secondaryIndices, cells };
   // The longest shard number makes the longest table names.
   for (const table of [
