@@ -70,6 +70,11 @@ describe('model definitions (pure)', () => {
         /room_type is integer in index x but string in index primary/,
       ],
       [{ cells: ['Bad'] }, /^model.cells\[0\]:/],
+      // An index table name past 64 characters: the index's name is what to shorten.
+      [
+        { secondaryIndices: [{ ...rate.secondaryIndices[0]!, name: 'by'.repeat(25) }] },
+        /^model.secondary_indices\[0\].name: table name ns_rate_(by)+_index_999999 is 71 characters long/,
+      ],
       // Its place in the request, not in the sorted cells without base.
       [{ cells: ['meta', 'base', 'Bad'] }, /^model.cells\[2\]:/],
       [

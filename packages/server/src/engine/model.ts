@@ -79,15 +79,18 @@ export function normaliseModelSpec(spec: ModelSpec, namespace: string): ModelSpe
   });
   const cells = [...new Set(spec.cells.filter((cell) => cell !== BASE_CELL))].sort();
   const normalised = { name: spec.name, primaryIndex, secondaryIndices, cells };
-  // The longest shard number makes the longest table names.
-  for (const table of [
-    contentTableName(namespace, spec.name, 999_999),
-    ...[primaryIndex, ...secondaryIndices].map((index) =>
+  // The longest shard number makes the longest table names. A secondary index's table is
+  // named on its index's name, the one to shorten when the model's name is fine.
+  for (const [path, table] of [
+    ['model.name', contentTableName(namespace, spec.name, 999_999)],
+    ['model.name', indexTableName(namespace, spec.name, PRIMARY_INDEX, 999_999)],
+    ...secondaryIndices.map((index, i) => [
+      `model.secondary_indices[${i}].name`,
       indexTableName(namespace, spec.name, index.name, 999_999),
-    ),
-  ]) {
+    ]),
+  ] as const) {
     const problem = tableNameProblem(table);
-    if (problem) throw new InvalidArgumentError('model.name', problem);
+    if (problem) throw new InvalidArgumentError(path, problem);
   }
   requireDefinitionSize(JSON.stringify(normalised));
   return normalised;
