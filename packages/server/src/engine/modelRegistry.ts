@@ -92,16 +92,20 @@ export class ModelRegistry {
       .at(0)
       .run((pool) => readModelDefinitions(pool, this.layout.modelsTable));
     const before = this.models;
-    this.models = new Map(
+    const models = new Map(
       rows.map(({ name, definition }) => [name, new CompiledModel(parseDefinition(definition))]),
     );
-    // Models another server defined since start: their tables are looked at in the background
-    // (the first load's are, by createdAtProblem); until then their writes read times back.
+    // Models another server defined since start: their tables are looked at before they are
+    // served (the first load's are, by createdAtProblem), so that their first creates are
+    // checked against the gem's INT columns as on the server that defined them.
     if (this.loaded) {
-      for (const model of this.models.values()) {
-        if (!before.has(model.name)) void this.learnTables(model);
-      }
+      await Promise.all(
+        [...models.values()]
+          .filter((model) => !before.has(model.name))
+          .map((model) => this.learnTables(model)),
+      );
     }
+    this.models = models;
     this.loaded = true;
   }
 

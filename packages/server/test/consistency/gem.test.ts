@@ -802,6 +802,50 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
   });
 });
 
+describe('consistency: the gem’s INT index columns on a server that did not define the model (§2)', function () {
+  this.timeout(60_000);
+  let databases: TestDatabases;
+  let sql: mysql.Connection;
+  let definer: StoreFixture;
+  let other: StoreFixture;
+
+  before(async () => {
+    databases = await createTestDatabases(1);
+    sql = await mysql.createConnection({ uri: databases.urls[0]!, timezone: 'Z' });
+    await createGemTables(sql, {});
+    const open = () =>
+      startStoreFixture({ partitionUrls: databases.urls, namespace: NS, shardsCount: SHARDS });
+    // Both start before the define: the other learns of the model from the models table.
+    [definer, other] = [await open(), await open()];
+  });
+  after(async () => {
+    await other?.close();
+    await definer?.close();
+    await sql?.end();
+    await databases?.drop();
+  });
+
+  it('refuses a create whose integer they cannot hold there too, leaving nothing', async () => {
+    await definer.api.defineModel({ model: RATE_MODEL });
+    const values = {
+      hotel_id: 3_000_000_001,
+      room_type: 'wide',
+      check_in_date: '2024-04-02',
+      gateway: 'pegasus',
+      discount_type: 'wide',
+    };
+    const error = await rejection(
+      other.api.put({ model: 'rate', values: pack(values), requestId: newRequestId('learnt') }),
+    );
+    expect(error.code, error.details).to.equal(status.INVALID_ARGUMENT);
+    expect(error.details).to.match(/^values: hotel_id 3000000001 does not fit the column/);
+    const [rows] = await sql.query<mysql.RowDataPacket[]>(
+      `SELECT uuid FROM \`${primaryIndex(2_147_483_647 % SHARDS)}\` WHERE hotel_id = 2147483647`,
+    );
+    expect(rows, 'no row at INT’s limit').to.deep.equal([]);
+  });
+});
+
 describe('consistency: a gem store made with legacy_created_at_is_bigint, served with legacyCreatedAtIsBigint (§2)', function () {
   this.timeout(60_000);
   let databases: TestDatabases;
