@@ -200,7 +200,7 @@ export class ModelRegistry {
   async define(requested: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     const spec = normaliseModelSpec(requested, this.layout.namespace);
     const table = this.layout.modelsTable;
-    return this.partitions.at(0).withConnection(async (connection) => {
+    const result = await this.partitions.at(0).withConnection(async (connection) => {
       if (!(await takeDefineLock(connection, table, spec.name))) {
         throw new UnavailableError(
           0,
@@ -221,6 +221,15 @@ export class ModelRegistry {
         await releaseDefineLock(connection, table, spec.name).catch(() => connection.destroy());
       }
     });
+    if (!result.changed) {
+      // Stored as it was, by another server (or an earlier start): if this server did not know
+      // it, its tables are read before it is served, as refresh reads those of models defined
+      // elsewhere (after the lock: with a pool of one, partition 0 has no other connection).
+      const model = new CompiledModel(result.model);
+      if (!this.models.has(model.name)) await this.learnTables(model);
+      this.models.set(model.name, model);
+    }
+    return result;
   }
 
   /**
@@ -236,10 +245,7 @@ export class ModelRegistry {
       const stored = parseDefinition(current);
       const comparison = compareDefinitions(stored, spec);
       if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
-      if (comparison.change === 'none') {
-        this.models.set(stored.name, new CompiledModel(stored));
-        return { model: stored, changed: false };
-      }
+      if (comparison.change === 'none') return { model: stored, changed: false };
     } else {
       await this.createTables(new CompiledModel(spec), connection);
     }

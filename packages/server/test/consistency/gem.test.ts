@@ -808,6 +808,7 @@ describe('consistency: the gem’s INT index columns on a server that did not de
   let sql: mysql.Connection;
   let definer: StoreFixture;
   let other: StoreFixture;
+  let redefiner: StoreFixture;
 
   before(async () => {
     databases = await createTestDatabases(1);
@@ -815,10 +816,12 @@ describe('consistency: the gem’s INT index columns on a server that did not de
     await createGemTables(sql, {});
     const open = () =>
       startStoreFixture({ partitionUrls: databases.urls, namespace: NS, shardsCount: SHARDS });
-    // Both start before the define: the other learns of the model from the models table.
-    [definer, other] = [await open(), await open()];
+    // All start before the define: the others learn of the model from the models table, or
+    // by defining it again.
+    [definer, other, redefiner] = [await open(), await open(), await open()];
   });
   after(async () => {
+    await redefiner?.close();
     await other?.close();
     await definer?.close();
     await sql?.end();
@@ -843,6 +846,27 @@ describe('consistency: the gem’s INT index columns on a server that did not de
       `SELECT uuid FROM \`${primaryIndex(2_147_483_647 % SHARDS)}\` WHERE hotel_id = 2147483647`,
     );
     expect(rows, 'no row at INT’s limit').to.deep.equal([]);
+  });
+
+  it('refuses it too on a server that learns of the model by defining it again', async () => {
+    await definer.api.defineModel({ model: RATE_MODEL });
+    // What every client does on connecting: the definition is unchanged, and now known here.
+    expect((await redefiner.api.defineModel({ model: RATE_MODEL })).changed).to.equal(false);
+    const error = await rejection(
+      redefiner.api.put({
+        model: 'rate',
+        values: pack({
+          hotel_id: 3_000_000_002,
+          room_type: 'wide',
+          check_in_date: '2024-04-03',
+          gateway: 'pegasus',
+          discount_type: 'wide',
+        }),
+        requestId: newRequestId('redefined'),
+      }),
+    );
+    expect(error.code, error.details).to.equal(status.INVALID_ARGUMENT);
+    expect(error.details).to.match(/^values: hotel_id 3000000002 does not fit the column/);
   });
 });
 
