@@ -3,7 +3,7 @@
 // with a transient error after it had made progress.
 
 import type { EachRequest, EachResponse, Cell as WireCell } from '@shameless/proto';
-import { ShamelessError } from '../transport/index.js';
+import { ShamelessError, UnavailableError } from '../transport/index.js';
 import type { Cell } from './cell.js';
 import type { CallOptions } from './callOptions.js';
 import type { ModelPort } from './modelPort.js';
@@ -91,7 +91,8 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
 
   /** Iterates the cells (sends Each; again after a transient break), from {@link cursors}. */
   async *[Symbol.asyncIterator](): AsyncIterator<Cell<S>> {
-    const { signal } = this.#options;
+    const options = this.#options;
+    const { signal } = options;
     for (;;) {
       if (signal?.aborted) return;
       let progressed = false;
@@ -116,7 +117,14 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
             });
           }
         }
-        return;
+        // A follow stream never ends by itself: the server ended it, as its graceful shutdown
+        // ends every stream, with an OK status. Ending the loop here would tell the follower
+        // the log is over; reopen from the cursors instead (on another endpoint, the stopped
+        // one refusing calls), as after a break.
+        if (!options.follow || signal?.aborted) return;
+        if (!progressed) {
+          throw new UnavailableError('each: the server ended the follow stream before any message');
+        }
       } catch (error) {
         if (signal?.aborted) return;
         // A break after progress (a server restart, a dropped connection): reopen from the
