@@ -117,10 +117,10 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
             });
           }
         }
-        // A follow stream never ends by itself: the server ended it, as its graceful shutdown
-        // ends every stream, with an OK status. Ending the loop here would tell the follower
-        // the log is over; reopen from the cursors instead (on another endpoint, the stopped
-        // one refusing calls), as after a break.
+        // A follow stream never ends by itself: a server ended it with an OK status (one of an
+        // earlier version shutting down; a current one says UNAVAILABLE). Ending the loop here
+        // would tell the follower the log is over; reopen from the cursors instead (on another
+        // endpoint, the stopped one refusing calls), as after a break.
         if (!options.follow || signal?.aborted) return;
         if (!progressed) {
           throw new UnavailableError('each: the server ended the follow stream before any message');

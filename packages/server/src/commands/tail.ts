@@ -89,8 +89,10 @@ export function registerTail(program: Command): void {
       let lastProgress = Date.now();
       const progress = () =>
         process.stderr.write(`tail: shard ${shard}: ${cells} cells, cursor ${cursor}\n`);
+      let received = false;
       try {
         for await (const response of stream) {
+          received = true;
           const event = response.event;
           if (event?.$case === 'batch') {
             for (const cell of event.batch.cells) {
@@ -110,18 +112,22 @@ export function registerTail(program: Command): void {
             lastProgress = Date.now();
           }
         }
-        // A follow stream ends only when the server stops (its shutdown ends streams OK): a
-        // script waiting on `tail --follow` must not take that for the end of the log.
+        // A follow stream never ends by itself (a server that shuts down ends it UNAVAILABLE;
+        // one of an earlier version, OK): a script waiting on `tail --follow` must not take
+        // that for the end of the log.
         if (options.follow && !interrupted) {
-          progress();
-          throw new Error(
-            `the server at ${connection.address} ended the follow stream (it may be shutting ` +
-              `down); run tail again with --cursor ${cursor} to resume`,
-          );
+          throw new Error(`the server at ${connection.address} ended the follow stream`);
         }
       } catch (error) {
-        if (!(interrupted && (error as { code?: number }).code === status.CANCELLED)) throw error;
-        progress();
+        if (interrupted && (error as { code?: number }).code === status.CANCELLED) {
+          progress();
+          return;
+        }
+        if (options.follow && received) {
+          progress();
+          process.stderr.write(`tail: run tail again with --cursor ${cursor} to resume\n`);
+        }
+        throw error;
       } finally {
         process.off('SIGINT', interrupt);
         process.off('SIGTERM', interrupt);

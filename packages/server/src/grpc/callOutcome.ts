@@ -3,13 +3,14 @@
 import { status } from '@grpc/grpc-js';
 import type { CallContext } from './callContext.js';
 import type { NextHandler } from './middleware.js';
+import { abortedByShutdown } from './serverShutdown.js';
 import { statusOfError } from './statusMapping.js';
 
 /**
  * Passes the call on and re-yields its messages; when it ends calls `ended` with its code and
  * duration. A call whose signal fired ends CANCELLED (DEADLINE_EXCEEDED past its deadline),
- * even when the handler then returned quietly, as a follow stream does; so do streams that a
- * server shutdown ends.
+ * even when the handler then returned quietly, as a follow stream does; a stream that a server
+ * shutdown ends, UNAVAILABLE, as its client sees it (serverShutdown.ts).
  */
 export async function* withOutcome<Req, Res>(
   request: Req,
@@ -27,7 +28,11 @@ export async function* withOutcome<Req, Res>(
     throw error;
   } finally {
     if (code === status.OK && context.signal.aborted) {
-      code = Date.now() >= context.deadline ? status.DEADLINE_EXCEEDED : status.CANCELLED;
+      code = abortedByShutdown(context.signal)
+        ? status.UNAVAILABLE
+        : Date.now() >= context.deadline
+          ? status.DEADLINE_EXCEEDED
+          : status.CANCELLED;
     }
     ended(code, performance.now() - started);
   }

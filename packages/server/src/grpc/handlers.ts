@@ -9,6 +9,7 @@ import { withDeadline } from '../engine/callDeadline.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import { messageBytes } from './messageSize.js';
 import { malformation } from './requestDecoding.js';
+import { SERVER_SHUTDOWN, SHUTDOWN_STATUS, abortedByShutdown } from './serverShutdown.js';
 import { toServiceError } from './statusMapping.js';
 
 /** Every open server stream, so that shutdown can end them (a follow stream never ends by itself). */
@@ -26,7 +27,7 @@ export class OpenStreams {
   }
 
   abortAll(): void {
-    for (const controller of this.controllers) controller.abort();
+    for (const controller of this.controllers) controller.abort(SERVER_SHUTDOWN);
   }
 
   get size(): number {
@@ -125,7 +126,9 @@ export function createHandlerFactory(
               if (controller.signal.aborted) break;
               await buffer.write(message, controller.signal);
             }
-            if (!call.cancelled) call.end();
+            if (call.cancelled) return;
+            if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
+            else call.end();
           } catch (error) {
             // grpc-js turns an 'error' event into the call's final status.
             if (!call.cancelled) call.emit('error', toServiceError(error, method, logger));
