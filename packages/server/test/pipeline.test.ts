@@ -4,7 +4,7 @@
 // shutdown.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { Metadata, status } from '@grpc/grpc-js';
+import { Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import {
   Operator,
   PipelineRequest,
@@ -383,6 +383,35 @@ describe('Pipeline', function () {
     pipeline.end();
     expect(await Promise.all(answers)).to.have.length(20);
     expect((await pipeline.status).code).to.equal(status.OK);
+  });
+
+  it('names the field of a stream-ending INVALID_ARGUMENT in the shameless-field trailer', async () => {
+    const raw = store.api.client.makeBidiStreamRequest(
+      '/shameless.v1.Store/Pipeline',
+      (bytes: Buffer) => bytes,
+      (bytes: Buffer) => bytes,
+      new Metadata(),
+    );
+    raw.on('data', () => {});
+    raw.on('error', () => {});
+    const ended = new Promise<StatusObject>((resolve) => raw.once('status', resolve));
+    raw.write(Buffer.from([0x08, 0xff]));
+    const malformed = await ended;
+    expect(malformed.code).to.equal(status.INVALID_ARGUMENT);
+    expect(malformed.metadata.get('shameless-field')).to.deep.equal(['request']);
+
+    const uuid = await putRate(store.api, 19);
+    const unlock = await lockContentTable(store, uuid);
+    try {
+      const pipeline = open();
+      void pipeline.call(getCell(uuid), {}, 6);
+      void pipeline.call(getCell(uuid), {}, 6);
+      const reused = await pipeline.status;
+      expect(reused.code).to.equal(status.INVALID_ARGUMENT);
+      expect(reused.metadata.get('shameless-field')).to.deep.equal(['call_id']);
+    } finally {
+      await unlock();
+    }
   });
 
   it('ends INVALID_ARGUMENT for a message that is not a PipelineRequest, or an id in use', async () => {

@@ -143,7 +143,11 @@ class PipelineStream {
     if (this.ended) return;
     const problem = malformation(message);
     if (problem !== undefined) {
-      this.fail(status.INVALID_ARGUMENT, `a message is not a valid PipelineRequest (${problem})`);
+      this.fail(
+        status.INVALID_ARGUMENT,
+        `a message is not a valid PipelineRequest (${problem})`,
+        'request',
+      );
       return;
     }
     const { callId, call } = message;
@@ -152,7 +156,11 @@ class PipelineStream {
       return;
     }
     if (this.unanswered.has(callId)) {
-      this.fail(status.INVALID_ARGUMENT, `call_id ${callId} is in use by a call not yet answered`);
+      this.fail(
+        status.INVALID_ARGUMENT,
+        `call_id ${callId} is in use by a call not yet answered`,
+        'call_id',
+      );
       return;
     }
     if (call === undefined) {
@@ -346,11 +354,18 @@ class PipelineStream {
     }
   }
 
-  /** Ends the stream with a status; calls not answered get no answer. */
-  private fail(code: status, details: string): void {
+  /**
+   * Ends the stream with a status; calls not answered get no answer. An INVALID_ARGUMENT names
+   * its `field` in the shameless-field trailer, as every method's does.
+   */
+  private fail(code: status, details: string, field?: string): void {
     if (this.ended) return;
     this.abandon();
     const error: Partial<ServiceError> = { code, details };
+    if (field !== undefined) {
+      error.metadata = new Metadata();
+      error.metadata.set('shameless-field', field);
+    }
     this.call.emit('error', error);
   }
 
