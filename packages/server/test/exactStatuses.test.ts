@@ -3,8 +3,8 @@
 // shards that do not exist, and queries or batches past the configured caps.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { Operator, SortOrder, WriteMode } from '@shameless/proto';
+import { Metadata, type ServiceError, type StatusObject, status } from '@grpc/grpc-js';
+import { Operator, SortOrder, WhereRequest, WriteMode } from '@shameless/proto';
 import { type StoreApi, collect, connectStore, rejection } from './support/grpcCalls.js';
 import { int, str } from './support/indexValues.js';
 import {
@@ -125,6 +125,50 @@ describe('Exact statuses', function () {
     );
     expectInvalid(error, 'request');
     expect(error.details).to.contain('GetCellRequest');
+  });
+
+  it('answers a string field that is not UTF-8 as a message that is not valid', async () => {
+    // A record whose room_type is U+FFFD, which a decoder substitutes for a byte that is not
+    // UTF-8: a query holding such a byte must not find it.
+    await store.api.put({
+      model: 'rate',
+      values: pack({
+        hotel_id: 1,
+        room_type: '\uFFFD',
+        check_in_date: '2026-01-01',
+        gateway: 'pegasus',
+        discount_type: 'geo',
+      }),
+      requestId: requestId(),
+    });
+    const query = Buffer.from(
+      WhereRequest.encode({
+        model: 'rate',
+        index: '',
+        conditions: [
+          { field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(1)] },
+          { field: 'room_type', op: Operator.OPERATOR_EQ, values: [str('~')] },
+        ],
+        cells: [],
+        order: SortOrder.SORT_ORDER_ASC,
+        limit: 0,
+        pageToken: '',
+      }).finish(),
+    );
+    query[query.indexOf('~')] = 0xff;
+    const stream = store.api.client.makeServerStreamRequest(
+      '/shameless.v1.Store/Where',
+      (bytes: Buffer) => bytes,
+      (bytes: Buffer) => bytes,
+      query,
+      new Metadata(),
+    );
+    stream.on('data', () => {});
+    stream.on('error', () => {});
+    const ended = await new Promise<StatusObject>((resolve) => stream.once('status', resolve));
+    expect(ended.code, ended.details).to.equal(status.INVALID_ARGUMENT);
+    expect(ended.metadata.get('shameless-field')).to.deep.equal(['request']);
+    expect(ended.details).to.contain('WhereRequest');
   });
 
   describe('unknown enum values', () => {
