@@ -221,15 +221,14 @@ export class ModelRegistry {
         await releaseDefineLock(connection, table, spec.name).catch(() => connection.destroy());
       }
     });
-    if (!result.changed) {
-      // Stored as it was, by another server (or an earlier start): if this server did not know
-      // it, its tables are read before it is served, as refresh reads those of models defined
-      // elsewhere (after the lock: with a pool of one, partition 0 has no other connection).
-      const model = new CompiledModel(result.model);
-      if (!this.models.has(model.name)) await this.learnTables(model);
-      this.models.set(model.name, model);
-    }
-    return result;
+    const model = new CompiledModel(result.model);
+    // A model this server did not know and whose tables this define did not create (another
+    // server or an earlier start did): its tables are read before it is served, as refresh
+    // reads those of models defined elsewhere (after the lock: with a pool of one, partition 0
+    // has no other connection).
+    if (!result.tablesRead && !this.models.has(model.name)) await this.learnTables(model);
+    this.models.set(model.name, model);
+    return { model: result.model, changed: result.changed };
   }
 
   /**
@@ -239,29 +238,20 @@ export class ModelRegistry {
   private async defineOnce(
     spec: ModelSpec,
     connection: SqlConnection,
-  ): Promise<{ model: ModelSpec; changed: boolean }> {
+  ): Promise<{ model: ModelSpec; changed: boolean; tablesRead: boolean }> {
     const current = await readModelDefinition(connection, this.layout.modelsTable, spec.name);
     if (current !== undefined) {
       const stored = parseDefinition(current);
       const comparison = compareDefinitions(stored, spec);
       if (comparison.change === 'conflict') throw new FailedPreconditionError(comparison.reason);
-      if (comparison.change === 'none') return { model: stored, changed: false };
-    } else {
-      await this.createTables(new CompiledModel(spec), connection);
+      if (comparison.change === 'none') return { model: stored, changed: false, tablesRead: false };
+      return { ...(await this.writeDefinition(spec, connection)), tablesRead: false };
     }
-    return this.commitDefinition(spec, connection);
+    await this.createTables(new CompiledModel(spec), connection);
+    return { ...(await this.writeDefinition(spec, connection)), tablesRead: true };
   }
 
   /** Writes the definition under a row lock, comparing again with what is stored by then. */
-  private async commitDefinition(
-    spec: ModelSpec,
-    connection: SqlConnection,
-  ): Promise<{ model: ModelSpec; changed: boolean }> {
-    const result = await this.writeDefinition(spec, connection);
-    this.models.set(result.model.name, new CompiledModel(result.model));
-    return result;
-  }
-
   private async writeDefinition(
     spec: ModelSpec,
     connection: SqlConnection,

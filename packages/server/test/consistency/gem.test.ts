@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { RATE_MODEL } from '../support/storeFixture.js';
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import { Operator, WriteMode, type Cell, type WriteCellResult } from '@shameless/proto';
+import {
+  Operator,
+  WriteMode,
+  type Cell,
+  type ModelDefinition,
+  type WriteCellResult,
+} from '@shameless/proto';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
@@ -809,6 +815,7 @@ describe('consistency: the gem’s INT index columns on a server that did not de
   let definer: StoreFixture;
   let other: StoreFixture;
   let redefiner: StoreFixture;
+  let extender: StoreFixture;
 
   before(async () => {
     databases = await createTestDatabases(1);
@@ -817,10 +824,16 @@ describe('consistency: the gem’s INT index columns on a server that did not de
     const open = () =>
       startStoreFixture({ partitionUrls: databases.urls, namespace: NS, shardsCount: SHARDS });
     // All start before the define: the others learn of the model from the models table, or
-    // by defining it again.
-    [definer, other, redefiner] = [await open(), await open(), await open()];
+    // by defining it again, as it is or with a cell more.
+    [definer, other, redefiner, extender] = [
+      await open(),
+      await open(),
+      await open(),
+      await open(),
+    ];
   });
   after(async () => {
+    await extender?.close();
     await redefiner?.close();
     await other?.close();
     await definer?.close();
@@ -848,26 +861,40 @@ describe('consistency: the gem’s INT index columns on a server that did not de
     expect(rows, 'no row at INT’s limit').to.deep.equal([]);
   });
 
-  it('refuses it too on a server that learns of the model by defining it again', async () => {
-    await definer.api.defineModel({ model: RATE_MODEL });
-    // What every client does on connecting: the definition is unchanged, and now known here.
-    expect((await redefiner.api.defineModel({ model: RATE_MODEL })).changed).to.equal(false);
-    const error = await rejection(
-      redefiner.api.put({
-        model: 'rate',
-        values: pack({
-          hotel_id: 3_000_000_002,
-          room_type: 'wide',
-          check_in_date: '2024-04-03',
-          gateway: 'pegasus',
-          discount_type: 'wide',
+  const redefinitions: [string, () => StoreFixture, ModelDefinition, boolean][] = [
+    ['again', () => redefiner, RATE_MODEL, false],
+    [
+      'with a cell more',
+      () => extender,
+      { ...RATE_MODEL, cells: [...RATE_MODEL.cells, 'extra'] },
+      true,
+    ],
+  ];
+  for (const [how, server, model, changed] of redefinitions) {
+    it(`refuses it too on a server that learns of the model by defining it ${how}`, async () => {
+      await definer.api.defineModel({ model: RATE_MODEL });
+      // What every client does on connecting; the model is now known on that server.
+      expect((await server().api.defineModel({ model })).changed).to.equal(changed);
+      const hotelId = changed ? 3_000_000_003 : 3_000_000_002;
+      const error = await rejection(
+        server().api.put({
+          model: 'rate',
+          values: pack({
+            hotel_id: hotelId,
+            room_type: 'wide',
+            check_in_date: '2024-04-03',
+            gateway: 'pegasus',
+            discount_type: 'wide',
+          }),
+          requestId: newRequestId('redefined'),
         }),
-        requestId: newRequestId('redefined'),
-      }),
-    );
-    expect(error.code, error.details).to.equal(status.INVALID_ARGUMENT);
-    expect(error.details).to.match(/^values: hotel_id 3000000002 does not fit the column/);
-  });
+      );
+      expect(error.code, error.details).to.equal(status.INVALID_ARGUMENT);
+      expect(error.details).to.match(
+        new RegExp(`^values: hotel_id ${hotelId} does not fit the column`),
+      );
+    });
+  }
 });
 
 describe('consistency: a gem store made with legacy_created_at_is_bigint, served with legacyCreatedAtIsBigint (§2)', function () {
