@@ -15,7 +15,8 @@
 // MessagePackExtension of its type and bytes (see messagePackReader.ts).
 
 import { InternalError } from '../transport/index.js';
-import { readMessagePack } from './messagePackReader.js';
+import { isPlainObject } from './integers.js';
+import { readMessagePack, setOwnKey } from './messagePackReader.js';
 import { encodeMessagePack } from './messagePackWriter.js';
 import type { Body } from './schema.js';
 
@@ -47,30 +48,11 @@ export function decodeBody(bytes: Uint8Array, what: string): Body {
   }
   if (value instanceof Map) {
     const body: Body = {};
-    for (const [key, item] of value) setOwn(body, String(key), item);
+    for (const [key, item] of value) setOwnKey(body, String(key), item);
     return body;
   }
   if (!isPlainObject(value)) {
     throw new InternalError(`${what}: the body is not a MessagePack map`);
   }
   return value;
-}
-
-function isPlainObject(value: unknown): value is Body {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.getPrototypeOf(value) === Object.prototype
-  );
-}
-
-/** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
-function setOwn(object: Body, key: string, value: unknown): void {
-  Object.defineProperty(object, key, {
-    value,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
 }

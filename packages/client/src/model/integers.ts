@@ -91,7 +91,8 @@ export function jsonSafe(value: unknown): unknown {
   return copy;
 }
 
-function isPlainObject(value: unknown): value is { [key: string]: unknown } {
+/** An object of no class: `{}` or `Object.create(null)`, not an array, a Map, a Buffer, ... */
+export function isPlainObject(value: unknown): value is { [key: string]: unknown } {
   if (typeof value !== 'object' || value === null) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;

@@ -133,18 +133,7 @@ class MessagePackReader {
         this.position = start;
         return this.#mapOf(size);
       }
-      const value = this.read();
-      if (key === '__proto__') {
-        // A plain assignment would change the prototype.
-        Object.defineProperty(object, key, {
-          value,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      } else {
-        object[key] = value;
-      }
+      setOwnKey(object, key, this.read());
     }
     return object;
   }
@@ -205,6 +194,20 @@ class MessagePackReader {
     }
     this.position = at + length;
     return at;
+  }
+}
+
+/** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
+export function setOwnKey(object: { [key: string]: unknown }, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    object[key] = value;
   }
 }
 
