@@ -12,6 +12,7 @@ import { pack, unpack } from '../support/storeFixture.js';
 import {
   ProcessCluster,
   RATE,
+  rateValues,
   callWithDeadline,
   codeName,
   contentShardOf,
@@ -59,14 +60,6 @@ describe('consistency: idempotent writes (§4.3)', function () {
 
   const a = () => cluster.api(0);
   const b = () => cluster.api(1);
-
-  const values = (hotelId: number, extra: Record<string, unknown> = {}) => ({
-    hotel_id: hotelId,
-    room_type: 'suite',
-    check_in_date: '2024-05-01',
-    gateway: 'gw',
-    ...extra,
-  });
 
   const cellRows = (uuid: string, cell: string) =>
     cluster.query<Row[]>(
@@ -165,14 +158,14 @@ describe('consistency: idempotent writes (§4.3)', function () {
       range(count).map((i) =>
         (i % 2 ? a() : b()).put({
           model: 'rate',
-          values: pack(values(hotelId, { other: i })),
+          values: pack(rateValues(hotelId, { other: i })),
           requestId: newRequestId('other-put'),
         }),
       ),
     );
 
   const createRecord = async (hotelId: number) =>
-    (await a().put({ model: 'rate', values: pack(values(hotelId)), requestId: newRequestId() }))
+    (await a().put({ model: 'rate', values: pack(rateValues(hotelId)), requestId: newRequestId() }))
       .uuid;
 
   it('WriteCell: a lost response retried with its requestId, while others append, makes one version', async () => {
@@ -216,7 +209,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
   it('Put, update path: a lost response retried with its requestId, while others put, makes one version', async () => {
     const uuid = await createRecord(11);
     const requestId = newRequestId('lost-update');
-    const request = { model: 'rate', values: pack(values(11, { price: 42 })), requestId };
+    const request = { model: 'rate', values: pack(rateValues(11, { price: 42 })), requestId };
     await withLostResponse(
       requestId,
       (api, deadline) => callWithDeadline(api, api.client.put, request, deadline),
@@ -246,7 +239,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
 
   it('Put, create path: a lost response (connection reset) retried with its requestId, while others put, makes one record', async () => {
     const requestId = newRequestId('lost-create');
-    const request = { model: 'rate', values: pack(values(12, { price: 7 })), requestId };
+    const request = { model: 'rate', values: pack(rateValues(12, { price: 7 })), requestId };
     await withLostResponse(
       requestId,
       (api, deadline) => callWithDeadline(api, api.client.put, request, deadline),
@@ -274,7 +267,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
       expect(retry.created).to.equal(true);
       expect(retry.base!.id).to.equal(BigInt(committed.id));
       expect(retry.base!.refKey).to.equal(0);
-      expect(unpack(retry.base!.body)).to.deep.include(values(12, { price: 7 }));
+      expect(unpack(retry.base!.body)).to.deep.include(rateValues(12, { price: 7 }));
     }
     expect(await rowsWithRequestId(requestId)).to.have.length(1);
     const primary = await cluster.query<{ uuid: string }[]>(
@@ -329,7 +322,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
         for (const i of range(hedges)) {
           const request = {
             model: 'rate',
-            values: pack(values(20, { hedge: i })),
+            values: pack(rateValues(20, { hedge: i })),
             requestId: newRequestId('hedge-update'),
           };
           updates.push(await Promise.all([a().put(request), b().put(request)]));
@@ -353,7 +346,7 @@ describe('consistency: idempotent writes (§4.3)', function () {
     await forEachConcurrently(range(hedges), 4, async (i) => {
       const request = {
         model: 'rate',
-        values: pack(values(100 + i, { hedge: i })),
+        values: pack(rateValues(100 + i, { hedge: i })),
         requestId: newRequestId('hedge-create'),
       };
       creates[i] = await Promise.all([a().put(request), b().put(request)]);

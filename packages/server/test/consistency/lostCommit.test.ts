@@ -20,6 +20,7 @@ import { pack } from '../support/storeFixture.js';
 import {
   NAMESPACE,
   RATE,
+  rateValues,
   codeName,
   contentTable,
   grpcCode,
@@ -65,14 +66,6 @@ describe('consistency: a COMMIT whose answer the database never sends back', fun
     await databases?.drop();
   });
 
-  const values = (hotelId: number, extra: Record<string, unknown> = {}) => ({
-    hotel_id: hotelId,
-    room_type: 'suite',
-    check_in_date: '2024-05-01',
-    gateway: 'gw',
-    ...extra,
-  });
-
   const rowsWithRequestId = async (requestId: string) => {
     const rows: { uuid: string; ref_key: number; column_name: string }[] = [];
     for (const shard of range(SHARDS)) {
@@ -111,7 +104,7 @@ describe('consistency: a COMMIT whose answer the database never sends back', fun
   it('WriteCell: the retry answers the one version that committed', async () => {
     const { uuid } = await api.put({
       model: 'rate',
-      values: pack(values(1)),
+      values: pack(rateValues(1)),
       requestId: newRequestId(),
     });
     const write = (requestId: string, n: number) =>
@@ -138,7 +131,7 @@ describe('consistency: a COMMIT whose answer the database never sends back', fun
 
   it('Put create: the retry answers the record that committed', async () => {
     const lost = newRequestId('lost-create');
-    const put = () => api.put({ model: 'rate', values: pack(values(2)), requestId: lost });
+    const put = () => api.put({ model: 'rate', values: pack(rateValues(2)), requestId: lost });
     const ended = await withLostCommit(lost, put);
     expect(ended).to.equal(codeName(status.UNAVAILABLE));
     const [row] = await rowsWithRequestId(lost);
@@ -151,18 +144,22 @@ describe('consistency: a COMMIT whose answer the database never sends back', fun
   it('Put update: the retry answers the one version that committed', async () => {
     const first = await api.put({
       model: 'rate',
-      values: pack(values(3)),
+      values: pack(rateValues(3)),
       requestId: newRequestId(),
     });
     // A stale try before (the retries above) sends the next groups the usual way, in two
     // round trips, whose first answer the fault would drop before any COMMIT: enough writes
     // to get back to one round trip, where the COMMIT travels with the rest.
     for (const n of range(20)) {
-      await api.put({ model: 'rate', values: pack(values(3, { n })), requestId: newRequestId() });
+      await api.put({
+        model: 'rate',
+        values: pack(rateValues(3, { n })),
+        requestId: newRequestId(),
+      });
     }
     const lost = newRequestId('lost-update');
     const put = () =>
-      api.put({ model: 'rate', values: pack(values(3, { x: 1 })), requestId: lost });
+      api.put({ model: 'rate', values: pack(rateValues(3, { x: 1 })), requestId: lost });
     const ended = await withLostCommit(lost, put);
     expect(ended).to.equal(codeName(status.UNAVAILABLE));
     const retried = await put();

@@ -41,6 +41,15 @@ export const RATE: ModelDefinition = {
   cells: ['meta'],
 };
 
+/** Values of a RATE record of one hotel, every index field set, with `extra` beside them. */
+export const rateValues = (hotelId: number, extra: Record<string, unknown> = {}) => ({
+  hotel_id: hotelId,
+  room_type: 'suite',
+  check_in_date: '2024-05-01',
+  gateway: 'gw',
+  ...extra,
+});
+
 export const pad = (shard: number) => String(shard).padStart(6, '0');
 export const contentTable = (shard: number, ns = NAMESPACE, model = 'rate') =>
   `${ns}_${model}_${pad(shard)}`;
