@@ -423,6 +423,18 @@ describe('Store RPCs', function () {
       const all = await where({ conditions: [conditions[0]!] });
       expect(pages.flat()).to.deep.equal(all.flatMap((m) => m.records).map((r) => r.uuid));
     });
+
+    it('reads base for an empty cell name, as GetCell does, each cell once', async () => {
+      const conditions = [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(hotel)] }];
+      const names = async (cells: string[]) =>
+        (await where({ conditions, cells, limit: 1 }))
+          .flatMap((m) => m.records)
+          .map((r) => r.cells.map((c) => c.name));
+      expect(await names([''])).to.deep.equal([['base']]);
+      expect(await names(['', 'base'])).to.deep.equal([['base']]);
+      const { pages } = await store.api.whereMany([{ conditions, cells: [''], limit: 1 }]);
+      expect(pages[0]!.records[0]!.cells.map((c) => c.name)).to.deep.equal(['base']);
+    });
   });
 
   describe('FetchLatestCells and Each', () => {

@@ -108,7 +108,7 @@ export class WhereQuery {
         `model ${model.name} has no index ${JSON.stringify(indexName)}; its indices are ${[...model.indices.keys()].join(', ')}`,
       );
     }
-    const cells = input.cells.length > 0 ? [...new Set(input.cells)] : [BASE_CELL];
+    const cells = cellsAskedFor(input.cells);
     for (const cell of cells) model = await this.models.requireCell(model, cell);
     const limit = requireLimit(
       input.limit,
@@ -209,6 +209,20 @@ export class WhereQuery {
       uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
     );
   }
+}
+
+/** What a query reads of each record when it names no cell. */
+const BASE_ONLY: readonly string[] = [BASE_CELL];
+
+/**
+ * The cells a query reads of each record, each once, in the order named: base when none is
+ * named, and for an empty name, as GetCell's empty `cell` is.
+ */
+function cellsAskedFor(names: readonly string[]): readonly string[] {
+  if (names.length === 0) return BASE_ONLY;
+  const cells = new Set<string>();
+  for (const name of names) cells.add(name || BASE_CELL);
+  return [...cells];
 }
 
 /**
