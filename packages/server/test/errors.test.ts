@@ -214,6 +214,57 @@ describe('Errors', function () {
     expect(await rowCount()).to.equal(before);
   });
 
+  it('refuses an update whose secondary index values are not of their type, as a create, writing nothing', async () => {
+    // The record exists: an update stores no index value, yet bad ones are refused all the
+    // same, on a server that knows where the values lead (this one: it created the record)
+    // and on one that must look them up (a second server over the same databases).
+    const fresh = await startStoreFixture({ shardsCount: 2, partitionUrls: store.partitionUrls });
+    try {
+      const before = await rowCount();
+      const bad: [Record<string, unknown>, RegExp][] = [
+        [{ ...full, gateway: 7 }, /^values: gateway must be a string, got number 7/],
+        [without('gateway', { ...full, discount_type: [1] }), /discount_type must be a string/],
+        [{ ...full, gateway: 'x'.repeat(256) }, /gateway must be at most 255 characters/],
+      ];
+      for (const api of [store.api, fresh.api]) {
+        for (const [values, pattern] of bad) {
+          const error = await rejection(
+            api.put({
+              model: 'rate',
+              values: pack({ ...values, price: 1 }),
+              requestId: requestId(),
+            }),
+          );
+          expectStatus(error, status.INVALID_ARGUMENT, pattern);
+          expect(error.metadata.get('shameless-field')).to.deep.equal(['values']);
+        }
+        const batch = await rejection(
+          api.putMany({
+            puts: [
+              { model: 'rate', values: pack(full), requestId: requestId() },
+              { model: 'rate', values: pack({ ...full, gateway: 7 }), requestId: requestId() },
+            ],
+          }),
+        );
+        expectStatus(
+          batch,
+          status.INVALID_ARGUMENT,
+          /^puts\[1\]\.values: gateway must be a string/,
+        );
+      }
+      expect(await rowCount()).to.equal(before);
+      // Values without the secondary fields still update the record.
+      const updated = await fresh.api.put({
+        model: 'rate',
+        values: pack(without('discount_type', without('gateway'))),
+        requestId: requestId(),
+      });
+      expect(updated).to.deep.include({ uuid, created: false });
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('refuses an index field nested deeper than a decoder recurses, writing nothing', async () => {
     // Values whose index field is an array (or map) inside another, 100,000 deep: a few
     // hundred KB. `open` starts one level: a one-element array, or a one-entry map and its key.

@@ -138,6 +138,7 @@ describe('model definitions (pure)', () => {
       type: 'string',
     });
     expect(model.indexOfField.get('hotel_id')).to.deep.equal({ index: 'primary', type: 'integer' });
+    expect(model.secondaryFields).to.deep.equal([{ name: 'gateway', type: 'string' }]);
     expect([...model.cellNames]).to.deep.equal(['base', 'meta']);
   });
 });

@@ -61,19 +61,39 @@ export function indexValuesFrom(index: IndexSpec, body: Body, path: string): Ind
         `${field.name} is required (a field of index ${index.name})`,
       );
     }
-    if (!body.isUtf8(field.name)) {
-      // Read with replacement characters, other bytes would find this record's index row.
-      throw new InvalidArgumentError(path, `${field.name} must be UTF-8 text`);
-    }
-    const container = body.containerAt(field.name);
-    if (container !== undefined) {
-      // Never decoded: an index value is a scalar, and a deeply nested one would overflow the
-      // decoder's stack.
-      const type = field.type === 'integer' ? 'an integer' : 'a string';
-      throw new InvalidArgumentError(path, `${field.name} must be ${type}, got ${container}`);
-    }
-    return toIndexScalar(field, body.get(field.name), path);
+    return indexValueOf(field, body, path);
   });
+}
+
+/**
+ * Checks the value of each of `fields` that the body holds against its field's type; fields
+ * it lacks are left to whoever requires them (a create does, an update does not). So values
+ * that an update would not store are refused as a create would refuse them.
+ */
+export function requireIndexValueTypes(
+  fields: readonly FieldSpec[],
+  body: Body,
+  path: string,
+): void {
+  for (const field of fields) {
+    if (body.has(field.name)) indexValueOf(field, body, path);
+  }
+}
+
+/** The value of a field the body holds, checked against the field's type. */
+function indexValueOf(field: FieldSpec, body: Body, path: string): IndexScalar {
+  if (!body.isUtf8(field.name)) {
+    // Read with replacement characters, other bytes would find this record's index row.
+    throw new InvalidArgumentError(path, `${field.name} must be UTF-8 text`);
+  }
+  const container = body.containerAt(field.name);
+  if (container !== undefined) {
+    // Never decoded: an index value is a scalar, and a deeply nested one would overflow the
+    // decoder's stack.
+    const type = field.type === 'integer' ? 'an integer' : 'a string';
+    throw new InvalidArgumentError(path, `${field.name} must be ${type}, got ${container}`);
+  }
+  return toIndexScalar(field, body.get(field.name), path);
 }
 
 export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): number | bigint {

@@ -220,19 +220,24 @@ export class CompiledModel {
   readonly indices: ReadonlyMap<string, IndexSpec>;
   /** Every index field, with the first index (primary first) that holds it. */
   readonly indexOfField: ReadonlyMap<string, { index: string; type: FieldType }>;
+  /** The fields of secondary indices that the primary index lacks, each once. */
+  readonly secondaryFields: readonly FieldSpec[];
   readonly cellNames: ReadonlySet<string>;
 
   constructor(readonly spec: ModelSpec) {
     const all = [spec.primaryIndex, ...spec.secondaryIndices];
     this.indices = new Map(all.map((index) => [index.name, index]));
     const owners = new Map<string, { index: string; type: FieldType }>();
+    const secondaryFields: FieldSpec[] = [];
     for (const index of all) {
       for (const field of index.fields) {
-        if (!owners.has(field.name))
-          owners.set(field.name, { index: index.name, type: field.type });
+        if (owners.has(field.name)) continue;
+        owners.set(field.name, { index: index.name, type: field.type });
+        if (index !== spec.primaryIndex) secondaryFields.push(field);
       }
     }
     this.indexOfField = owners;
+    this.secondaryFields = secondaryFields;
     this.cellNames = new Set([BASE_CELL, ...spec.cells]);
   }
 

@@ -23,7 +23,12 @@ import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
 import type { IndexColumns } from './indexColumns.js';
-import { indexValuesFrom, shardOnValue, withoutIndexFields } from './indexValues.js';
+import {
+  indexValuesFrom,
+  requireIndexValueTypes,
+  shardOnValue,
+  withoutIndexFields,
+} from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
@@ -98,7 +103,9 @@ export class PutOperation {
   ) {}
 
   /**
-   * A put's values checked and read, before anything is written. `field` names the values in
+   * A put's values checked and read, before anything is written. Every index field they hold
+   * is checked against its type here, whether the put then creates or updates: an update
+   * stores no index value, but bad input is refused all the same. `field` names the values in
    * the errors found here: `values`, or `puts[3].values` in a batch; later ones say `values`.
    */
   prepare(
@@ -109,13 +116,9 @@ export class PutOperation {
   ): PreparedPut {
     requireCellSize(valuesBytes, field, maxCellBytes);
     const values = parseBody(valuesBytes, field);
-    return {
-      model,
-      bytes: valuesBytes,
-      values,
-      primary: this.primaryRow(model, values, field),
-      maxCellBytes,
-    };
+    const primary = this.primaryRow(model, values, field);
+    requireIndexValueTypes(model.secondaryFields, values, field);
+    return { model, bytes: valuesBytes, values, primary, maxCellBytes };
   }
 
   async put(put: PreparedPut, requestId: string): Promise<PutResult> {
@@ -145,9 +148,10 @@ export class PutOperation {
    */
   private async findOrCreate(put: PreparedPut, requestId: string): Promise<Found> {
     const { model, values, primary } = put;
-    // Every index value is checked before anything is written. Values that lack (or mistype)
-    // a field of a secondary index cannot create a record but may update one: they are looked
-    // up first, and refused only if no record holds them.
+    // Every index value is checked before anything is written (its type already by prepare).
+    // Values that lack a field of a secondary index, or that an index table the store did not
+    // create cannot hold, cannot create a record but may update one: they are looked up first,
+    // and refused only if no record holds them.
     let rows: PlacedRow[] | undefined;
     let invalid: InvalidArgumentError | undefined;
     try {
