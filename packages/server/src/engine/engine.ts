@@ -15,6 +15,7 @@ import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limit
 import type { RowId } from './exactInteger.js';
 import { IndexColumns } from './indexColumns.js';
 import { rejectIndexFields } from './indexValues.js';
+import { KnownTables } from './knownTables.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
 import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
@@ -154,7 +155,8 @@ export class Engine implements EngineStats {
     const notifier = new LogNotifier();
     const times = new StoredTimes(layout.createdAt);
     const indexColumns = new IndexColumns();
-    this.models = new ModelRegistry(layout, partitions, logger, times, indexColumns);
+    const tables = new KnownTables(layout, partitions, logger, times, indexColumns);
+    this.models = new ModelRegistry(layout, partitions, logger, tables);
     this.knownRecords = new KnownRecords(
       options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
     );
@@ -179,6 +181,7 @@ export class Engine implements EngineStats {
       lookups,
       this.primaryKeys,
       indexColumns,
+      tables,
     );
     this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(

@@ -1,7 +1,6 @@
 // Model definitions: defining (tables first, then the definition as the commit point), and a
 // cache that refreshes from the schema table when another server has defined something new.
-// Whenever it looks at a model's content tables it tells StoredTimes what their created_at
-// keeps, so that writes need not read it back.
+// Whenever it looks at a model's tables it records what writes must know of them (KnownTables).
 import { applySchemaChanges } from './applySchemaChanges.js';
 import {
   FailedPreconditionError,
@@ -10,7 +9,7 @@ import {
   NotFoundError,
   UnavailableError,
 } from './errors.js';
-import type { IndexColumns } from './indexColumns.js';
+import type { KnownTables } from './knownTables.js';
 import type { Logger } from './logger.js';
 import type { StoreLayout } from './layout.js';
 import {
@@ -29,15 +28,12 @@ import {
   createdAtMismatchMessage,
   foreignTableMessage,
   foreignTables,
-  indexTablesOn,
   modelChanges,
   modelTablesOn,
 } from './schemaPlan.js';
 import { isLockContention } from './sqlErrors.js';
-import type { StoredTimes } from './storedTimes.js';
-import { CREATED_AT_DIGITS } from './sql/contentDdl.js';
 import { DEFINE_LOCK_WAIT_S, releaseDefineLock, takeDefineLock } from './sql/defineLock.js';
-import { type ExistingTable, inspectTables } from './sql/schemaInspection.js';
+import { inspectTables } from './sql/schemaInspection.js';
 import {
   insertLogLocks,
   lockModelDefinition,
@@ -60,8 +56,7 @@ export class ModelRegistry {
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly logger: Logger,
-    private readonly times: StoredTimes,
-    private readonly indexColumns: IndexColumns,
+    private readonly tables: KnownTables,
   ) {}
 
   all(): CompiledModel[] {
@@ -102,70 +97,24 @@ export class ModelRegistry {
       await Promise.all(
         [...models.values()]
           .filter((model) => !before.has(model.name))
-          .map((model) => this.learnTables(model)),
+          .map((model) => this.tables.read(model)),
       );
     }
     this.models = models;
     this.loaded = true;
   }
 
-  /** Records what the model's existing tables are (recordTables); failures only logged. */
-  private async learnTables(model: CompiledModel): Promise<void> {
-    try {
-      await Promise.all(
-        this.partitions.partitions.map((partition) =>
-          partition.run(async (pool) => {
-            const tables = modelTablesOn(this.layout, model, partition.index);
-            this.recordTables(model, partition.index, await inspectTables(pool, tables));
-          }),
-        ),
-      );
-    } catch (error) {
-      this.logger.warn(
-        'could not read the columns of a model; its writes read created_at back, and its ' +
-          'index values are checked by MySQL alone',
-        {
-          model: model.name,
-          error: (error as Error).message,
-        },
-      );
-    }
-  }
-
   /**
-   * Records what writes must know of the model's tables on a partition: the fractional digits
-   * of the content tables' created_at (recordTimes), and the index tables' integer columns
-   * narrower than ours (the gem's INT).
+   * The named model; NOT_FOUND when no server has defined it. Using a model whose tables on
+   * some partition could not be read (it was down) reads them again, in the background.
    */
-  private recordTables(
-    model: CompiledModel,
-    partition: number,
-    existing: ReadonlyMap<string, ExistingTable>,
-  ): void {
-    this.recordTimes(contentTablesOn(this.layout, model, partition), existing);
-    for (const table of indexTablesOn(this.layout, model, partition)) {
-      const found = existing.get(table);
-      if (found) this.indexColumns.learn(table, found.columnTypes);
-    }
-  }
-
-  /**
-   * Records the fractional digits of the tables' created_at: as inspected for those that
-   * exist, and as we create them for the others.
-   */
-  private recordTimes(tables: readonly string[], existing: ReadonlyMap<string, ExistingTable>) {
-    for (const table of tables) {
-      const found = existing.get(table);
-      const digits = found ? found.createdAtDigits : CREATED_AT_DIGITS;
-      if (digits !== undefined) this.times.learn(table, digits);
-    }
-  }
-
-  /** The named model; NOT_FOUND when no server has defined it. */
   async get(name: string): Promise<CompiledModel> {
     if (name === '') throw new InvalidArgumentError('model', "is required: a defined model's name");
     const cached = this.models.get(name);
-    if (cached) return cached;
+    if (cached) {
+      if (this.tables.incomplete) this.tables.readAgainIfDue(cached);
+      return cached;
+    }
     // Another server may have defined it since this one last looked.
     await this.refresh();
     const model = this.models.get(name);
@@ -226,7 +175,7 @@ export class ModelRegistry {
     // server or an earlier start did): its tables are read before it is served, as refresh
     // reads those of models defined elsewhere (after the lock: with a pool of one, partition 0
     // has no other connection).
-    if (!result.tablesRead && !this.models.has(model.name)) await this.learnTables(model);
+    if (!result.tablesRead && !this.models.has(model.name)) await this.tables.read(model);
     this.models.set(model.name, model);
     return { model: result.model, changed: result.changed };
   }
@@ -297,7 +246,7 @@ export class ModelRegistry {
             modelTablesOn(this.layout, model, partition.index),
           );
           const existing = await inspectTables(pool, tables);
-          for (const model of models) this.recordTables(model, partition.index, existing);
+          for (const model of models) this.tables.record(model, partition.index, existing);
           return models.flatMap((model) =>
             createdAtMismatches(this.layout, model, partition.index, existing),
           );
@@ -352,7 +301,7 @@ export class ModelRegistry {
           });
           const contentTables = contentTablesOn(this.layout, model, partition.index);
           await insertLogLocks(session, this.layout.logLocksTable, contentTables);
-          this.recordTables(model, partition.index, existing[i]!);
+          this.tables.record(model, partition.index, existing[i]!);
         }),
       ),
     );

@@ -23,6 +23,7 @@ import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
 import type { IndexColumns } from './indexColumns.js';
+import type { KnownTables } from './knownTables.js';
 import {
   indexValuesFrom,
   requireIndexValueTypes,
@@ -100,6 +101,7 @@ export class PutOperation {
     private readonly lookups: PrimaryLookups,
     private readonly known: PrimaryKeyCache,
     private readonly indexColumns: IndexColumns,
+    private readonly tables: KnownTables,
   ) {}
 
   /**
@@ -155,7 +157,13 @@ export class PutOperation {
     let rows: PlacedRow[] | undefined;
     let invalid: InvalidArgumentError | undefined;
     try {
-      rows = this.indexRowsOf(model, values, VALUES);
+      const placed = this.indexRowsOf(model, values, VALUES);
+      // The columns of index tables on a partition that was down when the model was first
+      // served are read first: UNAVAILABLE when they still cannot be.
+      const reading = this.tables.readingFor(model, placed);
+      if (reading) await reading;
+      this.requireFit(placed, VALUES);
+      rows = placed;
     } catch (error) {
       if (!(error instanceof InvalidArgumentError)) throw error;
       invalid = error;
@@ -198,13 +206,17 @@ export class PutOperation {
     };
   }
 
+  /** Refuses rows whose values their index tables cannot hold (IndexColumns). */
+  private requireFit(rows: readonly PlacedRow[], field: string): void {
+    for (const row of rows) this.indexColumns.requireFit(row.table, row.index, row.values, field);
+  }
+
   /** The record's row in every index, the primary one first, with the partition of each. */
   private indexRowsOf(model: CompiledModel, values: Body, field: string): PlacedRow[] {
     return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) => {
       const rowValues = indexValuesFrom(index, values, field);
       const shard = this.layout.findShard(shardOnValue(index, rowValues));
       const table = this.layout.indexTable(model, index.name, shard);
-      this.indexColumns.requireFit(table, index, rowValues, field);
       return {
         index,
         table,
@@ -269,6 +281,7 @@ export class PutOperation {
     if (created) {
       // Finish what a crash may have interrupted: the rows on other partitions.
       const rows = this.indexRowsOf(model, values, VALUES);
+      this.requireFit(rows, VALUES);
       await this.writeRemoteRows(
         model.name,
         uuid,
