@@ -3,7 +3,7 @@
 // write never commits after its caller was told it failed.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { withDeadline } from '../src/engine/callDeadline.js';
+import { withDeadline } from '../src/engine/callScope.js';
 import { DeadlineExceededError } from '../src/engine/errors.js';
 import { contentTableName } from '../src/engine/tableNames.js';
 import {

@@ -10,7 +10,7 @@ import {
   createTestDatabases,
   startTcpProxy,
 } from '@shameless/testkit';
-import { withDeadline } from '../src/engine/callDeadline.js';
+import { withDeadline } from '../src/engine/callScope.js';
 import { EngineError } from '../src/engine/errors.js';
 import {
   RATE_MODEL,

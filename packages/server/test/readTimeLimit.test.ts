@@ -4,7 +4,7 @@
 // read serves the next one: the server aborted the work, nothing had to be destroyed.
 import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
-import { withDeadline } from '../src/engine/callDeadline.js';
+import { withDeadline } from '../src/engine/callScope.js';
 import { DeadlineExceededError, UnavailableError } from '../src/engine/errors.js';
 import { type Row, createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
 import { Partition } from '../src/engine/partitions.js';

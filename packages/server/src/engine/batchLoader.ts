@@ -1,14 +1,14 @@
 // Keyed lookups that callers ask for in the same turn of the event loop are made together, with
 // one call of a batch function (as DataLoader does): concurrent GetCells, Where pages and Put
 // lookups on a partition share one SELECT instead of one each. A lone lookup waits for nothing
-// but the end of the current turn. A batch runs until the last of its callers' deadlines.
-import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
+// but the end of the current turn. A batch runs until the last of its callers gives up.
+import { type CallScope, currentScope, sharedScope, withScope } from './callScope.js';
 import { type ReadParts, splitKeys } from './readSplit.js';
 
 interface PendingLoad<K, V> {
   readonly keys: readonly K[];
-  /** The caller's deadline: the batch's statements run until the last of its callers' passes. */
-  readonly deadline: number;
+  /** The caller's call: the batch's statements run until the last of its callers gives up. */
+  readonly scope: CallScope;
   resolve(found: Map<string, V>): void;
   reject(error: unknown): void;
 }
@@ -32,7 +32,7 @@ export class BatchLoader<K, V> {
   load(keys: readonly K[]): Promise<Map<string, V>> {
     if (keys.length === 0) return Promise.resolve(new Map());
     return new Promise((resolve, reject) => {
-      this.pending.push({ keys, deadline: currentDeadline(), resolve, reject });
+      this.pending.push({ keys, scope: currentScope(), resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
@@ -56,9 +56,9 @@ export class BatchLoader<K, V> {
     const chunks = splitKeys([...distinct.values()], this.parts);
     let found: Map<string, V>;
     try {
-      // The turn that flushes ran under the first caller's deadline; the batch is everyone's.
-      const deadline = latestDeadline(pending.map((load) => load.deadline));
-      const answers = await withDeadline(deadline, () =>
+      // The turn that flushes ran under the first caller's scope; the batch is everyone's.
+      const scope = sharedScope(pending.map((load) => load.scope));
+      const answers = await withScope(scope, () =>
         Promise.all(chunks.map((chunk) => this.loadAll(chunk, chunks.length > 1))),
       );
       found = answers[0] ?? new Map();

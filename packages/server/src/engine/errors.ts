@@ -11,6 +11,7 @@ export abstract class EngineError extends Error {
     | 'resource_exhausted'
     | 'unavailable'
     | 'deadline_exceeded'
+    | 'cancelled'
     | 'internal';
 }
 
@@ -68,6 +69,11 @@ export class UnavailableError extends EngineError {
 /** The call's deadline passed while a statement ran for it; the statement was stopped. */
 export class DeadlineExceededError extends EngineError {
   readonly kind = 'deadline_exceeded';
+}
+
+/** Every call the work served has gone (cancelled); what was not sent for it never will be. */
+export class CancelledError extends EngineError {
+  readonly kind = 'cancelled';
 }
 
 /** Anything unexpected. The message is generic; the cause is for the server's log only. */

@@ -4,8 +4,14 @@
 // slot free it starts at the end of the current turn of the event loop, so that writes arriving
 // together (a batch call, requests read from the same socket) still share one. A group large
 // enough is shared among the free transaction slots, by shard (groupSplit.ts).
-import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
-import { DeadlineExceededError, ResourceExhaustedError } from './errors.js';
+import {
+  type CallScope,
+  currentScope,
+  isAbandoned,
+  latestDeadline,
+  withDeadline,
+} from './callScope.js';
+import { CancelledError, DeadlineExceededError, ResourceExhaustedError } from './errors.js';
 import { splitByShard } from './groupSplit.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
 
@@ -68,8 +74,12 @@ interface Unit {
   /** The content shards the items write. */
   readonly shards: readonly number[];
   readonly bytes: number;
-  /** The caller's deadline: the group's statements run until the last of its callers' passes. */
-  readonly deadline: number;
+  /**
+   * The caller's call: the group's statements run until the last of its callers' deadlines
+   * passes. A caller that has gone before its items join a group takes them back; once they
+   * have, they are written whatever becomes of it, all or nothing.
+   */
+  readonly scope: CallScope;
   resolve(outcomes: ItemOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -113,7 +123,7 @@ export class GroupCommit {
     this.queuedBytes += bytes;
     return new Promise((resolve, reject) => {
       const shards = [...new Set(items.map(this.shardOf))];
-      this.queue.push({ items, shards, bytes, deadline: currentDeadline(), resolve, reject });
+      this.queue.push({ items, shards, bytes, scope: currentScope(), resolve, reject });
       this.schedule();
     });
   }
@@ -169,7 +179,7 @@ export class GroupCommit {
 
   /**
    * The next group: units from the head of the queue within the limits, at least one unless
-   * every unit left has outlived its caller's deadline (those are refused).
+   * every unit left has outlived its caller's deadline or lost its caller (those are refused).
    */
   private takeGroup(): Unit[] {
     const units: Unit[] = [];
@@ -177,15 +187,21 @@ export class GroupCommit {
     let bytes = 0;
     while (this.queue.length > 0) {
       const next = this.queue[0]!;
-      if (next.deadline <= Date.now()) {
+      const gaveUp =
+        next.scope.deadline <= Date.now()
+          ? new DeadlineExceededError(
+              `the call's deadline passed while its writes waited for partition ${this.partition}; nothing was written`,
+            )
+          : isAbandoned(next.scope)
+            ? new CancelledError(
+                `the call was cancelled while its writes waited for partition ${this.partition}; nothing was written`,
+              )
+            : undefined;
+      if (gaveUp) {
         // Its caller has given up: written now, it would commit a write reported as failed.
         this.queue.shift();
         this.queuedBytes -= next.bytes;
-        next.reject(
-          new DeadlineExceededError(
-            `the call's deadline passed while its writes waited for partition ${this.partition}; nothing was written`,
-          ),
-        );
+        next.reject(gaveUp);
         continue;
       }
       const fits =
@@ -207,7 +223,9 @@ export class GroupCommit {
     const bucket = GROUP_SIZE_BOUNDS.findIndex((bound) => items.length <= bound);
     this.groupSizes[bucket === -1 ? GROUP_SIZE_BOUNDS.length : bucket]! += 1;
     try {
-      const deadline = latestDeadline(units.map((unit) => unit.deadline));
+      // No caller's cancel stops the group: its statements all go, and it commits all or
+      // nothing.
+      const deadline = latestDeadline(units.map((unit) => unit.scope.deadline));
       const outcomes = await withDeadline(deadline, () => this.runGroup(items));
       let offset = 0;
       for (const unit of units) {

@@ -7,7 +7,7 @@
 // server that defined it: by the next create that writes there, which waits for them, and in
 // the background whenever the model is used, at most once per READ_AGAIN_MS. Either way one
 // read at a time per model, whatever the traffic.
-import { withDeadline } from './callDeadline.js';
+import { withDeadline } from './callScope.js';
 import type { IndexColumns } from './indexColumns.js';
 import type { StoreLayout } from './layout.js';
 import type { Logger } from './logger.js';

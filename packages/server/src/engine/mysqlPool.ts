@@ -2,7 +2,7 @@
 // mysql2 implementation. Everything else in the engine sees only these interfaces.
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
-import { currentDeadline } from './callDeadline.js';
+import { type CallScope, currentScope, isAbandoned } from './callScope.js';
 import { isServerStatementTimeout } from './sqlErrors.js';
 
 /**
@@ -41,6 +41,12 @@ export interface SqlConnection extends SqlSession {
 }
 
 export interface MysqlPool extends SqlSession {
+  /**
+   * A session for statements that only read, on behalf of the calls of the current scope
+   * (callScope.ts): a read whose calls have all gone (isAbandoned) is not sent. Writes never go
+   * this way: every statement of a write is sent, so that it commits all or nothing.
+   */
+  readonly reads: SqlSession;
   getConnection(): Promise<SqlConnection>;
   /** How busy the pool is now, for metrics. */
   usage(): PoolUsage;
@@ -186,7 +192,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     checkedOut.delete(connection);
     if (checkedOut.size === 0) allReturned?.();
   };
-  const getConnection = async (): Promise<SqlConnection> => {
+  const getConnection = async (read = false): Promise<SqlConnection> => {
     if (ending) throw Object.assign(new Error('Pool is closed.'), { code: 'POOL_CLOSED' });
     const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
       pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
@@ -202,7 +208,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
       returned(connection);
     };
     return {
-      query: (sql, values) => runQuery(connection, sql, values, timeout, destroy),
+      query: (sql, values) => runQuery(connection, sql, values, timeout, destroy, read),
       release: () => {
         if (destroyed) return;
         connection.release();
@@ -211,19 +217,25 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
       destroy,
     };
   };
+  // As mysql2's pool.query, but a connection whose statement timed out is destroyed, not
+  // returned to the pool: it may be hung, or answer the abandoned statement later.
+  const query = async <T>(
+    sql: string | ServerBoundedSql,
+    values: readonly SqlValue[] | undefined,
+    read: boolean,
+  ): Promise<T> => {
+    const connection = await getConnection(read);
+    try {
+      return await connection.query<T>(sql, values);
+    } finally {
+      connection.release();
+    }
+  };
   return {
-    // As mysql2's pool.query, but a connection whose statement timed out is destroyed, not
-    // returned to the pool: it may be hung, or answer the abandoned statement later.
-    query: async (sql, values) => {
-      const connection = await getConnection();
-      try {
-        return await connection.query(sql, values);
-      } finally {
-        connection.release();
-      }
-    },
+    query: (sql, values) => query(sql, values, false),
+    reads: { query: (sql, values) => query(sql, values, true) },
     usage: () => usageOf(pool, options.connectionLimit),
-    getConnection,
+    getConnection: () => getConnection(),
     end: () =>
       (ending ??= (async () => {
         // Every statement out ends: by its answer, or by its deadline or the statement timeout.
@@ -245,24 +257,40 @@ const SERVER_STOP_GRACE_MS = 250;
 /** The longest delay setTimeout takes (about 25 days); a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * Why a statement for the call of `scope` is not sent, when it is not: its deadline passed
+ * (sent now, a write could commit for a caller already told it failed, and the client's timer
+ * would cost the connection), or, for a read, every call it serves has gone (no one would read
+ * its answer). Undefined when it may be sent.
+ */
+export function unsendable(scope: CallScope, read: boolean): Error | undefined {
+  if (Date.now() >= scope.deadline) {
+    return Object.assign(new Error("the call's deadline passed before the statement was sent"), {
+      code: 'CALL_DEADLINE_PASSED',
+      callDeadlinePassed: true,
+    });
+  }
+  if (read && isAbandoned(scope)) {
+    return Object.assign(new Error('every call the read served had gone before it was sent'), {
+      code: 'CALL_CANCELLED',
+      callCancelled: true,
+    });
+  }
+  return undefined;
+}
+
 function runQuery<T>(
   connection: mysql.PoolConnection,
   sql: string | ServerBoundedSql,
   values: readonly SqlValue[] | undefined,
   statementTimeoutMs: number | undefined,
   destroy: () => void,
+  read: boolean,
 ): Promise<T> {
-  const deadline = currentDeadline();
-  if (Date.now() >= deadline) {
-    // Sent now, a write could commit for a caller already told it failed, and the client's
-    // timer would cost the connection: nothing is sent.
-    return Promise.reject(
-      Object.assign(new Error("the call's deadline passed before the statement was sent"), {
-        code: 'CALL_DEADLINE_PASSED',
-        callDeadlinePassed: true,
-      }),
-    );
-  }
+  const scope = currentScope();
+  const notSent = unsendable(scope, read);
+  if (notSent) return Promise.reject(notSent);
+  const deadline = scope.deadline;
   const untilDeadline = Math.max(1, deadline - Date.now());
   const limit = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
   // mysql2 times a statement with setTimeout, which fires at once for a delay past 2^31 - 1 ms

@@ -1,7 +1,7 @@
 // Whether each partition answers: a `SELECT 1` on every partition at a fixed interval, bounded
 // like any statement, so that health checks and DescribeStore can say which partitions are down
 // before a caller finds out (a hung partition otherwise looks healthy until a call times out).
-import { withDeadline } from './callDeadline.js';
+import { withDeadline } from './callScope.js';
 import type { Logger } from './logger.js';
 import type { PartitionSet } from './partitions.js';
 

@@ -22,7 +22,7 @@ export class Partition {
     readonly location: MysqlLocation,
     private readonly pool: MysqlPool,
   ) {
-    this.reader = new ReadCoalescer(pool);
+    this.reader = new ReadCoalescer(pool.reads);
   }
 
   /**
@@ -30,7 +30,7 @@ export class Partition {
    * timeout), with the limit its flavour understands: set once at start, when it is known.
    */
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
-    this.reader = new ReadCoalescer(this.pool, undefined, timeLimit);
+    this.reader = new ReadCoalescer(this.pool.reads, undefined, timeLimit);
   }
 
   /**

@@ -3,9 +3,10 @@
 // share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
 // MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
 // The parts of a turn split for the database's cores (readSplit.ts) go apart: each in a round
-// trip of its own, on its own connection.
-import { currentDeadline, latestDeadline, withDeadline } from './callDeadline.js';
-import type { SqlSession } from './mysqlPool.js';
+// trip of its own, on its own connection. A read whose caller has gone before its turn ends is
+// not sent; a round trip shared by several callers goes as long as one of them is there.
+import { type CallScope, currentScope, isAbandoned, sharedScope, withScope } from './callScope.js';
+import { type SqlSession, unsendable } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
 import { type TripLimits, shareAmongTrips } from './readSplit.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
@@ -20,8 +21,8 @@ interface PendingRead {
   readonly statements: readonly Statement[];
   readonly bytes: number;
   readonly apart: boolean;
-  /** The caller's deadline: a shared round trip runs until the last of its callers' passes. */
-  readonly deadline: number;
+  /** The caller's call: a shared round trip runs until the last of its callers gives up. */
+  readonly scope: CallScope;
   resolve(results: unknown[]): void;
   reject(error: unknown): void;
 }
@@ -53,7 +54,7 @@ export class ReadCoalescer implements StatementReader {
         statements,
         bytes: sizeOf(statements),
         apart,
-        deadline: currentDeadline(),
+        scope: currentScope(),
         resolve,
         reject,
       });
@@ -66,15 +67,20 @@ export class ReadCoalescer implements StatementReader {
 
   private flush(): void {
     this.scheduled = false;
-    const pending = this.pending;
+    let pending = this.pending;
     this.pending = [];
+    if (pending.some(callerGone)) {
+      for (const read of pending) {
+        if (callerGone(read)) read.reject(unsendable(read.scope, true));
+      }
+      pending = pending.filter((read) => !callerGone(read));
+    }
     for (const trip of shareAmongTrips(pending, this.limits)) void this.send(trip);
   }
 
   private send(trip: readonly PendingRead[]): Promise<void> {
-    return withDeadline(latestDeadline(trip.map((read) => read.deadline)), () =>
-      this.sendNow(trip),
-    );
+    const scope = trip.length === 1 ? trip[0]!.scope : sharedScope(trip.map(scopeOf));
+    return withScope(scope, () => this.sendNow(trip));
   }
 
   private async sendNow(trip: readonly PendingRead[]): Promise<void> {
@@ -108,6 +114,9 @@ export class ReadCoalescer implements StatementReader {
     }
   }
 }
+
+const scopeOf = (read: PendingRead): CallScope => read.scope;
+const callerGone = (read: PendingRead): boolean => isAbandoned(read.scope);
 
 /** About how many bytes the statements take on the wire (a Buffer goes as hex). */
 function sizeOf(statements: readonly Statement[]): number {

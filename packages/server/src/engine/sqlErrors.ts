@@ -1,6 +1,11 @@
 // Which MySQL failures mean "this partition is unavailable, try again" and which are ours to
 // handle (duplicate keys). Driver error codes are read here and nowhere else.
-import { DeadlineExceededError, InternalError, UnavailableError } from './errors.js';
+import {
+  CancelledError,
+  DeadlineExceededError,
+  InternalError,
+  UnavailableError,
+} from './errors.js';
 
 interface DriverError {
   code?: string;
@@ -9,6 +14,8 @@ interface DriverError {
   fatal?: boolean;
   /** Set by mysqlPool.ts when the statement was stopped at its call's deadline. */
   callDeadlinePassed?: boolean;
+  /** Set by mysqlPool.ts when a read was not sent since every call it served had gone. */
+  callCancelled?: boolean;
 }
 
 const CONNECTION_CODES = new Set([
@@ -124,6 +131,12 @@ export function translateSqlError(error: unknown, partition: number): unknown {
   if (asDriverError(error)?.callDeadlinePassed) {
     return new DeadlineExceededError(
       `the call's deadline passed before partition ${partition} answered; its statement was stopped or not sent`,
+      { cause: error },
+    );
+  }
+  if (asDriverError(error)?.callCancelled) {
+    return new CancelledError(
+      `every call a read of partition ${partition} served was cancelled; it was stopped or not sent`,
       { cause: error },
     );
   }

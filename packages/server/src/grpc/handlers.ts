@@ -5,7 +5,7 @@ import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc
 import type { Logger } from '../engine/logger.js';
 import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
-import { withDeadline } from '../engine/callDeadline.js';
+import { withScope } from '../engine/callScope.js';
 import { InvalidArgumentError } from '../engine/errors.js';
 import { messageBytes } from './messageSize.js';
 import { malformation } from './requestDecoding.js';
@@ -78,10 +78,9 @@ export function createHandlerFactory(
       requireWellFormed(wellFormed, method);
       yield await handle(wellFormed, innerContext);
     };
-    // The engine stops the call's statements at its deadline.
-    return withDeadline(context.deadline, () =>
-      single(middleware(request, context, asStream), deliver),
-    );
+    // The engine stops the call's statements at its deadline, and its reads when it is
+    // cancelled.
+    return withScope(context, () => single(middleware(request, context, asStream), deliver));
   };
   return {
     run,
@@ -120,7 +119,7 @@ export function createHandlerFactory(
         call.on('cancelled', onCancelled);
         const context = callContext(call, method, 'serverStream', controller.signal);
         const buffer = new StreamBuffer(call);
-        void withDeadline(context.deadline, async () => {
+        void withScope(context, async () => {
           try {
             for await (const message of middleware(call.request, context, produce)) {
               if (controller.signal.aborted) break;
@@ -130,8 +129,12 @@ export function createHandlerFactory(
             if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
             else call.end();
           } catch (error) {
-            // grpc-js turns an 'error' event into the call's final status.
-            if (!call.cancelled) call.emit('error', toServiceError(error, method, logger));
+            // grpc-js turns an 'error' event into the call's final status. A stream that
+            // shutdown cut short ends as such, whatever its work failed with meanwhile (a read
+            // its signal left unsent).
+            if (call.cancelled) return;
+            if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
+            else call.emit('error', toServiceError(error, method, logger));
           } finally {
             call.off('cancelled', onCancelled);
             streams.close(controller);

@@ -32,6 +32,7 @@ const STATUS_OF_KIND: Record<EngineError['kind'], status> = {
   resource_exhausted: status.RESOURCE_EXHAUSTED,
   unavailable: status.UNAVAILABLE,
   deadline_exceeded: status.DEADLINE_EXCEEDED,
+  cancelled: status.CANCELLED,
   internal: status.INTERNAL,
 };
 

@@ -46,6 +46,8 @@ export interface FixtureOptions {
   maxMessageBytes?: number;
   /** Calls of one Pipeline stream the server runs at once; its default otherwise. */
   maxPipelineCalls?: number;
+  /** Connections each partition's pool opens at most; 8 by default. */
+  poolSize?: number;
   /** Records the engine remembers to exist; its default otherwise. */
   recordCacheEntries?: number;
   /** Cells whose latest version the engine remembers; its default otherwise. */
@@ -63,7 +65,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       shardsCount: options.shardsCount ?? 4,
       partitionUrls,
       createdAt: options.createdAt ?? 'datetime',
-      poolSize: 8,
+      poolSize: options.poolSize ?? 8,
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,

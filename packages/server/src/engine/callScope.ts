@@ -1,0 +1,60 @@
+// The call a statement serves: its deadline, and whether its caller is still there. The service
+// hands it to the engine once, at the call's entry (withScope); every statement run on the
+// call's behalf, however deep, is then bounded by it (mysqlPool.ts) without each engine
+// function passing it on. Work shared by several calls (a coalesced read, a group commit) runs
+// until the last of them gives up: until the latest of their deadlines, and, for reads, until
+// every one of them has gone.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export interface CallScope {
+  /** Milliseconds since the epoch by which the statements must end; Infinity: none. */
+  readonly deadline: number;
+  /** Aborted when the caller has gone: it cancelled, or the stream carrying the call ended. */
+  readonly signal?: AbortSignal;
+  /** Of work shared by several calls: their scopes (see sharedScope). */
+  readonly sharedBy?: readonly CallScope[];
+}
+
+const UNBOUNDED: CallScope = { deadline: Infinity };
+const scopes = new AsyncLocalStorage<CallScope>();
+
+/** Runs work on behalf of the call of `scope`. */
+export function withScope<T>(scope: CallScope, work: () => T): T {
+  return scopes.run(scope, work);
+}
+
+/** Runs work whose statements must end by `deadline` (ms since the epoch; Infinity: none). */
+export function withDeadline<T>(deadline: number, work: () => T): T {
+  return scopes.run({ deadline }, work);
+}
+
+/** The scope of the call being served; unbounded outside any call. */
+export function currentScope(): CallScope {
+  return scopes.getStore() ?? UNBOUNDED;
+}
+
+/** The deadline of work shared by callers with these deadlines: the latest of them. */
+export function latestDeadline(callers: Iterable<number>): number {
+  let latest = -Infinity;
+  for (const deadline of callers) latest = Math.max(latest, deadline);
+  return latest === -Infinity ? Infinity : latest;
+}
+
+/**
+ * The scope of work shared by these callers (a lone caller's own): it runs until the latest of
+ * their deadlines, and is abandoned once every one of them is.
+ */
+export function sharedScope(callers: readonly CallScope[]): CallScope {
+  if (callers.length === 1) return callers[0]!;
+  let deadline = -Infinity;
+  for (const caller of callers) deadline = Math.max(deadline, caller.deadline);
+  return { deadline: deadline === -Infinity ? Infinity : deadline, sharedBy: callers };
+}
+
+/** Whether everyone the work is for has gone, so that no answer of it would be read. */
+export function isAbandoned(scope: CallScope): boolean {
+  const callers = scope.sharedBy;
+  if (callers === undefined) return scope.signal?.aborted === true;
+  for (const caller of callers) if (!isAbandoned(caller)) return false;
+  return callers.length > 0;
+}
