@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import type { EachRequest } from '@shameless/proto';
 import {
+  InvalidArgumentError,
   UnavailableError,
   connect,
   type Cell,
@@ -126,6 +127,25 @@ describe('shards and the shard log', function () {
       expect(page.nextCursor).to.equal(page.cells.at(-1)?.id);
     });
 
+    it('refuse a shard or limit that is not a uint32, naming it, before any call', async () => {
+      const refusals: [() => Promise<unknown>, string][] = [
+        [() => Rate.fetchLatestCells({ shard: -1 }), 'fetchLatestCells: shard'],
+        [() => Rate.fetchLatestCells({ shard: 1.5 }), 'fetchLatestCells: shard'],
+        [() => Rate.fetchLatestCells({ shard: 0, limit: -1 }), 'fetchLatestCells: limit'],
+        [() => Rate.fetchLatestCells({ shard: 0, limit: NaN }), 'fetchLatestCells: limit'],
+        [() => Rate.maxIdOnShard(-1), 'maxIdOnShard: shard'],
+      ];
+      for (const [call, field] of refusals) {
+        const error = await call().then(
+          () => expect.fail(`${field}: the call succeeded`),
+          (thrown: unknown) => thrown as Error,
+        );
+        expect(error, error.message).to.be.instanceOf(InvalidArgumentError);
+        expect(error.message).to.match(new RegExp(`^${field} must be an unsigned 32-bit integer`));
+      }
+      expect(recording.callsOf('fetchLatestCells')).to.deep.equal([]);
+    });
+
     it('maxIdOnShard is the highest id of the shard, 0 for an empty one', async () => {
       const log = await readWholeLog();
       for (const shard of Rate.shards) {
@@ -155,6 +175,29 @@ describe('shards and the shard log', function () {
         expect(ids).to.deep.equal([...ids].sort(ascending));
       }
       expect(recording.callsOf('each')[0]?.outcome).to.equal('done');
+    });
+
+    it('refuses a shard, batch size or heartbeat interval that is not a uint32, naming it, when made', () => {
+      const refusals: [() => unknown, string][] = [
+        [() => Rate.each({ shards: [0, -1] }), 'each: shards\\[1\\]'],
+        [() => Rate.each({ shards: [0.5] }), 'each: shards\\[0\\]'],
+        [() => Rate.each({ cursors: { x: 1 } as never }), 'each: a shard of cursors'],
+        [() => Rate.each({ cursors: new Map([[-1, 1]]) }), 'each: a shard of cursors'],
+        [() => Rate.each({ batchSize: -1 }), 'each: batchSize'],
+        [() => Rate.each({ batchSize: 2.5 }), 'each: batchSize'],
+        [() => Rate.each({ follow: true, heartbeatIntervalMs: -1 }), 'each: heartbeatIntervalMs'],
+      ];
+      for (const [make, field] of refusals) {
+        let error: Error | undefined;
+        try {
+          make();
+        } catch (thrown) {
+          error = thrown as Error;
+        }
+        expect(error, field).to.be.instanceOf(InvalidArgumentError);
+        expect(error!.message).to.match(new RegExp(`^${field} must be an unsigned 32-bit integer`));
+      }
+      expect(recording.callsOf('each')).to.deep.equal([]);
     });
 
     it('reads the shards asked for, from the cursors given', async () => {

@@ -7,7 +7,7 @@ import { ShamelessError, UnavailableError } from '../transport/index.js';
 import type { Cell } from './cell.js';
 import type { CallOptions } from './callOptions.js';
 import type { ModelPort } from './modelPort.js';
-import { type ExactInteger, fromWire, toWireUint64 } from './integers.js';
+import { type ExactInteger, fromWire, toWireUint32, toWireUint64 } from './integers.js';
 import type { CellName, ModelSchema } from './schema.js';
 
 /** Sent by a following stream when no cell came for a while. */
@@ -71,17 +71,23 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
     this.#context = context;
     this.#options = options;
     const cursors = options.cursors ?? new Map<number, number | bigint>();
-    const entries: [number, unknown][] =
+    const entries: [unknown, unknown][] =
       cursors instanceof Map
-        ? [...(cursors as ReadonlyMap<number, unknown>)]
-        : Object.entries(cursors).map(([shard, id]) => [Number(shard), id]);
-    // Checked (and normalised) here, so that a bad cursor fails when the stream is made.
+        ? [...(cursors as ReadonlyMap<unknown, unknown>)]
+        : Object.entries(cursors).map(([shard, id]) => [/^\d+$/.test(shard) ? +shard : shard, id]);
+    // Checked (and normalised) here, so that a bad argument fails when the stream is made, not
+    // as an InternalError once its request cannot be encoded.
     this.#cursors = new Map(
       entries.map(([shard, id]) => [
-        shard,
-        fromWire(toWireUint64(id, `each: the cursor of shard ${shard}`)),
+        toWireUint32(shard, 'each: a shard of cursors'),
+        fromWire(toWireUint64(id, `each: the cursor of shard ${String(shard)}`)),
       ]),
     );
+    options.shards?.forEach((shard, i) => toWireUint32(shard, `each: shards[${i}]`));
+    if (options.batchSize !== undefined) toWireUint32(options.batchSize, 'each: batchSize');
+    if (options.heartbeatIntervalMs !== undefined) {
+      toWireUint32(options.heartbeatIntervalMs, 'each: heartbeatIntervalMs');
+    }
   }
 
   /** Per shard, the id of the last cell handed out (or the heartbeat's position). */

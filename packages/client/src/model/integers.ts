@@ -3,7 +3,9 @@
 // hands them out as numbers while they are safe integers (what almost every id and index value
 // is, and what arithmetic and JSON expect) and as bigints beyond, the same rule as integers in
 // bodies; it takes either. `<` and `>` compare a number with a bigint correctly; `===` does
-// not, so compare ids with `<`/`>` or convert first.
+// not, so compare ids with `<`/`>` or convert first. The unsigned 32-bit arguments (shard
+// numbers, page sizes) are checked here too, so that no argument fails as the request is
+// encoded.
 
 import { InvalidArgumentError } from '../transport/index.js';
 
@@ -18,6 +20,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
+const UINT32_MAX = 2 ** 32 - 1;
 
 /** A 64-bit integer from the wire, as the API hands it out. */
 export function fromWire(value: bigint): ExactInteger {
@@ -39,6 +42,22 @@ export function toWireInt64(value: unknown, what: string): bigint {
 /** An unsigned 64-bit integer for the wire (a log cursor); as {@link toWireInt64}. */
 export function toWireUint64(value: unknown, what: string): bigint {
   return toWire(value, what, 0n, UINT64_MAX, 'an unsigned 64-bit integer');
+}
+
+/**
+ * An unsigned 32-bit integer for the wire (a shard number, a page size, an interval); `what`
+ * names the argument in the error. The server checks the value itself (a shard that does not
+ * exist, a page past its cap); this only keeps the request encodable.
+ *
+ * @throws InvalidArgumentError for anything but an integer from 0 to 2^32 - 1.
+ */
+export function toWireUint32(value: unknown, what: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= UINT32_MAX) {
+    return value;
+  }
+  throw new InvalidArgumentError(
+    `${what} must be an unsigned 32-bit integer, got ${describe(value)}`,
+  );
 }
 
 function toWire(value: unknown, what: string, min: bigint, max: bigint, kind: string): bigint {

@@ -27,7 +27,13 @@ import {
 import { CellStream, type EachOptions } from './cellStream.js';
 import type { KnownVersions, ModelPort, ShardLocation, StoreHandle } from './modelPort.js';
 import { refuseIndexFields, type CompiledSchema } from './definition.js';
-import { type ExactInteger, fromWire, toWireInt64, toWireUint64 } from './integers.js';
+import {
+  type ExactInteger,
+  fromWire,
+  toWireInt64,
+  toWireUint32,
+  toWireUint64,
+} from './integers.js';
 import { ModelIndex, type IndexConditions } from './modelIndex.js';
 import type { Query, WhereOptions } from './query.js';
 import { recordClassFor, type RecordOf } from './record.js';
@@ -342,13 +348,17 @@ export class Model<S extends ModelSchema = ModelSchema> {
    * already returned.
    *
    * @throws InvalidArgumentError (the promise rejects, before any call) for a cursor that is
-   *   not an unsigned 64-bit integer, or a number past 2^53 (pass a bigint).
+   *   not an unsigned 64-bit integer, or a number past 2^53 (pass a bigint), or a shard or
+   *   limit that is not an unsigned 32-bit integer; the server refuses a shard that does not
+   *   exist or a limit past its cap (InvalidArgumentError too).
    */
   async fetchLatestCells(page: LogPageRequest, options: CallOptions = {}): Promise<LogPage<S>> {
+    const shard = toWireUint32(page.shard, 'fetchLatestCells: shard');
     const cursor = toWireUint64(page.cursor ?? 0, 'fetchLatestCells: cursor');
+    const limit = toWireUint32(page.limit ?? 0, 'fetchLatestCells: limit');
     const response = await this.#context.transport.unary(
       'fetchLatestCells',
-      { model: this.name, shard: page.shard, cursor, limit: page.limit ?? 0 },
+      { model: this.name, shard, cursor, limit },
       readCall(options),
     );
     return {
@@ -358,12 +368,22 @@ export class Model<S extends ModelSchema = ModelSchema> {
     };
   }
 
-  /** The highest cell id in a content shard, 0 when it is empty (sends FetchLatestCells). */
+  /**
+   * The highest cell id in a content shard, 0 when it is empty (sends FetchLatestCells).
+   *
+   * @throws InvalidArgumentError (the promise rejects) for a shard that is not an unsigned
+   *   32-bit integer, or that does not exist.
+   */
   async maxIdOnShard(shard: number, options: CallOptions = {}): Promise<ExactInteger> {
     const response = await this.#context.transport.unary(
       'fetchLatestCells',
       // A cursor past every id: no cells come back, only the shard's max id.
-      { model: this.name, shard, cursor: PAST_EVERY_ID, limit: 1 },
+      {
+        model: this.name,
+        shard: toWireUint32(shard, 'maxIdOnShard: shard'),
+        cursor: PAST_EVERY_ID,
+        limit: 1,
+      },
       readCall(options),
     );
     return fromWire(response.maxId);
@@ -381,7 +401,8 @@ export class Model<S extends ModelSchema = ModelSchema> {
    * }
    *
    * @throws InvalidArgumentError (synchronously) for a cursor that is not an unsigned 64-bit
-   *   integer, or a number past 2^53 (pass a bigint).
+   *   integer, or a number past 2^53 (pass a bigint), or a shard (in `shards` or `cursors`),
+   *   `batchSize` or `heartbeatIntervalMs` that is not an unsigned 32-bit integer.
    */
   each(options: EachOptions = {}): CellStream<S> {
     return new CellStream(this.#context, options);
