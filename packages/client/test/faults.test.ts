@@ -5,7 +5,9 @@
 // (c) every endpoint is down: with `waitForConnection: false` calls fail fast with
 //     UnavailableError, and once the retry budget is spent they are not retried at all;
 // (d) the one server is restarted under 8 writers: calls wait for it (the default) and none
-//     fails.
+//     fails;
+// (e) the server of a follow stream goes silent (its connection hangs): the stream finds the
+//     connection dead by its keepalive pings and goes on from its cursors on the other server.
 
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +18,13 @@ import {
   type Engine,
   type RunningServer,
 } from '@shameless/server';
-import { createTestDatabases, freePort, type TestDatabases } from '@shameless/testkit';
+import {
+  createTestDatabases,
+  freePort,
+  startTcpProxy,
+  type TcpProxy,
+  type TestDatabases,
+} from '@shameless/testkit';
 import {
   UnavailableError,
   connect,
@@ -419,6 +427,83 @@ describe('faults', function () {
       } finally {
         await store.close();
       }
+    });
+  });
+
+  describe('a server goes silent under a follower', () => {
+    let databases: TestDatabases;
+    const engines: Engine[] = [];
+    const running: RunningServer[] = [];
+    const proxies: TcpProxy[] = [];
+    const stores: Store[] = [];
+
+    before(async () => {
+      databases = await createTestDatabases(1);
+      for (let i = 0; i < 2; i++) engines.push(await openTestEngine(databases.urls));
+    });
+    after(async () => {
+      await Promise.all(stores.map((store) => store.close()));
+      await Promise.all(proxies.map((proxy) => proxy.close()));
+      await Promise.all(running.map((server) => server.shutdown(100)));
+      await Promise.all(engines.map((engine) => engine.close()));
+      await databases?.drop();
+    });
+
+    it('the follow stream finds the connection dead and goes on from its cursors on the other server', async () => {
+      for (const engine of engines) running.push(await serve(engine));
+      const [silent, other] = await Promise.all(
+        running.map((server) =>
+          startTcpProxy({ target: { host: '127.0.0.1', port: server.port } }),
+        ),
+      );
+      proxies.push(silent!, other!);
+      const writer = await connect({ endpoints: [`127.0.0.1:${running[1]!.port}`] });
+      stores.push(writer);
+      const Rate = await writer.defineModel(RATE_SCHEMA);
+      await Rate.put(rateValues(1, 'before', '2026-01-01'));
+
+      // The follower reaches both servers through proxies; the other one refuses it at first,
+      // so that its stream opens on the one that will go silent.
+      other!.setFaults({ refuseConnections: true });
+      const follower = await connect({ endpoints: [silent!.address, other!.address] });
+      stores.push(follower);
+      const Followed = await follower.defineModel(RATE_SCHEMA);
+      const seen: string[] = [];
+      let heartbeats = 0;
+      const stop = new AbortController();
+      const following = (async () => {
+        const cells = Followed.each({
+          follow: true,
+          heartbeatIntervalMs: 100,
+          signal: stop.signal,
+          onHeartbeat: () => heartbeats++,
+        });
+        for await (const cell of cells) seen.push(`${cell.uuid}/${cell.name}@${cell.refKey}`);
+      })().then(
+        () => 'ended',
+        (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`,
+      );
+      while (heartbeats === 0) await sleep(20);
+      other!.setFaults({});
+
+      // A host that hangs: the connection stays open and nothing comes back, no reset, no close.
+      silent!.setFaults({ blackhole: true });
+      const silentAt = performance.now();
+      const written: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const rate = await Rate.put(rateValues(2, `after ${i}`, '2026-01-01'));
+        written.push(`${rate.uuid}/base@0`);
+      }
+      while (!written.every((key) => seen.includes(key)) && performance.now() - silentAt < 30_000) {
+        await sleep(50);
+      }
+      const tookMs = performance.now() - silentAt;
+      stop.abort();
+      expect(await following).to.equal('ended');
+      console.log(`      the follower went on on the other server ${Math.round(tookMs)} ms later`);
+      expect(seen, 'the cells written while its server was silent').to.include.members(written);
+      expect(seen, 'each cell once').to.have.length(new Set(seen).size);
+      expect(seen).to.have.length(4);
     });
   });
 

@@ -142,6 +142,13 @@ export class EndpointPool implements EndpointPicker<Endpoint> {
         // defaults (1 s first, up to 120 s), so calls waiting for it resume promptly.
         'grpc.initial_reconnect_backoff_ms': 200,
         'grpc.max_reconnect_backoff_ms': 1000,
+        // A server that goes silent without closing its connection (a frozen process, a host
+        // gone, a network that drops the connection) would hold an idle follow stream, which
+        // has no deadline and sends nothing, for ever. While calls are open, a ping every 10 s
+        // (gRPC's least for clients) not answered within 5 s closes the connection: its calls
+        // fail UNAVAILABLE, and the stream reopens from its cursors, on another endpoint.
+        'grpc.keepalive_time_ms': 10_000,
+        'grpc.keepalive_timeout_ms': 5_000,
         ...options.channelOptions,
       });
       this.#endpoints.set(address, { address, client });
