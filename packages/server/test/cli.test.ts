@@ -1,7 +1,7 @@
 // The client commands of the real `shameless` binary against a real server over a real MariaDB:
 // what each prints, exact 64-bit integers both ways, the token, and failures as status, details
 // and a hint with a non-zero exit and no stack trace.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { Unpackr } from 'msgpackr';
+import { startTcpProxy } from '@shameless/testkit';
 import { hintFor } from '../src/commands/failureHints.js';
 import { parseExactJson } from '../src/commands/exactJson.js';
 import { authorization } from '../src/grpc/authorization.js';
@@ -441,7 +442,26 @@ describe('shameless client commands', function () {
     });
   });
 
-  describe('a follow whose server stops', () => {
+  describe('a follow whose server stops or goes silent', () => {
+    /** `tail --follow` of the shard of a rate put through `address`, once it printed the rate. */
+    async function followedTail(address: string) {
+      const env = { SHAMELESS_ADDRESS: address, SHAMELESS_TOKEN: undefined };
+      const put = await runCommand(['put', 'rate', rate(51, 'follow')], { env });
+      expect(put.code, put.stderr).to.equal(0);
+      const cell = (lines(put.stdout)[0] as { base: { shard: number; id: number } }).base;
+      const child = startCommand(['tail', 'rate', '--shard', String(cell.shard), '--follow'], env);
+      child.stdin!.end();
+      const output = { stdout: '', stderr: '' };
+      child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+      const exited = once(child, 'exit');
+      for (let i = 0; i < 100 && !output.stdout.includes('\n'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(lines(output.stdout)).to.have.length(1);
+      return { cell, child, output, exited };
+    }
+
     it('tail --follow fails (exit 1) with the cursor to resume from, not a quiet exit 0', async () => {
       // A server of its own: stopping it is the point. Its shutdown ends follow streams
       // UNAVAILABLE.
@@ -449,33 +469,43 @@ describe('shameless client commands', function () {
       let closed = false;
       try {
         await own.api.defineModel({ model: RATE_MODEL });
-        const env = { SHAMELESS_ADDRESS: own.address, SHAMELESS_TOKEN: undefined };
-        const put = await runCommand(['put', 'rate', rate(51, 'stop')], { env });
-        expect(put.code, put.stderr).to.equal(0);
-        const cell = (lines(put.stdout)[0] as { base: { shard: number; id: number } }).base;
-        const child = startCommand(
-          ['tail', 'rate', '--shard', String(cell.shard), '--follow'],
-          env,
-        );
-        child.stdin!.end();
-        let stdout = '';
-        let stderr = '';
-        child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        const exited = once(child, 'exit');
-        for (let i = 0; i < 100 && !stdout.includes('\n'); i++) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        expect(lines(stdout)).to.have.length(1);
+        const { cell, output, exited } = await followedTail(own.address);
         closed = true;
         await own.close();
         const [code] = (await exited) as [number | null];
-        expect(code, stderr).to.equal(1);
-        expect(stderr).to.include(`tail: shard ${cell.shard}: 1 cells, cursor ${cell.id}`);
-        expect(stderr).to.include('UNAVAILABLE: the server is shutting down');
-        expect(stderr).to.include(`tail: run tail again with --cursor ${cell.id} to resume`);
+        expect(code, output.stderr).to.equal(1);
+        expect(output.stderr).to.include(`tail: shard ${cell.shard}: 1 cells, cursor ${cell.id}`);
+        expect(output.stderr).to.include('UNAVAILABLE: the server is shutting down');
+        expect(output.stderr).to.include(`tail: run tail again with --cursor ${cell.id} to resume`);
       } finally {
         if (!closed) await own.close();
+      }
+    });
+
+    it('tail --follow finds a silent connection dead and fails (exit 1) with the cursor to resume from', async () => {
+      // The server stays up; the connection to it hangs (no reset, no close), as when a host
+      // freezes or a network drops the connection: only the client's pings can tell.
+      const own = await startStoreFixture();
+      const proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: own.server.port } });
+      let child: ChildProcess | undefined;
+      try {
+        await own.api.defineModel({ model: RATE_MODEL });
+        const tail = await followedTail(proxy.address);
+        child = tail.child;
+        proxy.setFaults({ blackhole: true });
+        const ended = await Promise.race([
+          tail.exited,
+          new Promise((resolve) => setTimeout(resolve, 30_000, 'still waiting after 30 s')),
+        ]);
+        expect(ended, tail.output.stderr).to.deep.equal([1, null]);
+        expect(tail.output.stderr).to.include('UNAVAILABLE');
+        expect(tail.output.stderr).to.include(
+          `tail: run tail again with --cursor ${tail.cell.id} to resume`,
+        );
+      } finally {
+        child?.kill('SIGKILL');
+        await proxy.close();
+        await own.close();
       }
     });
   });

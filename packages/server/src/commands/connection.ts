@@ -109,8 +109,13 @@ export class StoreConnection {
     this.token = checkedToken(options.token);
     // grpc-js refuses answers over 4 MiB by default, though a cell may be larger; the server
     // bounds what it sends (serve --max-message-bytes), so the client takes whatever comes.
+    // A stream without --deadline-ms (`tail --follow` above all) would wait for ever on a
+    // server gone silent without closing the connection: a ping every 10 s, not answered
+    // within 5 s, closes it, and the command fails UNAVAILABLE (tail with its cursor).
     this.client = new StoreClient(options.address, channelCredentials(options), {
       'grpc.max_receive_message_length': -1,
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': 5_000,
     });
   }
 
