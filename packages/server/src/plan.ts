@@ -24,7 +24,13 @@ export async function plan(
   );
   for (const line of formatPlan(result)) print(line);
   if (result.checks.some((check) => !check.ok)) return PLAN_EXIT.checkFailed;
-  return result.changes.length > 0 ? PLAN_EXIT.changes : PLAN_EXIT.nothingToChange;
+  // A row is a change too: a script that starts serving only after `plan` exits 0 must not
+  // find the store's layout or a definition written behind it.
+  return writesAnything(result) ? PLAN_EXIT.changes : PLAN_EXIT.nothingToChange;
+}
+
+function writesAnything(plan: StorePlan): boolean {
+  return plan.changes.length > 0 || plan.rows.length > 0;
 }
 
 export function formatPlan(plan: StorePlan): string[] {
@@ -42,7 +48,9 @@ export function formatPlan(plan: StorePlan): string[] {
       '--',
       failed
         ? '-- no schema change listed; fix what FAILED above first'
-        : '-- nothing to change: serving this store as configured changes no schema',
+        : writesAnything(plan)
+          ? '-- no schema change, but serving writes the rows listed below'
+          : '-- nothing to change: serving this store as configured changes no schema and writes no row',
     );
   } else {
     lines.push(

@@ -70,6 +70,52 @@ describe('shameless plan', function () {
     expect(same.stdout).to.include('-- nothing to change');
   });
 
+  it('lists the rows serving or DefineModel would write where no schema changes, and exits 3', async () => {
+    const own = await createTestDatabases(1);
+    try {
+      const store = await startStoreFixture({ partitionUrls: own.urls, shardsCount: 4 });
+      try {
+        await store.api.defineModel({ model: RATE_MODEL });
+      } finally {
+        await store.close();
+      }
+      const plan = (...flags: string[]) =>
+        runCommand([
+          'plan',
+          ...['--partition', own.urls[0]!, '--namespace', 'test', '--shards-count', '4'],
+          ...flags,
+        ]);
+      const served = await plan();
+      expect(served.code, served.stdout).to.equal(0);
+      expect(served.stdout).to.include('-- nothing to change');
+
+      // A new cell is a new definition row, and no table changes.
+      const file = join(tmpdir(), `shameless-plan-cell-${process.pid}.json`);
+      writeFileSync(file, JSON.stringify({ ...RATE_MODEL, cells: ['meta', 'ota_rate'] }));
+      const cellAdded = await plan('--model', file);
+      expect(cellAdded.code, cellAdded.stdout).to.equal(3);
+      expect(cellAdded.stdout).to.include('DefineModel adds cells ota_rate');
+      expect(cellAdded.stdout).to.include('-- no schema change, but serving writes the rows');
+      expect(cellAdded.stdout).to.include(
+        '--   partition 0: the new definition of rate in test_shameless_models',
+      );
+      expect(cellAdded.stdout).not.to.include('-- nothing to change');
+
+      // A store table without its record: serving writes the record, and creates no table.
+      const sql = await mysql.createConnection(own.urls[0]!);
+      try {
+        await sql.query('DELETE FROM `test_shameless_store`');
+      } finally {
+        await sql.end();
+      }
+      const unrecorded = await plan();
+      expect(unrecorded.code, unrecorded.stdout).to.equal(3);
+      expect(unrecorded.stdout).to.include('--   partition 0: the store record (shardsCount=4,');
+    } finally {
+      await own.drop();
+    }
+  });
+
   it('refuses a model file it cannot read as a definition, naming the key (exit 2)', async () => {
     const file = join(tmpdir(), `shameless-plan-bad-${process.pid}.json`);
     writeFileSync(

@@ -25,15 +25,17 @@ export function registerPlan(program: Command): void {
   const command = addSettingOptions(
     program
       .command('plan')
-      .summary('a dry run: list the schema changes serving the store would make, change nothing')
+      .summary('a dry run: list what serving the store would change, change nothing')
       .description(
         'A dry run: connects with the store settings of serve and changes nothing (creates no database, table or row). ' +
           'Prints every schema change that serving the store, and defining the models given with --model, would make: ' +
           'SQL with a one-line reason each, partition by partition, after what it checked (the recorded shard layout, ' +
-          'the created_at type of existing tables, the stored definitions).\n\n' +
+          'the created_at type of existing tables, the stored definitions); then the rows they would write besides ' +
+          "(the store's recorded shard layout, a model's definition, its log-lock rows).\n\n" +
           'Settings come from flags, environment and config file as for serve (the serving-only ones are ignored).\n\n' +
           `${MODEL_FILE_HELP}\n\n` +
-          `Exit code: ${PLAN_EXIT.nothingToChange} nothing to change; ${PLAN_EXIT.changes} changes listed; ` +
+          `Exit code: ${PLAN_EXIT.nothingToChange} nothing to change; ${PLAN_EXIT.changes} changes listed (schema ` +
+          `changes or rows); ` +
           `${PLAN_EXIT.checkFailed} serve or DefineModel would refuse, or a partition is unreachable; ` +
           `${PLAN_EXIT.usage} bad settings or model file.`,
       )
