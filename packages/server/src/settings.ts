@@ -136,7 +136,8 @@ export const SETTINGS = {
     flag: '--tls-client-ca <pem>',
     env: 'SHAMELESS_TLS_CLIENT_CA',
     description:
-      'PEM file of the CA(s) that sign client certificates: with it, a client must present one (mutual TLS)',
+      'PEM file of the CA(s) that sign client certificates: with it, a client must present one (mutual TLS); ' +
+      'a file that holds no CA certificate stops the start',
     defaultValue: '',
     parse: text,
   },

@@ -1,6 +1,8 @@
 // The client commands' TLS flags against a real server behind a real TLS endpoint: a node:tls
 // listener (ALPN h2, as gRPC over TLS negotiates) that requires a client certificate and
 // forwards the decrypted HTTP/2 to the server's plaintext port.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Server as TlsServer, createServer } from 'node:tls';
 import { connect } from 'node:net';
 import { makeTestCertificates, type TestCertificates } from '@shameless/testkit';
@@ -14,14 +16,16 @@ describe('shameless client commands over TLS', function () {
   let front: TlsServer;
   let address: string;
 
-  before(async () => {
-    store = await startStoreFixture();
-    certificates = await makeTestCertificates();
+  /**
+   * A TLS endpoint in front of the store's plaintext port, serving `cert`, that requires a
+   * client certificate signed by the test CA; answers its address (by name).
+   */
+  const startFront = async (cert: Buffer, key: Buffer): Promise<TlsServer> => {
     const [host, port] = store.address.split(':') as [string, string];
-    front = createServer(
+    const server = createServer(
       {
-        cert: certificates.serverCert,
-        key: certificates.serverKey,
+        cert,
+        key,
         ca: certificates.ca,
         requestCert: true,
         rejectUnauthorized: true,
@@ -38,9 +42,18 @@ describe('shameless client commands over TLS', function () {
         upstream.on('error', close);
       },
     );
-    front.on('tlsClientError', () => {}); // a refused handshake is what some tests expect
-    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
-    address = `localhost:${(front.address() as { port: number }).port}`;
+    server.on('tlsClientError', () => {}); // a refused handshake is what some tests expect
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return server;
+  };
+  const addressOf = (server: TlsServer) =>
+    `localhost:${(server.address() as { port: number }).port}`;
+
+  before(async () => {
+    store = await startStoreFixture();
+    certificates = await makeTestCertificates();
+    front = await startFront(certificates.serverCert, certificates.serverKey);
+    address = addressOf(front);
   });
   after(async () => {
     front?.close();
@@ -92,6 +105,44 @@ describe('shameless client commands over TLS', function () {
     const result = await describeTrusting(certificates.paths.ca, ip);
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stderr).not.to.include('DEP0123');
+  });
+
+  it('a --tls-ca that holds no CA certificate is refused before any call: the file named, what to give, exit 2', async () => {
+    const { dir, paths } = certificates;
+    const text = join(dir, 'not-a-certificate.pem');
+    writeFileSync(text, 'not a certificate\n');
+    const unparsable = join(dir, 'unparsable.pem');
+    writeFileSync(unparsable, '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+    const cases: [string, string][] = [
+      // The server's own certificate where the CA that signed it goes.
+      [
+        paths.serverCert,
+        'holds no CA certificate: CN=localhost, issued by CN=shameless test CA, is not a CA',
+      ],
+      [paths.serverKey, 'holds no PEM certificate ("-----BEGIN CERTIFICATE-----") (it holds a'],
+      [text, 'holds no PEM certificate'],
+      [unparsable, 'holds a PEM certificate that does not parse (number 1 in the file)'],
+    ];
+    for (const [ca, problem] of cases) {
+      const result = await describeTrusting(ca);
+      expect(result.code, result.stderr).to.equal(2);
+      expect(result.stderr).to.include(`shameless: --tls-ca: ${ca} ${problem}`);
+      expect(result.stderr).to.include(
+        "give the PEM file of the CA that issued the server's certificate",
+      );
+      expect(result.stderr).not.to.match(/UNAVAILABLE|\n\s+at /);
+    }
+  });
+
+  it("a self-signed server certificate, trusted as it is with --tls-ca, is no CA's and still works", async () => {
+    const { paths, selfSignedCert, selfSignedKey } = certificates;
+    const selfSigned = await startFront(selfSignedCert, selfSignedKey);
+    try {
+      const result = await describeTrusting(paths.selfSignedCert, addressOf(selfSigned));
+      expect(result.code, result.stderr).to.equal(0);
+    } finally {
+      selfSigned.close();
+    }
   });
 
   it('a server signed by a CA the client does not trust is refused: UNAVAILABLE, a hint at --tls-ca, exit 1', async () => {

@@ -179,6 +179,23 @@ describe('security: the serve process', function () {
     expect(tls.output).to.contain(`cannot start: cannot read the TLS certificate`);
     expect(tls.output).to.contain(missingCert);
 
+    // The server's own certificate given as the CA of client certificates.
+    const clientCa = await runServerExpectingFailure([
+      ...storeArgs(),
+      '--tls-cert',
+      certs.paths.serverCert,
+      '--tls-key',
+      certs.paths.serverKey,
+      '--tls-client-ca',
+      certs.paths.serverCert,
+    ]);
+    expect(clientCa.code).to.equal(1);
+    expect(clientCa.output).to.contain(
+      `cannot start: the TLS client CA certificate file ${certs.paths.serverCert} (--tls-client-ca) ` +
+        'holds no CA certificate',
+    );
+    expect(clientCa.output).not.to.match(/\n\s+at /);
+
     const badTokens = join(dir, 'bad-tokens.json');
     writeFileSync(badTokens, '{"tokens":[{"name":"x","role":"owner","sha256":""}]}');
     const tokens = await runServerExpectingFailure([...storeArgs(), '--tokens-file', badTokens]);

@@ -124,6 +124,34 @@ describe('security: TLS and mutual TLS', function () {
       ).to.match(/client CA certificate file .*garbage\.pem \(--tls-client-ca\)/);
     });
 
+    it('refuses a client CA file that holds no CA certificate, saying what to give', () => {
+      const withClientCa = (clientCaFile: string) =>
+        credentialsError({
+          certFile: certs.paths.serverCert,
+          keyFile: certs.paths.serverKey,
+          clientCaFile,
+        }).message;
+      // A client's certificate where the CA that signed it goes.
+      expect(withClientCa(certs.paths.clientCert)).to.equal(
+        `the TLS client CA certificate file ${certs.paths.clientCert} (--tls-client-ca) holds no CA ` +
+          'certificate: CN=shameless test client, issued by CN=shameless test CA, is not a CA (it ' +
+          "cannot vouch for another certificate); give the PEM file of the CA that issued the client's " +
+          'certificate (for this one, CN=shameless test CA)',
+      );
+      expect(
+        () =>
+          serverCredentials({
+            certFile: certs.paths.serverCert,
+            keyFile: certs.paths.serverKey,
+            clientCaFile: certs.paths.selfSignedCert,
+          }),
+        'a self-signed certificate, trusted as it is',
+      ).not.to.throw();
+      expect(withClientCa(certs.paths.clientKey)).to.match(
+        /\(--tls-client-ca\) holds no PEM certificate .*\(it holds a PRIVATE KEY\)/,
+      );
+    });
+
     it('refuses a key that does not belong to the certificate', () => {
       const error = credentialsError({
         certFile: certs.paths.serverCert,

@@ -1,6 +1,7 @@
 // Throwaway X.509 material for TLS tests, made with the openssl CLI (Debian ships it; nothing is
 // downloaded): a CA, a server certificate for 127.0.0.1 and localhost, and a client certificate,
-// all signed by that CA, plus a second CA that signed none of them.
+// all signed by that CA, plus a second CA that signed none of them, and a self-signed server
+// certificate that is no CA's (trusted as it is, the way a pinned certificate is).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,8 @@ export interface TestCertificates {
     clientCert: string;
     clientKey: string;
     otherCa: string;
+    selfSignedCert: string;
+    selfSignedKey: string;
   };
   readonly ca: Buffer;
   readonly serverCert: Buffer;
@@ -27,6 +30,9 @@ export interface TestCertificates {
   readonly clientKey: Buffer;
   /** A CA that signed nothing here: a client trusting only it must refuse the server. */
   readonly otherCa: Buffer;
+  /** A server certificate for 127.0.0.1 and localhost that signed itself and is not a CA. */
+  readonly selfSignedCert: Buffer;
+  readonly selfSignedKey: Buffer;
   /** Removes the directory. */
   remove(): Promise<void>;
 }
@@ -38,7 +44,7 @@ export async function makeTestCertificates(): Promise<TestCertificates> {
   const at = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
 
-  const selfSignedCa = (name: string, subject: string) =>
+  const selfSigned = (name: string, subject: string, ...extensions: string[]) =>
     openssl(
       'req',
       '-x509',
@@ -53,9 +59,16 @@ export async function makeTestCertificates(): Promise<TestCertificates> {
       `${name}.key`,
       '-out',
       `${name}.pem`,
+      ...extensions.flatMap((extension) => ['-addext', extension]),
     );
-  await selfSignedCa('ca', '/CN=shameless test CA');
-  await selfSignedCa('other-ca', '/CN=an unrelated CA');
+  await selfSigned('ca', '/CN=shameless test CA');
+  await selfSigned('other-ca', '/CN=an unrelated CA');
+  await selfSigned(
+    'self-signed',
+    '/CN=localhost',
+    'basicConstraints=critical,CA:FALSE',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  );
 
   const signed = async (name: string, subject: string, extensions: string) => {
     await writeFile(at(`${name}.ext`), extensions);
@@ -103,6 +116,8 @@ export async function makeTestCertificates(): Promise<TestCertificates> {
     clientCert: at('client.pem'),
     clientKey: at('client.key'),
     otherCa: at('other-ca.pem'),
+    selfSignedCert: at('self-signed.pem'),
+    selfSignedKey: at('self-signed.key'),
   };
   return {
     dir,
@@ -113,6 +128,8 @@ export async function makeTestCertificates(): Promise<TestCertificates> {
     clientCert: await readFile(paths.clientCert),
     clientKey: await readFile(paths.clientKey),
     otherCa: await readFile(paths.otherCa),
+    selfSignedCert: await readFile(paths.selfSignedCert),
+    selfSignedKey: await readFile(paths.selfSignedKey),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }

@@ -47,9 +47,11 @@ export function addConnectionOptions(command: Command): Command {
     )
     .addOption(new Option('--tls', 'use TLS, trusting the system CAs (implied by --tls-ca)'))
     .addOption(
-      new Option('--tls-ca <file>', 'PEM file of the CA that signed the server certificate').env(
-        'SHAMELESS_CLIENT_TLS_CA',
-      ),
+      new Option(
+        '--tls-ca <file>',
+        'PEM file of the CA that signed the server certificate (or of a self-signed server ' +
+          'certificate); a file with neither is refused before any call',
+      ).env('SHAMELESS_CLIENT_TLS_CA'),
     )
     .addOption(
       new Option(
@@ -184,7 +186,7 @@ function channelCredentials(options: ConnectionOptionValues): ChannelCredentials
     key: options.tlsKey ? readPem(options.tlsKey, '--tls-key') : undefined,
     cert: options.tlsCert ? readPem(options.tlsCert, '--tls-cert') : undefined,
   };
-  checkTlsFiles(files);
+  checkTlsFiles(files, options.tlsCa);
   return tlsCredentials(files);
 }
 

@@ -1,12 +1,19 @@
 // The client's TLS files checked before any call, each against the flag it came from: Node
 // refuses a file that is not what its flag wants with OpenSSL's bare words ("PEM routines::no
-// start line"), which name neither the file nor the flag, as a failed call with exit 1.
+// start line"), which name neither the file nor the flag, as a failed call with exit 1; and it
+// takes a --tls-ca that holds no CA certificate without a word, to fail every handshake.
 import { createSecureContext } from 'node:tls';
+import { caFileProblem } from '../caCertificates.js';
 import type { TlsFiles } from './tlsCredentials.js';
 import { UsageError } from './usageError.js';
 
-/** Throws a UsageError naming --tls-cert or --tls-key when Node could not load them. */
-export function checkTlsFiles(files: TlsFiles): void {
+/**
+ * Throws a UsageError naming --tls-ca when it holds no CA certificate, and --tls-cert or
+ * --tls-key when Node could not load them.
+ */
+export function checkTlsFiles(files: TlsFiles, caFile?: string): void {
+  const caProblem = files.ca && caFileProblem(files.ca, 'server');
+  if (caProblem) throw new UsageError(`--tls-ca: ${caFile ?? 'the file'} ${caProblem}`);
   if (files.cert) loads({ cert: files.cert }, '--tls-cert: not a PEM certificate');
   if (files.key) loads({ key: files.key }, '--tls-key: not a PEM private key');
   if (files.cert && files.key) {

@@ -4,6 +4,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ServerCredentials } from '@grpc/grpc-js';
+import { caFileProblem } from '../caCertificates.js';
 
 export interface TlsFiles {
   /** PEM certificate (chain) of the server. */
@@ -64,8 +65,11 @@ export function serverCredentials(tls: TlsFiles | undefined): ServerCredentials 
   }
   const clientCaFile = tls.clientCaFile;
   const clientCa = clientCaFile ? readPem(clientCaFile, PEM_FILES.clientCa) : null;
-  if (clientCaFile && clientCa) {
-    parsePem(clientCaFile, PEM_FILES.clientCa, () => new X509Certificate(clientCa));
+  const clientCaProblem = clientCa && caFileProblem(clientCa, 'client');
+  if (clientCaProblem) {
+    throw new TlsConfigError(
+      `the TLS ${PEM_FILES.clientCa.what} file ${clientCaFile} (${PEM_FILES.clientCa.flag}) ${clientCaProblem}`,
+    );
   }
   return ServerCredentials.createSsl(
     clientCa,
