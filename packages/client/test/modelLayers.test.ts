@@ -11,8 +11,7 @@ const MODEL_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../src/model
 
 /** Bottom first. A file may import files of the layers below its own, never its own or above. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['messagePackExtension'],
-  ['schema', 'errors', 'integers', 'messagePackWriter', 'messagePackReader', 'callOptions'],
+  ['schema', 'errors', 'integers', 'callOptions'],
   ['definition', 'storedDefinition'],
   ['body', 'conditions'], // the wire codec
   ['modelPort'],

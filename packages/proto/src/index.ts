@@ -13,3 +13,5 @@ export { encodeMessage } from './encodeMessage.js';
 export { StoreClient, StoreService } from './storeService.js';
 // protoc's own descriptors of the .proto files, for server reflection.
 export { fileDescriptorsOf, storeDescriptorSet } from './fileDescriptors.js';
+// Cell bodies' MessagePack, read and written exactly (extension types, 64-bit integers).
+export * from './messagePack/index.js';

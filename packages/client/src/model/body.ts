@@ -12,12 +12,16 @@
 // (an own key; the prototype is left alone); any other map reads as a Map whose keys keep
 // their types (Ruby's { 20261201 => 120 }), and a Map is written with its keys as they are. So
 // a value read and written back is the same MessagePack. So is an extension value, read as a
-// MessagePackExtension of its type and bytes (see messagePackReader.ts).
+// MessagePackExtension of its type and bytes (see @shameless/proto's messagePackReader.ts).
 
-import { InternalError } from '../transport/index.js';
+import {
+  UnencodableValueError,
+  encodeMessagePack,
+  readMessagePack,
+  setOwnKey,
+} from '@shameless/proto';
+import { InternalError, InvalidArgumentError } from '../transport/index.js';
 import { isPlainObject } from './integers.js';
-import { readMessagePack, setOwnKey } from './messagePackReader.js';
-import { encodeMessagePack } from './messagePackWriter.js';
 import type { Body } from './schema.js';
 
 /**
@@ -29,7 +33,12 @@ import type { Body } from './schema.js';
  *   with `what` and the value's key path: `cell meta of <uuid>: prices.20261201: ...`.
  */
 export function encodeBody(body: Readonly<Body>, what = 'body'): Buffer {
-  return encodeMessagePack(body, what);
+  try {
+    return encodeMessagePack(body);
+  } catch (error) {
+    if (!(error instanceof UnencodableValueError)) throw error;
+    throw new InvalidArgumentError(`${what}: ${error.message}`);
+  }
 }
 
 /**

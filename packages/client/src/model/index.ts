@@ -5,7 +5,8 @@ export { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
 export { type ExactInteger } from './integers.js';
-export { MessagePackExtension } from './messagePackExtension.js';
+// Bodies' extension values; the class is @shameless/proto's, where the reader and writer live.
+export { MessagePackExtension } from '@shameless/proto';
 export {
   Model,
   type CellKey,

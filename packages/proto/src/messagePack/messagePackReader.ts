@@ -1,10 +1,11 @@
-// The SDK's MessagePack decoder for cell bodies, the reading half of messagePackWriter.ts. It
-// exists for extension types: msgpackr (which the SDK read bodies with before) looks them up in
-// one table shared by the whole process, where type 0 means undefined, 0x42, 0x62, 0x65, 0x69,
-// 0x70, 0x73, 0x74 and 0x78 have msgpackr's own meanings and any other type throws. So a Ruby
-// writer's extension (msgpack-ruby's README registers Symbol as type 0) read as undefined, as a
-// wrong value, or made the whole cell unreadable. Here every extension but the timestamp reads
-// as a MessagePackExtension, its type and bytes, which the writer writes back as they were.
+// The MessagePack decoder of cell bodies (the SDK reads bodies with it), the reading half of
+// messagePackWriter.ts. It exists for extension types: msgpackr (which the SDK read bodies with
+// before) looks them up in one table shared by the whole process, where type 0 means undefined,
+// 0x42, 0x62, 0x65, 0x69, 0x70, 0x73, 0x74 and 0x78 have msgpackr's own meanings and any other
+// type throws. So a Ruby writer's extension (msgpack-ruby's README registers Symbol as type 0)
+// read as undefined, as a wrong value, or made the whole cell unreadable. Here every extension
+// but the timestamp reads as a MessagePackExtension, its type and bytes, which the writer
+// writes back as they were.
 //
 // Every other value reads as it did through msgpackr with the SDK's options:
 // - an integer is a number while it is a safe integer and a bigint beyond (±2^53 included:

@@ -1,8 +1,8 @@
-// The SDK's MessagePack encoder for cell bodies. It exists for integers: msgpackr (which the
-// SDK reads bodies with) writes every number outside 32 bits as a float64, so 2^40 would
-// reach the store, and the Ruby gem, as 1099511627776.0. This writer puts every integer in the
-// smallest format that holds it, exactly as Ruby's msgpack does, so that a body written here
-// and one written by the gem are the same bytes:
+// The MessagePack encoder of cell bodies (the SDK writes bodies with it). It exists for
+// integers: msgpackr writes every number outside 32 bits as a float64, so 2^40 would reach the
+// store, and the Ruby gem, as 1099511627776.0. This writer puts every integer in the smallest
+// format that holds it, exactly as Ruby's msgpack does, so that a body written here and one
+// written by the gem are the same bytes:
 //
 // - a safe-integer number or a bigint: positive fixint, uint8/16/32/64 when >= 0; negative
 //   fixint, int8/16/32/64 when < 0 (a bigint outside int64/uint64 is refused);
@@ -18,12 +18,11 @@
 // before (a Date as the standard timestamp extension).
 //
 // A value with no MessagePack form (a bigint past 64 bits, a symbol, a function, an object
-// that holds itself) is refused with an InvalidArgumentError naming its key path
+// that holds itself) is refused with an UnencodableValueError naming its key path
 // (`prices.20261201`, `rates[0].cents`): a caller with a large body must learn which value to
 // fix, and a function must not be stored as nil unnoticed.
 
 import { Packr } from 'msgpackr';
-import { InvalidArgumentError } from '../transport/index.js';
 import { MessagePackExtension } from './messagePackExtension.js';
 
 const fallback = new Packr({
@@ -46,20 +45,24 @@ const FIXEXT = new Map([
   [16, 0xd8],
 ]);
 
+/** A value with no MessagePack form; the message starts with its key path, if it has one. */
+export class UnencodableValueError extends Error {
+  override name = 'UnencodableValueError';
+}
+
 /**
  * `value` as MessagePack; see the file comment for the formats chosen.
  *
- * @throws InvalidArgumentError for a value with no MessagePack form, its message starting with
- *   `what` and the value's key path.
+ * @throws UnencodableValueError for a value with no MessagePack form.
  */
-export function encodeMessagePack(value: unknown, what: string): Buffer {
+export function encodeMessagePack(value: unknown): Buffer {
   const writer = new MessagePackWriter();
   try {
     writer.write(value);
   } catch (error) {
     if (!(error instanceof Unencodable)) throw error;
     const at = error.path.length === 0 ? '' : `${pathText(error.path)}: `;
-    throw new InvalidArgumentError(`${what}: ${at}${error.message}`);
+    throw new UnencodableValueError(`${at}${error.message}`);
   }
   return writer.finish();
 }
