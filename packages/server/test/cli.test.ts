@@ -2,6 +2,7 @@
 // what each prints, exact 64-bit integers both ways, the token, and failures as status, details
 // and a hint with a non-zero exit and no stack trace.
 import { type ChildProcess, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,8 @@ import { authorization } from '../src/grpc/authorization.js';
 import { StatusError } from '../src/grpc/statusError.js';
 import { TokenSet } from '../src/grpc/tokens.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
+import { connectStore } from './support/grpcCalls.js';
+import { array, fixint, float64, map, object, str, uint64 } from './support/msgpackBytes.js';
 import { CLI, type CommandResult, runCommand, startCommand } from './support/serverProcess.js';
 import { RATE_MODEL, type StoreFixture, startStoreFixture } from './support/storeFixture.js';
 import { newToken, writeTokensFile } from './support/tokens.js';
@@ -219,6 +222,76 @@ describe('shameless client commands', function () {
       expect(body.fraction).to.equal(18446744073709551616);
       expect(body.wide).to.equal(25000000000);
       expect(body.int, 'an integer literal stays an integer').to.equal(10000000000n);
+    });
+
+    it('get, where and tail print every body value exactly, and put takes the printed body back to the same bytes', async () => {
+      // Written byte by byte, as a Ruby or Python writer would: each value in its smallest format.
+      const timestamp96 = Buffer.alloc(15);
+      timestamp96.set([0xc7, 12, 0xff]);
+      timestamp96.writeUInt32BE(123_456_789, 3); // nanoseconds
+      timestamp96.writeBigInt64BE(1_795_000_000n, 7); // seconds: 2026-11-18T11:06:40Z
+      const exotic = object({
+        symbol: Buffer.from([0xd4, 0x00, 0x61]), // msgpack-ruby's Symbol :a, ext 0
+        custom: Buffer.from([0xd5, 0x05, 0x01, 0x02]), // an application's ext 5
+        at: timestamp96,
+        at32: Buffer.from([0xd6, 0xff, 0x6a, 0x00, 0x00, 0x00]),
+        binary: Buffer.from([0xc4, 0x03, 0x00, 0x01, 0x02]),
+        whole: float64(120),
+        negativeZero: float64(-0),
+        nan: float64(Number.NaN),
+        integer: fixint(120),
+        top: uint64(2n ** 64n - 1n),
+        integerKeys: map([fixint(1), str('a')]),
+        lookalike: object({ $base64: str('a') }),
+      });
+      const stored = object({
+        hotel_id: fixint(51),
+        room_type: str('exact'),
+        check_in_date: str('2026-01-01'),
+        gateway: str('g'),
+        discount_type: str('none'),
+        exotic,
+        list: array(float64(2.5), Buffer.from([0xd4, 0x07, 0xff])),
+      });
+      const api = connectStore(store.address, { token: TOKEN });
+      const { uuid, base } = await api
+        .put({ model: 'rate', values: stored, requestId: randomUUID() })
+        .finally(() => api.close());
+
+      const printed =
+        '{"hotel_id":51,"room_type":"exact","check_in_date":"2026-01-01","gateway":"g",' +
+        '"discount_type":"none","exotic":{' +
+        '"symbol":{"$ext":0,"$base64":"YQ=="},' +
+        '"custom":{"$ext":5,"$base64":"AQI="},' +
+        '"at":{"$ext":-1,"$base64":"B1vNFQAAAABq/YbA","$timestamp":"2026-11-18T11:06:40.123456789Z"},' +
+        '"at32":{"$ext":-1,"$base64":"agAAAA==","$timestamp":"2026-05-10T03:48:16.000000000Z"},' +
+        '"binary":{"$base64":"AAEC"},"whole":120.0,"negativeZero":-0.0,"nan":{"$float":"NaN"},' +
+        '"integer":120,"top":18446744073709551615,"integerKeys":{"$map":[[1,"a"]]},' +
+        '"lookalike":{"$map":[["$base64","a"]]}},' +
+        '"list":[2.5,{"$ext":7,"$base64":"/w=="}]}';
+      const get = await shameless(['get', 'rate', uuid]);
+      expect(get.code, get.stderr).to.equal(0);
+      expect(get.stdout).to.include(`"body":${printed}}`);
+
+      const where = await shameless(['where', 'rate', 'hotel_id=51']);
+      expect(where.code, where.stderr).to.equal(0);
+      expect(where.stdout).to.include(`"body":${printed}}`);
+
+      const tail = await shameless(['tail', 'rate', '--shard', String(base!.shard)]);
+      expect(tail.code, tail.stderr).to.equal(0);
+      const line = tail.stdout.split('\n').find((text) => text.includes(uuid));
+      expect(line).to.include(`"body":${printed}}`);
+
+      // The printed body, put as another record: the same bytes but for its room_type.
+      const again = printed.replace('"room_type":"exact"', '"room_type":"again"');
+      const put = await shameless(['put', 'rate', again]);
+      expect(put.code, put.stderr).to.equal(0);
+      expect(put.stdout).to.include(`"body":${again}}`);
+      const copy = lines(put.stdout)[0] as { uuid: string };
+      const copied = await store.engine.getCell('rate', copy.uuid, 'base');
+      expect(Buffer.from(copied.body).toString('hex')).to.equal(
+        stored.toString('hex').replace(str('exact').toString('hex'), str('again').toString('hex')),
+      );
     });
 
     it("a cell past grpc-js's 4 MiB default goes in and comes out (put, get, where)", async () => {
@@ -640,6 +713,26 @@ describe('shameless client commands', function () {
         [
           ['put', 'rate', rate(46, 'x', '"list": [1, -9223372036854775809]')],
           '<values>.list[1]: -9223372036854775809 is beyond',
+        ],
+        [
+          ['put', 'rate', rate(46, 'x', '"at": {"$ext": 200, "$base64": "AA=="}')],
+          '<values>.at.$ext: must be an integer from -128 to 127',
+        ],
+        [
+          [
+            'put',
+            'rate',
+            rate(46, 'x', '"at": {"$ext": -1, "$base64": "agAAAA==", "$timestamp": "2026"}'),
+          ],
+          '<values>.at.$timestamp: "2026" is not the instant $base64 holds (2026-05-10T03:48:16.000000000Z)',
+        ],
+        [
+          ['put', 'rate', rate(46, 'x', '"b": {"$base64": "AA==", "note": 1}')],
+          '<values>.b: an object with a key $base64 must be exactly one of the forms',
+        ],
+        [
+          ['put', 'rate', rate(46, 'x', '"m": {"$map": [[1, "a"], [1, "b"]]}')],
+          '<values>.m.$map[1][0]: the map repeats key 1',
         ],
         [
           ['tail', 'rate', '--shard', '4294967296'],

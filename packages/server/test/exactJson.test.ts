@@ -1,7 +1,12 @@
 // The CLI's JSON with exact 64-bit integers: parsing keeps integers past 2^53, printing writes
 // bigints as bare numbers, and malformed text is refused saying where.
 import { expect } from 'chai';
-import { JsonSyntaxError, parseExactJson, stringifyExactJson } from '../src/commands/exactJson.js';
+import {
+  JsonNumber,
+  JsonSyntaxError,
+  parseExactJson,
+  stringifyExactJson,
+} from '../src/commands/exactJson.js';
 
 describe('exact JSON (CLI)', () => {
   it('reads integers past 2^53 as bigints and everything else as JSON.parse does', () => {
@@ -34,6 +39,23 @@ describe('exact JSON (CLI)', () => {
     );
     expect(stringifyExactJson({ a: [1n] }, 2)).to.equal('{\n  "a": [\n    1\n  ]\n}');
     expect(parseExactJson(stringifyExactJson(value))).to.deep.include({ big: 9007199254740993n });
+  });
+
+  it('keeps a "__proto__" key as an own key, and a literal\'s kind for a reader that asks', () => {
+    const parsed = parseExactJson('{"__proto__": {"a": 1}, "b": 2}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(parsed)).to.equal(Object.prototype);
+    expect(Object.keys(parsed)).to.deep.equal(['__proto__', 'b']);
+    expect(stringifyExactJson(parsed)).to.equal('{"__proto__":{"a":1},"b":2}');
+    expect(
+      parseExactJson('[2, 2.0, -0, 1e3]', (literal, integral) => [literal, integral]),
+    ).to.deep.equal([
+      ['2', true],
+      ['2.0', false],
+      ['-0', true],
+      ['1e3', false],
+    ]);
+    expect(Object.is(parseExactJson('-0'), 0), 'the integer -0 is 0').to.equal(true);
+    expect(stringifyExactJson([new JsonNumber('2.0'), 2])).to.equal('[2.0,2]');
   });
 
   it('refuses malformed JSON, naming the character', () => {

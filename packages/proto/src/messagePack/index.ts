@@ -1,5 +1,12 @@
 // Cell bodies' MessagePack, read and written exactly: the SDK's bodies and the server CLI's
 // (which must not depend on the SDK) go through this one reader and writer.
 export { MessagePackExtension } from './messagePackExtension.js';
-export { MalformedMessagePack, readMessagePack, setOwnKey } from './messagePackReader.js';
+export { MessagePackFloat } from './messagePackFloat.js';
+export {
+  MalformedMessagePack,
+  type MessagePackReadOptions,
+  readMessagePack,
+  setOwnKey,
+} from './messagePackReader.js';
 export { UnencodableValueError, encodeMessagePack } from './messagePackWriter.js';
+export { TIMESTAMP_TYPE, type Timestamp, readTimestamp } from './timestamp.js';

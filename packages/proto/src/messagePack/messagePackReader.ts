@@ -7,7 +7,9 @@
 // but the timestamp reads as a MessagePackExtension, its type and bytes, which the writer
 // writes back as they were.
 //
-// Every other value reads as it did through msgpackr with the SDK's options:
+// Every other value reads as it did through msgpackr with the SDK's options, unless the
+// caller's MessagePackReadOptions say otherwise (the CLI, which prints every value exactly,
+// reads floats, extensions and maps its own way):
 // - an integer is a number while it is a safe integer and a bigint beyond (±2^53 included:
 //   as numbers they would be written back as floats);
 // - a float (32 or 64 bits) is a number, a string a string (bytes that are not UTF-8 read as
@@ -18,22 +20,39 @@
 // the value).
 
 import { MessagePackExtension } from './messagePackExtension.js';
+import { TIMESTAMP_TYPE, readTimestamp } from './timestamp.js';
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const TIMESTAMP = -1;
 /** Strings shorter than this are decoded here when they are ASCII. */
 const SHORT_STRING = 32;
 
 /** Bytes that are not one MessagePack value. */
 export class MalformedMessagePack extends Error {}
 
+/**
+ * What a reader makes of the values a JS type cannot tell apart or hold; each, when left out,
+ * is read as the file comment says.
+ */
+export interface MessagePackReadOptions {
+  /** A float (32 or 64 bits); by default its number, which a whole float shares with an integer. */
+  readonly float?: (value: number) => unknown;
+  /** An extension (its data a copy); by default a MessagePackExtension, a timestamp a Date. */
+  readonly extension?: (type: number, data: Buffer) => unknown;
+  /**
+   * A map, as its entries in order (keys of any type, a repeated key as often as it comes); by
+   * default a plain object when every key is a string (the last of a repeated key wins), else
+   * a Map.
+   */
+  readonly map?: (entries: [unknown, unknown][]) => unknown;
+}
+
 /** The one MessagePack value `bytes` holds. @throws MalformedMessagePack */
-export function readMessagePack(bytes: Uint8Array): unknown {
+export function readMessagePack(bytes: Uint8Array, options: MessagePackReadOptions = {}): unknown {
   const buffer = Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const reader = new MessagePackReader(buffer);
+  const reader = new MessagePackReader(buffer, options);
   const value = reader.read();
   if (reader.position !== buffer.length) {
     throw new MalformedMessagePack(
@@ -46,7 +65,10 @@ export function readMessagePack(bytes: Uint8Array): unknown {
 class MessagePackReader {
   position = 0;
 
-  constructor(private readonly bytes: Buffer) {}
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly options: MessagePackReadOptions,
+  ) {}
 
   read(): unknown {
     const type = this.#uint(1);
@@ -75,9 +97,9 @@ class MessagePackReader {
       case 0xc9:
         return this.#extension(this.#uint(4));
       case 0xca:
-        return this.bytes.readFloatBE(this.#take(4));
+        return this.#float(this.bytes.readFloatBE(this.#take(4)));
       case 0xcb:
-        return this.bytes.readDoubleBE(this.#take(8));
+        return this.#float(this.bytes.readDoubleBE(this.#take(8)));
       case 0xcc:
         return this.#uint(1);
       case 0xcd:
@@ -123,7 +145,12 @@ class MessagePackReader {
     }
   }
 
+  #float(value: number): unknown {
+    return this.options.float ? this.options.float(value) : value;
+  }
+
   #map(size: number): unknown {
+    if (this.options.map) return this.options.map(this.#entries(size));
     // Read as an object until a key is not a string (rare: a Ruby writer's integer keys); then
     // read again from the first entry as a Map, which keeps the entries in their order.
     const start = this.position;
@@ -143,6 +170,12 @@ class MessagePackReader {
     const map = new Map<unknown, unknown>();
     for (let i = 0; i < size; i++) map.set(this.read(), this.read());
     return map;
+  }
+
+  #entries(size: number): [unknown, unknown][] {
+    const entries: [unknown, unknown][] = [];
+    for (let i = 0; i < size; i++) entries.push([this.read(), this.read()]);
+    return entries;
   }
 
   #array(length: number): unknown[] {
@@ -178,7 +211,8 @@ class MessagePackReader {
     const type = this.bytes.readInt8(this.#take(1));
     const start = this.#take(length);
     const data = this.bytes.subarray(start, start + length);
-    return type === TIMESTAMP ? timestamp(data) : new MessagePackExtension(type, data);
+    if (this.options.extension) return this.options.extension(type, Buffer.from(data));
+    return type === TIMESTAMP_TYPE ? timestamp(data) : new MessagePackExtension(type, data);
   }
 
   #uint(width: 1 | 2 | 4): number {
@@ -216,19 +250,9 @@ function exact(value: bigint): number | bigint {
   return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
 }
 
-/** The timestamp extension's three layouts (32, 64 and 96 bits), to the millisecond. */
+/** The timestamp extension as a Date, to the millisecond (Invalid Date for no timestamp). */
 function timestamp(data: Buffer): Date {
-  switch (data.length) {
-    case 4:
-      return new Date(data.readUInt32BE(0) * 1000);
-    case 8: {
-      const nanoseconds = Math.floor(data.readUInt32BE(0) / 4);
-      const seconds = (data.readUInt32BE(0) & 0x3) * 2 ** 32 + data.readUInt32BE(4);
-      return new Date(seconds * 1000 + nanoseconds / 1e6);
-    }
-    case 12:
-      return new Date(Number(data.readBigInt64BE(4)) * 1000 + data.readUInt32BE(0) / 1e6);
-    default:
-      return new Date(Number.NaN);
-  }
+  const instant = readTimestamp(data);
+  if (!instant) return new Date(Number.NaN);
+  return new Date(Number(instant.seconds) * 1000 + instant.nanoseconds / 1e6);
 }

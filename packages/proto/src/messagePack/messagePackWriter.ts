@@ -7,7 +7,7 @@
 // - a safe-integer number or a bigint: positive fixint, uint8/16/32/64 when >= 0; negative
 //   fixint, int8/16/32/64 when < 0 (a bigint outside int64/uint64 is refused);
 // - any other number (a fraction, NaN, ±Infinity, -0, and integral numbers past 2^53, which
-//   stay numbers when read back only as floats): float64.
+//   stay numbers when read back only as floats), and a MessagePackFloat: float64.
 //
 // Maps, arrays, strings, binaries, booleans and nil are written here too, each in its
 // smallest format; any typed array, DataView or ArrayBuffer is a binary of its bytes, and a
@@ -24,6 +24,7 @@
 
 import { Packr } from 'msgpackr';
 import { MessagePackExtension } from './messagePackExtension.js';
+import { MessagePackFloat } from './messagePackFloat.js';
 
 const fallback = new Packr({
   useRecords: false,
@@ -120,6 +121,7 @@ class MessagePackWriter {
         }
         if (value instanceof ArrayBuffer) return this.#binary(new Uint8Array(value));
         if (value instanceof MessagePackExtension) return this.#extension(value);
+        if (value instanceof MessagePackFloat) return this.#float64(value.value);
         if (value instanceof Map) return this.#map(value);
         if (isPlainObject(value)) return this.#object(value);
         if (value instanceof Set) return this.#array([...(value as Set<unknown>)], value);

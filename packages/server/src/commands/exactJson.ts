@@ -1,9 +1,27 @@
 // JSON with exact 64-bit integers. JSON.parse reads 9007199254740993 as ...992, and
 // JSON.stringify refuses bigints; cell bodies and ids hold such integers, so the CLI reads an
-// integer literal past 2^53 as a bigint and prints a bigint as a bare JSON number.
+// integer literal past 2^53 as a bigint and prints a bigint as a bare JSON number. A number's
+// literal also tells a float from an integer (2.0 from 2), which a JS number cannot: a reader
+// that needs it gets the literal, and a writer gives a JsonNumber.
+import { setOwnKey } from '@shameless/proto';
 
 /** Malformed JSON; the message says where. */
 export class JsonSyntaxError extends Error {}
+
+/** A number printed as this literal: a float whose value is whole prints as `2.0`, not `2`. */
+export class JsonNumber {
+  constructor(readonly literal: string) {}
+}
+
+/**
+ * A number literal as a value: an integer beyond ±(2^53 - 1) a bigint, any other a number (-0
+ * as an integer is 0). `integral`: the literal has neither fraction nor exponent.
+ */
+export function exactNumber(literal: string, integral: boolean): number | bigint {
+  const number = Number(literal);
+  if (!integral) return number;
+  return Number.isSafeInteger(number) ? number + 0 : BigInt(literal);
+}
 
 const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
 const LITERALS: [string, unknown][] = [
@@ -12,13 +30,10 @@ const LITERALS: [string, unknown][] = [
   ['null', null],
 ];
 
-/**
- * Parses JSON; an integer literal beyond ±(2^53 - 1), or any other `asBigint` picks, becomes a
- * bigint, any other number a number. A literal with a fraction or exponent is always a number.
- */
+/** Parses JSON, each number literal read by `number` (by default {@link exactNumber}). */
 export function parseExactJson(
   text: string,
-  asBigint: (integer: number) => boolean = (integer) => !Number.isSafeInteger(integer),
+  number: (literal: string, integral: boolean) => unknown = exactNumber,
 ): unknown {
   let position = 0;
   const fail = (expected: string): never => {
@@ -64,7 +79,7 @@ export function parseExactJson(
         skipSpace();
         const key = string();
         expect(':');
-        object[key] = value();
+        setOwnKey(object, key, value());
         skipSpace();
         if (text[position] === '}') break;
         expect(',');
@@ -100,9 +115,7 @@ export function parseExactJson(
     const match = NUMBER.exec(text);
     if (!match) return fail('a JSON value');
     position += match[0].length;
-    const number = Number(match[0]);
-    const integral = match[1] === undefined && match[2] === undefined;
-    return integral && asBigint(number) ? BigInt(match[0]) : number;
+    return number(match[0], match[1] === undefined && match[2] === undefined);
   };
   const result = value();
   skipSpace();
@@ -111,12 +124,14 @@ export function parseExactJson(
 }
 
 /**
- * JSON text of a value holding bigints (printed as bare integers), dates (ISO strings) and
- * binaries ({"$base64": "..."}), on one line unless `indent` is given.
+ * JSON text of a value holding bigints (printed as bare integers), JsonNumbers (their
+ * literal), dates (ISO strings) and binaries ({"$base64": "..."}), on one line unless `indent`
+ * is given.
  */
 export function stringifyExactJson(value: unknown, indent = 0): string {
   const write = (item: unknown, depth: number): string => {
     if (typeof item === 'bigint') return item.toString();
+    if (item instanceof JsonNumber) return item.literal;
     if (item instanceof Date) return JSON.stringify(item.toISOString());
     if (item instanceof Uint8Array) {
       return write({ $base64: Buffer.from(item).toString('base64') }, depth);

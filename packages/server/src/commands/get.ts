@@ -1,5 +1,6 @@
 // `shameless get MODEL UUID`: one version of a cell, as a JSON line.
 import { type Command, Option } from 'commander';
+import { BODY_FORMS } from './bodyJson.js';
 import { cellToJson } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
@@ -21,8 +22,10 @@ export function registerGet(program: Command): void {
       .summary('print a version of a cell (the latest base cell by default)')
       .description(
         'Prints one version of a record\'s cell as a JSON line: {"uuid", "cell", "refKey", "id", "shard", ' +
-          '"createdAt", "body"}, the body decoded from MessagePack (64-bit integers exact, binaries as ' +
-          '{"$base64": ...}). NOT_FOUND when the model, record, cell or version does not exist.',
+          '"createdAt", "body"}, the body decoded from MessagePack with every value exact (where, tail ' +
+          'and put use the same forms). NOT_FOUND when the model, record, cell or version does not ' +
+          'exist.\n\nBodies: ' +
+          BODY_FORMS,
       )
       .argument('<model>', 'the model name')
       .argument('<uuid>', "the record's UUID")

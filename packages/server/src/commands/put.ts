@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import { cellToJson, encodeJsonBody, parseJsonBody } from './cellJson.js';
+import { BODY_FORMS, bodyFromJson } from './bodyJson.js';
+import { cellToJson } from './cellJson.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
-import { JsonSyntaxError, stringifyExactJson } from './exactJson.js';
-import { UsageError } from './usageError.js';
+import { stringifyExactJson } from './exactJson.js';
 
 /** Where each PutRequest field comes from, for the hint when the server refuses one. */
 const ARGUMENT_OF_FIELD = {
@@ -23,9 +23,11 @@ export function registerPut(program: Command): void {
       .description(
         'Put: finds the record by the primary index fields in VALUES and appends a new base version ' +
           'merged with the other values, or creates the record (every index field required). VALUES is a ' +
-          'JSON object, or - to read it from stdin; integers past 2^53 are kept exact, and a number with a ' +
-          'fraction or exponent (1e20) is a float, unless a whole number within 32 bits. Prints {"uuid", ' +
+          'JSON object, or - to read it from stdin, in the forms `get` prints a body in, so that a printed ' +
+          'body can be put back as it was; each value goes in its smallest format. Prints {"uuid", ' +
           '"created", "base"} as a JSON line.\n\n' +
+          `Bodies: ${BODY_FORMS} A $timestamp must be the instant its $base64 holds, and a $map must not ` +
+          'repeat a key.\n\n' +
           'Example: shameless put cli_rate \'{"hotel_id": 7, "room_type": "double", "price": 120}\'',
       )
       .argument('<model>', 'the model name')
@@ -39,10 +41,10 @@ export function registerPut(program: Command): void {
   );
   command.action((model: string, valuesText: string, options: { requestId?: string }) =>
     runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
-      const values = parseValues(valuesText === '-' ? readFileSync(0, 'utf8') : valuesText);
+      const text = valuesText === '-' ? readFileSync(0, 'utf8') : valuesText;
       const response = await connection.unary(connection.client.put, {
         model,
-        values: encodeJsonBody(values, '<values>'),
+        values: bodyFromJson(text, '<values>'),
         requestId: options.requestId ?? randomUUID(),
       });
       console.log(
@@ -54,18 +56,4 @@ export function registerPut(program: Command): void {
       );
     }),
   );
-}
-
-function parseValues(text: string): Record<string, unknown> {
-  let values: unknown;
-  try {
-    values = parseJsonBody(text);
-  } catch (error) {
-    if (error instanceof JsonSyntaxError) throw new UsageError(`<values>: ${error.message}`);
-    throw error;
-  }
-  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-    throw new UsageError('<values>: must be a JSON object, e.g. {"hotel_id": 7}');
-  }
-  return values as Record<string, unknown>;
 }

@@ -36,7 +36,7 @@ export function registerWhere(program: Command): void {
       .description(
         'Finds the records of MODEL whose index values meet every CONDITION, in index order, and prints ' +
           'each as a JSON line {"uuid", "cells": {NAME: cell}} with the latest version of each cell asked ' +
-          "for. The index's shard_on field needs exactly one = condition.\n\n" +
+          "for (each as `get` prints a cell). The index's shard_on field needs exactly one = condition.\n\n" +
           `Conditions: ${CONDITION_FORMS}. Values are typed by the index's fields (from describe).\n\n` +
           "Example: shameless where cli_rate hotel_id=7 'room_type in single,double' --cell base --cell meta",
       )
