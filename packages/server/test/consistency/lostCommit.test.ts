@@ -4,6 +4,7 @@
 // the same request_id answers the version that committed, and nothing is written twice. Once
 // the connection is back, the partition serves again without a restart. A `shameless serve`
 // process whose partition is reached through the testkit's TCP proxy.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
 import { WriteMode } from '@shameless/proto';
@@ -83,6 +84,13 @@ describe('consistency: a COMMIT whose answer the database never sends back', fun
    * committed, cuts the server's connections to the database. Answers how the call ended.
    */
   const withLostCommit = async (requestId: string, send: () => Promise<unknown>) => {
+    // The write must go on a connection already open: under the fault a new one never gets
+    // its handshake. The last fault cut them all, and the health probe may hold the one the
+    // last calls opened, so a read of 8 keys (two SELECTs, on two connections) opens more.
+    await api.getCells({
+      model: 'rate',
+      keys: range(8).map(() => ({ uuid: randomUUID(), cell: 'base' })),
+    });
     proxy.setFaults({ dropServerToClient: true });
     try {
       const call = send().then(
