@@ -136,7 +136,7 @@ export function translateSqlError(error: unknown, partition: number): unknown {
   }
   if (asDriverError(error)?.callCancelled) {
     return new CancelledError(
-      `every call a read of partition ${partition} served was cancelled; it was stopped or not sent`,
+      `every call a read of partition ${partition} served was cancelled; it was not sent`,
       { cause: error },
     );
   }
