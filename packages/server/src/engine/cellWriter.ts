@@ -10,6 +10,7 @@ import {
 import type { StoreLayout } from './layout.js';
 import type { KnownRecords } from './knownRecords.js';
 import type { LogNotifier } from './logNotifier.js';
+import type { Logger } from './logger.js';
 import type { PartitionSet } from './partitions.js';
 import { ShardTransaction } from './shardTransaction.js';
 import type { StoredTimes } from './storedTimes.js';
@@ -43,6 +44,7 @@ export class CellWriter {
     times: StoredTimes,
     knownRecords: KnownRecords,
     versions: VersionCache,
+    logger: Logger,
     limits?: GroupLimits,
   ) {
     this.groups = partitions.partitions.map((partition) => {
@@ -53,6 +55,7 @@ export class CellWriter {
         times,
         knownRecords,
         versions,
+        logger,
       );
       return new GroupCommit(
         (items) => transaction.run(items),

@@ -168,6 +168,7 @@ export class Engine implements EngineStats {
       times,
       this.knownRecords,
       this.versions,
+      logger,
       options.groupLimits,
     );
     this.primaryKeys = new PrimaryKeyCache(

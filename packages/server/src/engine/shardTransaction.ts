@@ -57,12 +57,13 @@ import {
   requestKey,
 } from './groupPlan.js';
 import type { KnownRecords } from './knownRecords.js';
+import { type Logger, silentLogger } from './logger.js';
 import type { StoreLayout } from './layout.js';
 import type { LogNotifier } from './logNotifier.js';
 import { OneTripBackoff } from './oneTripBackoff.js';
 import { BASE_CELL } from './model.js';
 import { exactInteger, offsetId } from './exactInteger.js';
-import type { Row, SqlConnection, WriteResult } from './mysqlPool.js';
+import type { Row, SqlConnection, SqlSession, WriteResult } from './mysqlPool.js';
 import type { Partition } from './partitions.js';
 import { type LatestKey, latestVersionsOf } from './sql/contentReads.js';
 import {
@@ -82,6 +83,7 @@ import {
   toInsertedCell,
   writesByRequestId,
 } from './sql/contentWrites.js';
+import { insertLogLocks } from './sql/storeTables.js';
 import {
   deleteIndexRows,
   indexRowHolders,
@@ -144,6 +146,16 @@ interface PlacedIndexRow extends IndexRowWrite {
   readonly uuid: string;
 }
 
+/**
+ * Log-lock rows the lock found missing (a restore that left them out, a manual DELETE): the
+ * attempt was rolled back, nothing written; the rows are put back and the group tried again.
+ */
+class MissingLogLocks extends Error {
+  constructor(readonly tables: readonly string[]) {
+    super(`log lock rows missing for ${tables.join(', ')}`);
+  }
+}
+
 export class ShardTransaction {
   constructor(
     private readonly layout: StoreLayout,
@@ -152,6 +164,7 @@ export class ShardTransaction {
     private readonly times: StoredTimes,
     private readonly knownRecords: KnownRecords,
     private readonly versions: VersionCache,
+    private readonly logger: Logger = silentLogger,
   ) {}
 
   private readonly oneTrip = new OneTripBackoff();
@@ -169,10 +182,34 @@ export class ShardTransaction {
       ),
     );
     try {
-      return await this.runAlone(items);
+      try {
+        return await this.runAlone(items);
+      } catch (error) {
+        if (!(error instanceof MissingLogLocks)) throw error;
+        await this.partition.run((pool) => this.restoreLogLocks(pool, error.tables, false));
+        return await this.runAlone(items);
+      }
     } finally {
       leave();
     }
+  }
+
+  /**
+   * Puts back log-lock rows found missing, so that the next writes lock their tables again
+   * (DefineModel would too). `committed`: a one-trip write committed without them (its lock
+   * statement cannot stop the round trip), so a follower may have seen its table's log out of
+   * order meanwhile.
+   */
+  private async restoreLogLocks(
+    session: SqlSession,
+    tables: readonly string[],
+    committed: boolean,
+  ): Promise<void> {
+    await insertLogLocks(session, this.layout.logLocksTable, tables);
+    const fields = { partition: this.partition.index, tables };
+    if (committed) {
+      this.logger.error('a write committed without its log lock rows, missing: restored', fields);
+    } else this.logger.warn('log lock rows were missing: restored, the write went on', fields);
   }
 
   private async runAlone(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
@@ -360,6 +397,8 @@ export class ShardTransaction {
       }
       return key === REQUEST_ID_KEY ? REQUEST_APPLIED : STALE;
     }
+    const unlocked = missingLocks(results[1] as Row[], [...plan.inserts.keys()]);
+    if (unlocked.length > 0) await this.restoreLogLocks(connection, unlocked, true);
     const stored = new Map<string, StoredCell[]>();
     for (const { table, cells, at } of inserts) {
       const shard = this.layout.contentShard(cells[0]!.uuid);
@@ -524,9 +563,8 @@ export class ShardTransaction {
     });
 
     const results = (await runTogether(connection, statements)) as Row[][];
-    const locked = lockedTables(results[1] ?? []);
-    const missing = [...tables.keys()].find((table) => !locked.has(table));
-    if (missing !== undefined) throw new Error(`log lock row for ${missing} is missing`);
+    const missing = missingLocks(results[1] ?? [], [...tables.keys()]);
+    if (missing.length > 0) throw new MissingLogLocks(missing);
 
     const byPart = (at: number | undefined) => {
       const parts = appended.map((): Row[] => []);
@@ -912,4 +950,10 @@ function outcomeOf(decision: Decision, stored: ReadonlyMap<string, StoredCell[]>
     case 'unreachable':
       return { status: 'unreachable' };
   }
+}
+
+/** The tables among `tables` that the lock statement's rows do not name. */
+function missingLocks(rows: readonly Row[], tables: readonly string[]): string[] {
+  const locked = lockedTables(rows);
+  return tables.filter((table) => !locked.has(table));
 }
