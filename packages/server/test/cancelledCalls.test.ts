@@ -87,6 +87,13 @@ describe('cancelled calls', function () {
     return { call, outcome };
   }
   const options = () => ({ deadline: Date.now() + 30_000 });
+  /**
+   * A client's cancel ends its call at once, on its side; the server hears of it a moment later
+   * (an HTTP/2 RST_STREAM). Unblocked before that, the work would go on as not cancelled: a run
+   * of the full suite under load once saw the read sent. Nothing on the server shows a cancel
+   * heard, so the test gives it time.
+   */
+  const serverHearsCancels = () => sleep(250);
 
   const getCell = (uuid: string) =>
     cancellable((done) =>
@@ -121,6 +128,7 @@ describe('cancelled calls', function () {
       await until(() => pool().waiting > 0, 'the read of y to wait for a connection');
       cancelled.call.cancel();
       expect((await cancelled.outcome)?.code).to.equal(status.CANCELLED);
+      await serverHearsCancels();
       await unlockX();
       expect(await held.outcome).to.equal(undefined);
       await until(() => pool().waiting === 0, 'the read of y to get the connection');
@@ -148,6 +156,7 @@ describe('cancelled calls', function () {
       sent.call.cancel();
       queued.call.cancel();
       expect((await queued.outcome)?.code).to.equal(status.CANCELLED);
+      await serverHearsCancels();
       await unlock();
       expect(await next.outcome).to.equal(undefined);
     } finally {
