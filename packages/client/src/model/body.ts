@@ -17,11 +17,11 @@
 import {
   UnencodableValueError,
   encodeMessagePack,
+  isPlainObject,
   readMessagePack,
   setOwnKey,
 } from '@shameless/proto';
 import { InternalError, InvalidArgumentError } from '../transport/index.js';
-import { isPlainObject } from './integers.js';
 import type { Body } from './schema.js';
 
 /**

@@ -7,6 +7,7 @@
 // numbers, page sizes) are checked here too, so that no argument fails as the request is
 // encoded.
 
+import { isPlainObject } from '@shameless/proto';
 import { InvalidArgumentError } from '../transport/index.js';
 
 /**
@@ -108,11 +109,4 @@ export function jsonSafe(value: unknown): unknown {
     });
   }
   return copy;
-}
-
-/** An object of no class: `{}` or `Object.create(null)`, not an array, a Map, a Buffer, ... */
-export function isPlainObject(value: unknown): value is { [key: string]: unknown } {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }

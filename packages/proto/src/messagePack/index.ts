@@ -6,7 +6,7 @@ export {
   MalformedMessagePack,
   type MessagePackReadOptions,
   readMessagePack,
-  setOwnKey,
 } from './messagePackReader.js';
 export { UnencodableValueError, encodeMessagePack } from './messagePackWriter.js';
+export { isPlainObject, setOwnKey } from './plainObjects.js';
 export { TIMESTAMP_TYPE, type Timestamp, readTimestamp } from './timestamp.js';

@@ -20,6 +20,7 @@
 // the value).
 
 import { MessagePackExtension } from './messagePackExtension.js';
+import { setOwnKey } from './plainObjects.js';
 import { TIMESTAMP_TYPE, readTimestamp } from './timestamp.js';
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
@@ -47,8 +48,14 @@ export interface MessagePackReadOptions {
   readonly map?: (entries: [unknown, unknown][]) => unknown;
 }
 
+/** Every value read as the file comment says (the SDK's reading): one object for every read. */
+const DEFAULT_READING: MessagePackReadOptions = {};
+
 /** The one MessagePack value `bytes` holds. @throws MalformedMessagePack */
-export function readMessagePack(bytes: Uint8Array, options: MessagePackReadOptions = {}): unknown {
+export function readMessagePack(
+  bytes: Uint8Array,
+  options: MessagePackReadOptions = DEFAULT_READING,
+): unknown {
   const buffer = Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -229,20 +236,6 @@ class MessagePackReader {
     }
     this.position = at + length;
     return at;
-  }
-}
-
-/** Sets an own key, `__proto__` included (a plain assignment would change the prototype). */
-export function setOwnKey(object: { [key: string]: unknown }, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    object[key] = value;
   }
 }
 

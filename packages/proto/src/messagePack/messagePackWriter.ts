@@ -25,6 +25,7 @@
 import { Packr } from 'msgpackr';
 import { MessagePackExtension } from './messagePackExtension.js';
 import { MessagePackFloat } from './messagePackFloat.js';
+import { isPlainObject } from './plainObjects.js';
 
 const fallback = new Packr({
   useRecords: false,
@@ -376,9 +377,4 @@ class MessagePackWriter {
     this.#buffer.copy(grown, 0, 0, this.#position);
     this.#buffer = grown;
   }
-}
-
-function isPlainObject(value: object): value is { readonly [key: string]: unknown } {
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
