@@ -46,9 +46,7 @@ export function latestDeadline(callers: Iterable<number>): number {
  */
 export function sharedScope(callers: readonly CallScope[]): CallScope {
   if (callers.length === 1) return callers[0]!;
-  let deadline = -Infinity;
-  for (const caller of callers) deadline = Math.max(deadline, caller.deadline);
-  return { deadline: deadline === -Infinity ? Infinity : deadline, sharedBy: callers };
+  return { deadline: latestDeadline(callers.map((caller) => caller.deadline)), sharedBy: callers };
 }
 
 /** Whether everyone the work is for has gone, so that no answer of it would be read. */

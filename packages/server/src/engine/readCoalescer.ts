@@ -79,6 +79,7 @@ export class ReadCoalescer implements StatementReader {
   }
 
   private send(trip: readonly PendingRead[]): Promise<void> {
+    // A lone read runs under its own scope, without an array made for it.
     const scope = trip.length === 1 ? trip[0]!.scope : sharedScope(trip.map(scopeOf));
     return withScope(scope, () => this.sendNow(trip));
   }
