@@ -18,6 +18,7 @@ import {
   TIMESTAMP_TYPE,
   UnencodableValueError,
   encodeMessagePack,
+  isPlainObject,
   readMessagePack,
   readTimestamp,
   setOwnKey,
@@ -106,7 +107,7 @@ export function bodyFromJson(text: string, argument: string): Buffer {
     throw error;
   }
   const body = fromJson(parsed, argument);
-  if (!(body instanceof Map) && !isObject(body)) {
+  if (!(body instanceof Map) && !isPlainObject(body)) {
     throw new UsageError(`${argument}: must be a JSON object, e.g. {"hotel_id": 7}`);
   }
   try {
@@ -133,7 +134,7 @@ function fromJson(value: unknown, path: string): unknown {
     );
   }
   if (Array.isArray(value)) return value.map((item, i) => fromJson(item, `${path}[${i}]`));
-  if (!isObject(value)) return value;
+  if (!isPlainObject(value)) return value;
   const keys = Object.keys(value);
   if (keys.some((key) => FORM_KEYS.has(key))) return fromForm(value, keys, path);
   const object: { [key: string]: unknown } = {};
@@ -217,11 +218,4 @@ function base64(text: unknown, path: string): Buffer {
     );
   }
   return Buffer.from(text, 'base64');
-}
-
-/** A JSON object as parsed, or as fromJson makes it (not an array, a Map or a form's value). */
-function isObject(value: unknown): value is { [key: string]: unknown } {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
