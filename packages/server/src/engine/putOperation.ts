@@ -15,10 +15,13 @@
 // values first, the transaction keeps nothing of this one and the put updates the winner.
 //
 // Secondary-index rows on other partitions (an index sharded on another field than the
-// primary one) are written after the commit. A crash before them leaves the record missing
-// from those indices until the put is retried with its request id, which writes them.
+// primary one) are written after the commit, whether or not the caller is still waiting: a
+// commit is finished, not abandoned at the call's deadline. A crash before them, or their
+// partition failing, leaves the record missing from those indices until the put is retried
+// with its request id, which writes them.
 import { randomUUID } from 'node:crypto';
 import { type Body, parseBody } from './body.js';
+import { withDeadline } from './callScope.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
@@ -298,14 +301,26 @@ export class PutOperation {
    * record, the record is taken out of every index again (its base cell stays, unreachable, in
    * the shard log) and the put is refused.
    */
-  private async writeRemoteRows(
+  private writeRemoteRows(
     model: string,
     uuid: string,
     rows: readonly PlacedRow[],
     home: number,
   ): Promise<void> {
     const remote = rows.filter((row) => row.partition !== home);
-    if (remote.length === 0) return;
+    if (remote.length === 0) return Promise.resolve();
+    // The record is committed: its statements here are bounded by the statement timeout, not
+    // by a deadline that may pass between the commit and them, which would leave it half
+    // indexed for a caller that does not retry.
+    return withDeadline(Infinity, () => this.completeRemoteRows(model, uuid, rows, remote));
+  }
+
+  private async completeRemoteRows(
+    model: string,
+    uuid: string,
+    rows: readonly PlacedRow[],
+    remote: readonly PlacedRow[],
+  ): Promise<void> {
     const collisions = await Promise.all(
       remote.map(async (row) => {
         const found = await this.partitions.at(row.partition).run(async (pool) => {
