@@ -5,51 +5,20 @@
 import { expect } from 'chai';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { GetCellResponse } from '@shameless/proto';
-import {
-  type TcpProxy,
-  type TestDatabases,
-  createTestDatabases,
-  startTcpProxy,
-} from '@shameless/testkit';
 import { connectHealth, rejection } from './support/grpcCalls.js';
-import {
-  RATE_MODEL,
-  type StoreFixture,
-  putRate,
-  startStoreFixture,
-} from './support/storeFixture.js';
+import { type ProxiedStore, useProxiedStore } from './support/proxiedStore.js';
+import { RATE_MODEL, putRate } from './support/storeFixture.js';
 
-/** A two-partition store whose second partition is reached through a fault-injecting proxy. */
-interface ProxiedStore {
-  store: StoreFixture;
-  proxy: TcpProxy;
-  /** Creates a record on partition 0 (hotel ids 0, 1 mod 4) or 1 (2, 3); its uuid. */
-  put(hotelId: number): Promise<string>;
-}
-
-function withProxiedStore(statementTimeoutMs: number, tests: (setup: ProxiedStore) => void) {
-  let databases: TestDatabases;
-  const setup = {} as ProxiedStore;
-  before(async () => {
-    databases = await createTestDatabases(2);
-    const second = new URL(databases.urls[1]!);
-    setup.proxy = await startTcpProxy({
-      target: { host: second.hostname, port: Number(second.port) },
-    });
-    second.host = setup.proxy.address;
-    setup.store = await startStoreFixture({
-      shardsCount: 4,
-      partitionUrls: [databases.urls[0]!, second.toString()],
-      statementTimeoutMs,
-    });
-    await setup.store.api.defineModel({ model: RATE_MODEL });
-    setup.put = (hotelId) => putRate(setup.store.api, hotelId);
+/** A proxied store with the rate model; `put` creates a record on partition 0 (hotel ids 0, 1
+ * mod 4) or 1 (2, 3) and answers its uuid. */
+function withProxiedStore(
+  statementTimeoutMs: number,
+  tests: (setup: ProxiedStore & { put(hotelId: number): Promise<string> }) => void,
+) {
+  const setup = Object.assign(useProxiedStore({ shardsCount: 4, statementTimeoutMs }), {
+    put: (hotelId: number) => putRate(setup.store.api, hotelId),
   });
-  after(async () => {
-    await setup.store?.close();
-    await setup.proxy?.close();
-    await databases?.drop();
-  });
+  before(() => setup.store.api.defineModel({ model: RATE_MODEL }));
   tests(setup);
 }
 

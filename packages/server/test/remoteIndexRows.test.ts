@@ -6,13 +6,8 @@ import { expect } from 'chai';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import mysql from 'mysql2/promise';
 import { FieldType, type ModelDefinition, type PutResponse } from '@shameless/proto';
-import {
-  type TcpProxy,
-  type TestDatabases,
-  createTestDatabases,
-  startTcpProxy,
-} from '@shameless/testkit';
-import { type StoreFixture, pack, requestId, startStoreFixture } from './support/storeFixture.js';
+import { useProxiedStore } from './support/proxiedStore.js';
+import { pack, requestId } from './support/storeFixture.js';
 
 /** Primary index sharded on hotel_id, secondary on chain_id: 4 shards, 2 per partition. */
 const STAY: ModelDefinition = {
@@ -48,35 +43,18 @@ async function chainRows(url: string, chainId: number): Promise<string[]> {
 
 describe("a create's index rows on another partition", function () {
   this.timeout(60_000);
-  let databases: TestDatabases;
-  let proxy: TcpProxy;
-  let store: StoreFixture;
-
-  before(async () => {
-    databases = await createTestDatabases(2);
-    const second = new URL(databases.urls[1]!);
-    proxy = await startTcpProxy({ target: { host: second.hostname, port: Number(second.port) } });
-    second.host = proxy.address;
-    store = await startStoreFixture({
-      shardsCount: 4,
-      partitionUrls: [databases.urls[0]!, second.toString()],
-    });
-    await store.api.defineModel({ model: STAY });
-  });
-  after(async () => {
-    await store?.close();
-    await proxy?.close();
-    await databases?.drop();
-  });
+  const setup = useProxiedStore({ shardsCount: 4 });
+  before(() => setup.store.api.defineModel({ model: STAY }));
 
   it("are written when the call's deadline passes after the commit", async () => {
+    const { store, proxy, directUrls } = setup;
     // Hotel 1's primary-index row, and so the record, live on the first partition.
     const warm = await store.api.put({
       model: 'stay',
       values: pack({ hotel_id: 1, chain_id: 3 }),
       requestId: requestId(),
     });
-    expect(await chainRows(databases.urls[1]!, 3)).to.deep.equal([warm.uuid]);
+    expect(await chainRows(directUrls[1]!, 3)).to.deep.equal([warm.uuid]);
 
     // No connection to the second partition is left open, and a new one answers slowly: its
     // row can only be written after the call's deadline.
@@ -98,7 +76,7 @@ describe("a create's index rows on another partition", function () {
     let rows: string[] = [];
     for (const waitUntil = Date.now() + 10_000; rows.length === 0 && Date.now() < waitUntil;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      rows = await chainRows(databases.urls[1]!, 7);
+      rows = await chainRows(directUrls[1]!, 7);
     }
     expect(rows, 'the by_chain row of the committed record').to.have.length(1);
     const [uuid] = rows;
