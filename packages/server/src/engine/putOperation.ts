@@ -309,9 +309,9 @@ export class PutOperation {
   ): Promise<void> {
     const remote = rows.filter((row) => row.partition !== home);
     if (remote.length === 0) return Promise.resolve();
-    // The record is committed: its statements here are bounded by the statement timeout, not
-    // by a deadline that may pass between the commit and them, which would leave it half
-    // indexed for a caller that does not retry.
+    // The record is committed, so these are the server's statements, not the caller's: bounded
+    // by the statement timeout, not by a deadline that may pass between the commit and them and
+    // leave the record out of these indices for a caller that does not retry.
     return withDeadline(Infinity, () => this.completeRemoteRows(model, uuid, rows, remote));
   }
 
