@@ -14,6 +14,7 @@ import {
   type TestDatabases,
 } from '@shameless/testkit';
 import {
+  InvalidArgumentError,
   PermissionDeniedError,
   UnauthenticatedError,
   UnavailableError,
@@ -107,6 +108,35 @@ describe('the SDK with mutual TLS and tokens, against real servers', function ()
       open({ token: TOKENS.reader, tls: { ca: certs.ca }, retry: { maxAttempts: 1 } }),
     );
     expect(error).to.be.instanceOf(UnavailableError);
+  });
+
+  it('a tls.ca that holds no CA certificate is refused at connect, saying what to give', async () => {
+    const giveCa = "give the PEM file of the CA that issued the server's certificate";
+    const refusals: [Buffer | string, string][] = [
+      [
+        certs.serverKey,
+        'tls.ca holds no PEM certificate ("-----BEGIN CERTIFICATE-----") (it holds a PRIVATE KEY)',
+      ],
+      // The server's own certificate instead of the CA that signed it.
+      [
+        certs.serverCert,
+        'tls.ca holds no CA certificate: CN=localhost, issued by CN=shameless test CA, is not a CA',
+      ],
+      ['not a certificate at all\n', 'tls.ca holds no PEM certificate'],
+    ];
+    for (const [ca, problem] of refusals) {
+      const tls = { ...mutualTls(), ca };
+      const error = await rejection(open({ token: TOKENS.reader, tls, retry: false }));
+      expect(error, problem).to.be.instanceOf(InvalidArgumentError);
+      expect(error.message).to.include(problem).and.include(giveCa);
+    }
+  });
+
+  it('a tls.ca bundle that holds the CA among others is taken, and calls go through', async () => {
+    const bundle = `${certs.otherCa.toString()}${certs.ca.toString()}`;
+    const store = await open({ token: TOKENS.reader, tls: { ...mutualTls(), ca: bundle } });
+    expect((await store.describe()).shardsCount).to.equal(2);
+    await store.close();
   });
 
   it('a token that rotates goes with each call made after, over the same Pipeline stream', async () => {

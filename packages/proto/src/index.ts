@@ -15,3 +15,5 @@ export { StoreClient, StoreService } from './storeService.js';
 export { fileDescriptorsOf, storeDescriptorSet } from './fileDescriptors.js';
 // Cell bodies' MessagePack, read and written exactly (extension types, 64-bit integers).
 export * from './messagePack/index.js';
+// A CA certificate file checked before Node takes it (the server's flags, the SDK's tls.ca).
+export { caFileProblem } from './tls/caCertificates.js';

@@ -7,13 +7,14 @@ import {
   type ChannelCredentials,
   type ChannelOptions,
 } from '@grpc/grpc-js';
+import { caFileProblem } from '@shameless/proto';
 import type { RandomSource } from './backoff.js';
 import { TokenBudget, type BudgetOptions } from './budget.js';
 import { transportChain } from './chain.js';
 import { systemClock, type Clock } from './clock.js';
 import { coalescingLayer, defaultBatchesInFlight } from './coalescing.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, EndpointPool } from './endpoints.js';
-import { CancelledError } from './errors.js';
+import { CancelledError, InvalidArgumentError } from './errors.js';
 import { grpcCall } from './grpcCall.js';
 import { LatencyTracker, type LatencyOptions } from './latency.js';
 import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
@@ -36,7 +37,13 @@ export const DEFAULT_DEADLINE_MS = 5000;
 
 /** TLS settings: PEM contents (not file names). */
 export interface TlsOptions {
-  /** The CA that signed the servers' certificates. Default: the system's root CAs. */
+  /**
+   * The CA that signed the servers' certificates (a bundle may hold others besides), or a
+   * server's own self-signed certificate. Default: the system's root CAs. Anything else (a
+   * private key, the server's certificate that a CA signed, text that holds no certificate)
+   * makes `connect` fail at once, before any call, with an InvalidArgumentError that says what
+   * to give instead.
+   */
   readonly ca?: string | Buffer;
   /** The client certificate, for servers that require one (mutual TLS). Needs `key`. */
   readonly cert?: string | Buffer;
@@ -259,5 +266,9 @@ function channelCredentials(options: TransportOptions): ChannelCredentials | und
   }
   const pem = (value: string | Buffer | undefined): Buffer | null =>
     value === undefined ? null : Buffer.isBuffer(value) ? value : Buffer.from(value);
-  return grpcCredentials.createSsl(pem(tls.ca), pem(tls.key), pem(tls.cert));
+  const ca = pem(tls.ca);
+  // grpc-js takes any bytes as the CA; a wrong one would fail every handshake, as UNAVAILABLE.
+  const caProblem = ca && caFileProblem(ca, 'server');
+  if (caProblem) throw new InvalidArgumentError(`tls.ca ${caProblem}`);
+  return grpcCredentials.createSsl(ca, pem(tls.key), pem(tls.cert));
 }

@@ -150,6 +150,22 @@ describe('credentials: TLS, mutual TLS, bearer token', function () {
     expect(authorizations, 'the handler never ran').to.have.length(1);
   });
 
+  it("a server's self-signed certificate stands in for a CA", async () => {
+    const { server, authorizations } = await recordingServer(
+      ServerCredentials.createSsl(
+        null,
+        [{ private_key: certs.selfSignedKey, cert_chain: certs.selfSignedCert }],
+        false,
+      ),
+    );
+    const transport = connect([server.address], {
+      tls: { ca: certs.selfSignedCert },
+      token: TOKEN,
+    });
+    await transport.unary('getCell', GET_CELL, READ);
+    expect(authorizations).to.deep.equal([`Bearer ${TOKEN}`]);
+  });
+
   it('a plaintext client, or one trusting another CA, does not reach a TLS server', async () => {
     const { server, authorizations } = await recordingServer(tlsServer(false));
     const plaintext = connect([server.address], { token: TOKEN });

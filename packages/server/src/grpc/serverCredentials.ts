@@ -4,7 +4,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ServerCredentials } from '@grpc/grpc-js';
-import { caFileProblem } from '../caCertificates.js';
+import { caFileProblem } from '@shameless/proto';
 
 export interface TlsFiles {
   /** PEM certificate (chain) of the server. */

@@ -1,7 +1,8 @@
-// A CA file (a client command's --tls-ca, serve's --tls-client-ca) checked when it is read.
-// Node takes any bytes as CA certificates without a word: text that holds no certificate, a
-// private key, or the peer's own certificate instead of the CA that signed it all load, and the
-// mistake shows only at each handshake, as a peer "not trusted", far from the flag at fault.
+// A CA file checked when it is read: the server's (serve's --tls-client-ca, a client command's
+// --tls-ca) and the SDK's (connect's tls.ca), which must not depend on the server. Node takes
+// any bytes as CA certificates without a word: text that holds no certificate, a private key,
+// or the peer's own certificate instead of the CA that signed it all load, and the mistake
+// shows only at each handshake, as a peer "not trusted", far from the option at fault.
 import { X509Certificate } from 'node:crypto';
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
