@@ -9,10 +9,22 @@ import {
   type ServiceError,
   credentials,
 } from '@grpc/grpc-js';
-import { FieldType, Operator, SortOrder, StoreClient } from '@shameless/proto';
-import { pack, unpack } from 'msgpackr';
+import {
+  FieldType,
+  MessagePackFloat,
+  Operator,
+  SortOrder,
+  StoreClient,
+  encodeMessagePack,
+  readMessagePack,
+} from '@shameless/proto';
 import { randomUUID } from 'node:crypto';
 import { address, requireServer } from './server.js';
+
+// Bodies through @shameless/proto's exact MessagePack, as the SDK's: plain msgpackr writes an
+// integer past 32 bits as a float, and reads the float 2.0 as 2 (here a MessagePackFloat).
+const readBody = (body: Uint8Array) =>
+  readMessagePack(body, { float: (value) => new MessagePackFloat(value) });
 
 await requireServer();
 const client = new StoreClient(address, credentials.createInsecure());
@@ -48,12 +60,12 @@ await rpc(client.defineModel)({
 const rate = { hotel_id: 1, room_type: '1 bed', check_in_date: '2026-12-01', net_price: 120 };
 const first = await rpc(client.put)({
   model: 'session_rate',
-  values: pack(rate),
+  values: encodeMessagePack(rate),
   requestId: randomUUID(),
 });
 const second = await rpc(client.put)({
   model: 'session_rate',
-  values: pack({ ...rate, net_price: 130 }),
+  values: encodeMessagePack({ ...rate, net_price: 130 }),
   requestId: randomUUID(),
 });
 console.log(
@@ -82,7 +94,7 @@ const where = client.where({
 });
 for await (const page of where) {
   for (const record of page.records)
-    console.log('where ->', record.uuid, unpack(record.cells[0]!.body));
+    console.log('where ->', record.uuid, readBody(record.cells[0]!.body));
 }
 
 const previous = await rpc(client.previous)({
@@ -94,7 +106,7 @@ const previous = await rpc(client.previous)({
 console.log(
   `previous of version ${second.base!.refKey} ->`,
   previous.cell?.refKey,
-  unpack(previous.cell!.body),
+  readBody(previous.cell!.body),
 );
 
 const shard = second.base!.shard;
