@@ -77,6 +77,7 @@ export async function serve(settings: Settings): Promise<void> {
         ...security.middleware,
         new Admission({
           maxConcurrentCalls: settings.maxConcurrentCalls,
+          maxOpenStreams: settings.maxOpenStreams,
           maxInFlightBytes: settings.maxInFlightBytes,
           retryPushbackMs: settings.retryPushbackMs,
         }).layer,

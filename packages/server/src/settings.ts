@@ -288,8 +288,17 @@ export const SETTINGS = {
     flag: '--max-concurrent-calls <n>',
     env: 'SHAMELESS_MAX_CONCURRENT_CALLS',
     description:
-      'Store calls (streams included) in progress at once; beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+      'Store calls in progress at once: unary calls, the calls of Pipeline streams, and Where streams (Each streams count toward --max-open-streams instead); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
     defaultValue: 256,
+    parse: integer(1, 1_000_000),
+  },
+  maxOpenStreams: {
+    scope: 'server',
+    flag: '--max-open-streams <n>',
+    env: 'SHAMELESS_MAX_OPEN_STREAMS',
+    description:
+      'Each streams (log reads and followers, which last as long as their clients keep them) open at once, apart from --max-concurrent-calls so that they never leave short calls without a slot; each reserves about 768 KiB of --max-in-flight-bytes while open (its messages not yet sent and cells read ahead); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+    defaultValue: 128,
     parse: integer(1, 1_000_000),
   },
   maxPipelineCalls: {
@@ -306,7 +315,7 @@ export const SETTINGS = {
     flag: '--max-in-flight-bytes <n>',
     env: 'SHAMELESS_MAX_IN_FLIGHT_BYTES',
     description:
-      'bytes of requests and unsent responses calls may hold at once (a call reserves what its method answered lately; until a method has answered once, its calls go one at a time); beyond, RESOURCE_EXHAUSTED',
+      'bytes of requests, unsent responses and stream buffers that calls and streams may hold at once (a call reserves what its method answered lately; until a method has answered once, its calls go one at a time; a stream also reserves what it buffers: 512 KiB of messages not yet sent, and for Each 256 KiB of cells read ahead); beyond, RESOURCE_EXHAUSTED',
     defaultValue: 256 * 1024 * 1024,
     parse: integer(1024),
   },

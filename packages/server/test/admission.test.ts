@@ -1,9 +1,10 @@
-// Admission control through a real gRPC server over a real MariaDB: beyond the calls or bytes
-// in flight it is configured for, a call is refused with RESOURCE_EXHAUSTED and a
-// grpc-retry-pushback-ms trailer instead of being taken on; once calls end, calls go through.
+// Admission control through a real gRPC server over a real MariaDB: beyond the calls, Each
+// streams or bytes in flight it is configured for, a call is refused with RESOURCE_EXHAUSTED and
+// a grpc-retry-pushback-ms trailer instead of being taken on; once calls end, calls go through.
 import { expect } from 'chai';
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
 import {
+  EachRequest,
   type EachResponse,
   GetCellsRequest,
   Operator,
@@ -13,8 +14,10 @@ import {
 } from '@shameless/proto';
 import { Admission } from '../src/grpc/admission.js';
 import type { ServerMiddleware } from '../src/grpc/middleware.js';
-import { rejection } from './support/grpcCalls.js';
+import { messageBytes } from '../src/grpc/messageSize.js';
+import { type StoreApi, rejection } from './support/grpcCalls.js';
 import { int } from './support/indexValues.js';
+import { RawPipeline, responseOf } from './support/pipelineClient.js';
 import { sendUnread } from './support/unreadCall.js';
 import {
   RATE_MODEL,
@@ -26,6 +29,8 @@ import {
 } from './support/storeFixture.js';
 
 const PUSHBACK_MS = 250;
+/** What an Each stream reserves besides its message: 512 KiB unsent, 256 KiB read ahead. */
+const EACH_BUFFER_BYTES = 768 * 1024;
 
 function expectBusy(error: ServiceError, limit: string): void {
   expect(error.code, error.details).to.equal(status.RESOURCE_EXHAUSTED);
@@ -33,13 +38,47 @@ function expectBusy(error: ServiceError, limit: string): void {
   expect(error.metadata.get('grpc-retry-pushback-ms')).to.deep.equal([String(PUSHBACK_MS)]);
 }
 
-describe('admission control', function () {
-  let store: StoreFixture;
-  const admission = new Admission({
-    maxConcurrentCalls: 2,
-    maxInFlightBytes: 500 * 1024,
+/** Replaces the rate's meta cell with a body of about `bytes` bytes of `fill`. */
+function writeMeta(api: StoreApi, uuid: string, bytes: number, fill: number) {
+  return api.writeCell({
+    model: 'rate',
+    uuid,
+    cell: 'meta',
+    body: pack({ blob: Buffer.alloc(bytes, fill) }),
+    mode: WriteMode.WRITE_MODE_REPLACE,
+    requestId: requestId(),
+  });
+}
+
+/** Admission with `slots` calls and as many Each streams, and `bytes` in flight. */
+function admissionOf(slots: number, bytes: number): Admission {
+  return new Admission({
+    maxConcurrentCalls: slots,
+    maxOpenStreams: slots,
+    maxInFlightBytes: bytes,
     retryPushbackMs: PUSHBACK_MS,
   });
+}
+
+async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('admission control', function () {
+  let store: StoreFixture;
+  // Two idle followers and small calls fit; a 600 KiB answer (held twice) beside a follower
+  // does not.
+  const admission = admissionOf(2, 1792 * 1024);
+  // FindShard calls wait here, behind admission, while `held` is pending: calls in progress.
+  let held: Promise<void> | undefined;
+  const holdFindShard: ServerMiddleware = async function* (request, context, next) {
+    if (context.method === 'FindShard') await held;
+    yield* next(request, context);
+  };
   let uuid: string;
   /** A content shard without the big cell: a follower of it holds only heartbeats. */
   let emptyShard: number;
@@ -65,38 +104,66 @@ describe('admission control', function () {
 
   async function closeFollowers(): Promise<void> {
     for (const stream of streams.splice(0)) stream.cancel();
-    while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => admission.inFlight.streams === 0, 'the followers to close');
   }
 
   before(async () => {
-    store = await startStoreFixture({ middleware: [admission.layer] });
+    store = await startStoreFixture({ middleware: [admission.layer, holdFindShard] });
     await store.api.defineModel({ model: RATE_MODEL });
     uuid = await putRate(store.api, 1);
     emptyShard = (parseInt(uuid.slice(0, 4), 16) + 1) % 4;
-    await store.api.writeCell({
-      model: 'rate',
-      uuid,
-      cell: 'meta',
-      body: pack({ blob: Buffer.alloc(600 * 1024, 1) }),
-      mode: WriteMode.WRITE_MODE_REPLACE,
-      requestId: requestId(),
-    });
+    await writeMeta(store.api, uuid, 600 * 1024, 1);
   });
   // Every method the tests call has answered once: calls reserve what it answered, not an even
   // share of the bytes allowed (see admission.ts).
   before(async () => {
     await store.api.describeStore({});
-    await store.api.each({ model: 'rate', shards: [emptyShard] });
+    await store.api.findShard({ key: { $case: 'uuid', uuid } });
+    await store.api.getCell({ model: 'rate', uuid, cell: 'base' });
+    await openFollower();
+    await closeFollowers();
   });
   afterEach(closeFollowers);
   after(() => store?.close());
 
-  it('refuses a call beyond the calls in progress, with the pushback trailer', async () => {
-    await openFollower();
-    await openFollower();
-    expectBusy(await rejection(store.api.describeStore({})), '--max-concurrent-calls');
-    await closeFollowers();
+  it('refuses a call beyond the calls in progress, with the pushback trailer, but not an Each stream', async () => {
+    let release = () => {};
+    held = new Promise((resolve) => (release = resolve));
+    const findShard = () => store.api.findShard({ key: { $case: 'uuid', uuid } });
+    const inProgress = [findShard(), findShard()];
+    try {
+      await until(() => admission.inFlight.calls === 2, 'two calls in progress');
+      expectBusy(await rejection(store.api.describeStore({})), '--max-concurrent-calls');
+      // Streams have a budget of their own.
+      await openFollower();
+    } finally {
+      release();
+    }
+    await Promise.all(inProgress);
     expect((await store.api.describeStore({})).shardsCount).to.equal(4);
+  });
+
+  it('admits calls while idle followers fill --max-open-streams, refuses one follower more, and takes one again once another closes', async () => {
+    await openFollower();
+    await openFollower();
+    expect(admission.inFlight.streams).to.equal(2);
+    expect((await store.api.describeStore({})).shardsCount).to.equal(4);
+    const written = await putRate(store.api, 2);
+    const read = await store.api.getCell({ model: 'rate', uuid: written, cell: 'base' });
+    expect(read.cell?.uuid).to.equal(written);
+    const pipeline = new RawPipeline(store.api.client);
+    try {
+      const answer = await pipeline.call({ $case: 'describeStore', describeStore: {} });
+      expect(responseOf(answer, 'describeStore').shardsCount).to.equal(4);
+    } finally {
+      pipeline.end();
+    }
+
+    expectBusy(await rejection(openFollower()), '--max-open-streams');
+    streams.shift()!.cancel();
+    await until(() => admission.inFlight.streams === 1, 'a follower to close');
+    await openFollower();
+    expect(admission.inFlight.streams).to.equal(2);
   });
 
   it('refuses a call that would hold more bytes than allowed while others are in progress', async () => {
@@ -104,11 +171,14 @@ describe('admission control', function () {
     // Alone, a call always goes: this one teaches the layer what GetCells answers.
     expect((await getBig()).results[0]?.cell?.body.length).to.be.greaterThan(600 * 1024);
     await openFollower();
+    // Idle, it still holds what it may buffer at any moment: a client that stops reading
+    // makes it hold its messages not yet sent and the cells it read ahead.
+    expect(admission.inFlight.bytes).to.be.at.least(EACH_BUFFER_BYTES);
     expectBusy(await rejection(getBig()), '--max-in-flight-bytes');
     // A small call still fits beside the follower.
     expect((await store.api.describeStore({})).shardsCount).to.equal(4);
     await closeFollowers();
-    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
     expect((await getBig()).results).to.have.length(1);
   });
 
@@ -131,7 +201,7 @@ describe('admission control', function () {
       if (end === 'read') expect(await unread.read()).to.equal(String(status.OK));
       else unread.cancel();
       while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+      expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
       expect((await getBig()).results).to.have.length(1);
     }
   });
@@ -162,19 +232,83 @@ describe('admission control', function () {
     );
     unread.cancel();
     while (admission.inFlight.calls > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
+  });
+});
+
+describe('admission of an Each stream whose client does not read', function () {
+  let store: StoreFixture;
+  const admission = admissionOf(8, 1792 * 1024);
+  // Behind admission: the bytes of the Each messages the server has made.
+  let produced = 0;
+  const countEach: ServerMiddleware = async function* (request, context, next) {
+    for await (const message of next(request, context)) {
+      if (context.method === 'Each') produced += messageBytes(message);
+      yield message;
+    }
+  };
+  const CELLS = 24;
+  const CELL_BYTES = 64 * 1024;
+  let shard: number;
+  let emptyShard: number;
+
+  before(async () => {
+    store = await startStoreFixture({ middleware: [admission.layer, countEach] });
+    await store.api.defineModel({ model: RATE_MODEL });
+    const uuid = await putRate(store.api, 1);
+    shard = parseInt(uuid.slice(0, 4), 16) % 4;
+    emptyShard = (shard + 1) % 4;
+    for (let version = 0; version < CELLS; version++) {
+      await writeMeta(store.api, uuid, CELL_BYTES, version);
+    }
+  });
+  after(() => store?.close());
+
+  it('counts what the stream buffers, and refuses another stream rather than holding more', async () => {
+    const request = EachRequest.encode({
+      model: 'rate',
+      shards: [shard],
+      cursors: {},
+      follow: true,
+      batchSize: 0,
+      heartbeatIntervalMs: 0,
+    }).finish();
+    const unread = sendUnread(store.address, '/shameless.v1.Store/Each', request);
+    try {
+      await until(() => admission.inFlight.streams === 1, 'the stream to be admitted');
+      // The server stops making messages once the client's window and the stream's send buffer
+      // are full, well before the end of the shard.
+      let before = -1;
+      while (produced !== before) {
+        before = produced;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(produced)
+        .to.be.greaterThan(0)
+        .and.below(CELLS * CELL_BYTES);
+      // What it made and the client's HTTP/2 windows (64 KiB each) did not take is counted, as
+      // is all it may buffer.
+      const held = admission.inFlight.bytes;
+      expect(held).to.be.at.least(produced - 128 * 1024);
+      expect(held).to.be.at.least(EACH_BUFFER_BYTES);
+      expectBusy(
+        await rejection(store.api.each({ model: 'rate', shards: [emptyShard] })),
+        '--max-in-flight-bytes',
+      );
+      expect((await store.api.describeStore({})).shardsCount).to.equal(4);
+    } finally {
+      unread.cancel();
+    }
+    await until(() => admission.inFlight.streams === 0, 'the stream to end');
+    expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
+    expect(await store.api.each({ model: 'rate', shards: [emptyShard] })).to.deep.equal([]);
   });
 });
 
 describe('admission control on a cold start', function () {
   let store: StoreFixture;
   // One GetCells answer (3 cells, held twice) is about 3.6 MiB: two do not fit in 4 MiB.
-  const coldAdmission = () =>
-    new Admission({
-      maxConcurrentCalls: 64,
-      maxInFlightBytes: 4 * 1024 * 1024,
-      retryPushbackMs: PUSHBACK_MS,
-    });
+  const coldAdmission = () => admissionOf(64, 4 * 1024 * 1024);
   /** A new Admission per test: no method has answered through it yet. */
   let admission = coldAdmission();
   const layer: ServerMiddleware = (request, context, next) =>
@@ -202,14 +336,7 @@ describe('admission control on a cold start', function () {
     for (let hotel = 1; hotel <= 3; hotel++) {
       const uuid = await putRate(store.api, hotel);
       uuids.push(uuid);
-      await store.api.writeCell({
-        model: 'rate',
-        uuid,
-        cell: 'meta',
-        body: pack({ blob: Buffer.alloc(BIG_CELL_BYTES, hotel) }),
-        mode: WriteMode.WRITE_MODE_REPLACE,
-        requestId: requestId(),
-      });
+      await writeMeta(store.api, uuid, BIG_CELL_BYTES, hotel);
     }
   });
   beforeEach(() => {
@@ -235,7 +362,7 @@ describe('admission control on a cold start', function () {
     const refused = outcomes.filter((outcome) => outcome !== undefined);
     for (const error of refused) expectBusy(error, '--max-in-flight-bytes');
     expect(refused.length).to.be.within(1, 7);
-    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
   });
 
   it('takes a first burst of small Puts whole', async () => {
@@ -243,7 +370,7 @@ describe('admission control on a cold start', function () {
       Array.from({ length: 48 }, (_, index) => putRate(store.api, 100 + index)),
     );
     expect(new Set(created).size).to.equal(48);
-    expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+    expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
   });
 
   it('lets a first call that fails hand its turn to a waiting call', async () => {

@@ -345,6 +345,7 @@ describe('Pipeline', function () {
   it("holds a call's bytes against --max-in-flight-bytes until its answer is sent", async () => {
     const admission = new Admission({
       maxConcurrentCalls: 1000,
+      maxOpenStreams: 1000,
       maxInFlightBytes: 1024 * 1024,
       retryPushbackMs: 100,
     });
@@ -370,7 +371,7 @@ describe('Pipeline', function () {
       for (const answer of outcomes) {
         if (answer.$case === 'error') expect(answer.error.code).to.equal(status.RESOURCE_EXHAUSTED);
       }
-      expect(admission.inFlight).to.deep.equal({ calls: 0, bytes: 0 });
+      expect(admission.inFlight).to.deep.equal({ calls: 0, streams: 0, bytes: 0 });
     } finally {
       await bounded.close();
     }

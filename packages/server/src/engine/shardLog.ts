@@ -40,7 +40,7 @@ const DEFAULT_HEARTBEAT_MS = 1000;
  * taken them yet (a client that does not read holds its stream at that).
  */
 const MAX_READ_AHEAD_CELLS = 5000;
-const MAX_READ_AHEAD_BYTES = 256 * 1024;
+export const MAX_READ_AHEAD_BYTES = 256 * 1024;
 /** What a cell is assumed to weigh until streams have read some. */
 const ASSUMED_CELL_BYTES = 16 * 1024;
 /** Weight of the latest read in the running average of a cell's weight. */

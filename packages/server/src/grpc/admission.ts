@@ -1,7 +1,15 @@
-// Admission control: a layer that keeps the calls in progress, and the bytes they hold, under
-// configured bounds. A call beyond them is refused at once with RESOURCE_EXHAUSTED and a
-// `grpc-retry-pushback-ms` trailer (the SDK waits that long before retrying) rather than
-// queued, so memory is bounded by configuration and not by how many clients call at once.
+// Admission control: a layer that keeps the calls in progress, the long-lived streams open and
+// the bytes they hold under configured bounds. A call beyond them is refused at once with
+// RESOURCE_EXHAUSTED and a `grpc-retry-pushback-ms` trailer (the SDK waits that long before
+// retrying) rather than queued, so memory is bounded by configuration and not by how many
+// clients call at once.
+//
+// Long-lived streams (Each: a log read to its end, or followed until cancelled) count against
+// a budget of their own, not the calls': their clients keep them open as long as they like, so
+// in a shared budget enough idle followers would leave every short call refused on a server
+// that is doing nothing. A Pipeline stream is not admitted as such: each of its calls is
+// admitted as a call, its request and its answer counted until the answer is sent, and an idle
+// one holds nothing this layer counts.
 //
 // What a call will hold is unknown when it arrives, so each call reserves the size of the
 // largest message calls of its method answered lately, on average (plus its request's size on
@@ -9,8 +17,11 @@
 // released when the call ends. Until a method has answered once, its unary calls go one at a
 // time (see responseSizes.ts): the first reserves an even share of the bytes allowed
 // (maxInFlightBytes / maxConcurrentCalls) and the others wait for its answer, then reserve what
-// it measured. A stream holds a message only until the client has taken it (the handler waits
-// for 'drain' before asking for the next), so a stream's first call does not make others wait.
+// it measured. A stream's first call does not make others wait. Besides its latest message, a
+// stream holds what its handler buffers, which depends on how the handler buffers rather than
+// on what its method answered, and which the call's context states (`bufferBytes`: messages
+// not yet sent, and for Each the cells read ahead). A stream reserves that for as long as it is
+// open, since a client that stops reading can make it hold all of it at any moment.
 import { Metadata, status } from '@grpc/grpc-js';
 import type { CallContext } from './callContext.js';
 import type { NextHandler, ServerMiddleware } from './middleware.js';
@@ -20,9 +31,14 @@ import { ResponseSizes } from './responseSizes.js';
 import { StatusError } from './statusError.js';
 
 export interface AdmissionLimits {
-  /** Calls (unary and streams) in progress at once. */
+  /** Calls in progress at once: unary calls (a Pipeline's included) and short streams (Where). */
   readonly maxConcurrentCalls: number;
-  /** Bytes of requests and of responses not yet sent that calls may hold at once. */
+  /** Long-lived streams (see CallContext.longLived) open at once. */
+  readonly maxOpenStreams: number;
+  /**
+   * Bytes that calls and streams may hold at once: requests, responses not yet sent and what
+   * streams buffer besides.
+   */
   readonly maxInFlightBytes: number;
   /** The delay a refused call is told to wait before retrying. */
   readonly retryPushbackMs: number;
@@ -39,6 +55,7 @@ const COPIES_HELD = 2;
 
 export class Admission {
   private calls = 0;
+  private streams = 0;
   private bytes = 0;
   private readonly sizes = new ResponseSizes();
 
@@ -47,9 +64,9 @@ export class Admission {
     private readonly sizeOf: MessageSizer = messageBytes,
   ) {}
 
-  /** Calls and bytes held right now. */
-  get inFlight(): { calls: number; bytes: number } {
-    return { calls: this.calls, bytes: this.bytes };
+  /** Calls in progress, long-lived streams open and the bytes they hold, right now. */
+  get inFlight(): { calls: number; streams: number; bytes: number } {
+    return { calls: this.calls, streams: this.streams, bytes: this.bytes };
   }
 
   readonly layer: ServerMiddleware = <Req, Res>(
@@ -63,11 +80,14 @@ export class Admission {
     context: CallContext,
     next: NextHandler<Req, Res>,
   ): AsyncGenerator<Res> {
-    this.refuseBeyondCalls();
+    const { longLived, bufferBytes } = context;
+    if (longLived) this.refuseBeyondStreams();
+    else this.refuseBeyondCalls();
     // The request is held from the start, waiting included.
     let held = requestWireBytes(request);
     const requestBytes = held;
-    this.calls += 1;
+    if (longLived) this.streams += 1;
+    else this.calls += 1;
     this.bytes += held;
     let pilot = false;
     let largest: number | undefined;
@@ -78,21 +98,24 @@ export class Admission {
           : this.sizes.typicalOf(context.method);
       pilot = measure === 'pilot';
       const reserved =
-        typeof measure === 'number'
+        bufferBytes +
+        (typeof measure === 'number'
           ? measure
-          : this.limits.maxInFlightBytes / this.limits.maxConcurrentCalls;
+          : this.limits.maxInFlightBytes / this.limits.maxConcurrentCalls);
       this.refuseBeyondBytes(context.method, requestBytes, reserved);
       this.bytes += reserved;
       held += reserved;
       for await (const message of next(request, context)) {
         const size = COPIES_HELD * this.sizeOf(message);
         largest = Math.max(largest ?? 0, size);
-        this.bytes += requestBytes + size - held;
-        held = requestBytes + size;
+        const holding = requestBytes + bufferBytes + size;
+        this.bytes += holding - held;
+        held = holding;
         yield message;
       }
     } finally {
-      this.calls -= 1;
+      if (longLived) this.streams -= 1;
+      else this.calls -= 1;
       this.bytes -= held;
       this.sizes.record(context.method, largest, pilot);
     }
@@ -106,13 +129,23 @@ export class Admission {
     );
   }
 
+  private refuseBeyondStreams(): void {
+    const { maxOpenStreams } = this.limits;
+    if (this.streams < maxOpenStreams) return;
+    this.refuse(
+      `${this.streams} Each streams open, the most this server keeps (--max-open-streams)`,
+    );
+  }
+
   /** Whether a call already counted, with its request, may reserve `reserved` bytes more. */
   private refuseBeyondBytes(method: string, requestBytes: number, reserved: number): void {
     const { maxInFlightBytes } = this.limits;
-    if (this.calls === 1 || this.bytes + reserved <= maxInFlightBytes) return;
+    const alone = this.calls + this.streams === 1;
+    if (alone || this.bytes + reserved <= maxInFlightBytes) return;
     this.refuse(
-      `calls in progress hold ${this.bytes - requestBytes} bytes and ${method} needs about ` +
-        `${requestBytes + reserved} more; the most is ${maxInFlightBytes} (--max-in-flight-bytes)`,
+      `calls and streams in progress hold ${this.bytes - requestBytes} bytes and ${method} ` +
+        `needs about ${requestBytes + reserved} more; the most is ${maxInFlightBytes} ` +
+        `(--max-in-flight-bytes)`,
     );
   }
 

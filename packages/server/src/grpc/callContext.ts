@@ -16,4 +16,16 @@ export interface CallContext {
   readonly deadline: number;
   /** Aborted when the caller cancels or its deadline passes, or when the server shuts down. */
   readonly signal: AbortSignal;
+  /**
+   * Whether the call lasts as long as its client keeps it rather than for one answer's work
+   * (Each: a log read to its end, or followed until cancelled). Admission counts such calls
+   * apart, so that clients holding them open never leave short calls without room.
+   */
+  readonly longLived: boolean;
+  /**
+   * Bytes the call may hold besides the message in hand, however slowly its client reads: a
+   * server stream's messages not yet sent and, for Each, the cells read ahead. 0 for a unary
+   * call, whose one message is all it holds.
+   */
+  readonly bufferBytes: number;
 }

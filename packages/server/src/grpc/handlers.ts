@@ -38,6 +38,14 @@ export class OpenStreams {
 /** A unary method's work: its response to a well-formed request, or the error it fails with. */
 export type UnaryHandle<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
 
+/** What a server-streaming method's calls are like, besides what every stream is. */
+export interface StreamTraits {
+  /** See CallContext.longLived. */
+  readonly longLived?: boolean;
+  /** Bytes its producer may hold read ahead of the messages it has yielded. */
+  readonly readAheadBytes?: number;
+}
+
 export interface HandlerFactory {
   /**
    * Runs one call of a unary method through the middleware chain, under its deadline: its
@@ -59,6 +67,7 @@ export interface HandlerFactory {
   serverStream<Req, Res>(
     method: string,
     produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
+    traits?: StreamTraits,
   ): (call: ServerWritableStream<Req, Res>) => void;
 }
 
@@ -90,7 +99,7 @@ export function createHandlerFactory(
         const controller = new AbortController();
         const onCancelled = () => controller.abort();
         call.once('cancelled', onCancelled);
-        const context = callContext(call, method, 'unary', controller.signal);
+        const context = callContext(call, method, 'unary', controller.signal, {});
         // The response is sent from inside the chain, so that admission holds the call and its
         // bytes until the client has taken them: a client that does not read holds its share
         // of --max-in-flight-bytes, not memory beyond it.
@@ -108,6 +117,7 @@ export function createHandlerFactory(
     serverStream<Req, Res>(
       method: string,
       produceWellFormed: (request: Req, context: CallContext) => AsyncIterable<Res>,
+      traits: StreamTraits = {},
     ) {
       const produce = async function* (request: Req, context: CallContext) {
         requireWellFormed(request, method);
@@ -117,7 +127,7 @@ export function createHandlerFactory(
         const controller = streams.open();
         const onCancelled = () => controller.abort();
         call.on('cancelled', onCancelled);
-        const context = callContext(call, method, 'serverStream', controller.signal);
+        const context = callContext(call, method, 'serverStream', controller.signal, traits);
         const buffer = new StreamBuffer(call);
         void withScope(context, async () => {
           try {
@@ -161,6 +171,7 @@ function callContext(
   method: string,
   kind: CallKind,
   signal: AbortSignal,
+  traits: StreamTraits,
 ): CallContext {
   const deadline = call.getDeadline();
   return {
@@ -170,6 +181,8 @@ function callContext(
     peer: call.getPeer(),
     deadline: typeof deadline === 'number' ? deadline : deadline.getTime(),
     signal,
+    longLived: traits.longLived ?? false,
+    bufferBytes: kind === 'unary' ? 0 : STREAM_BUFFER_BYTES + (traits.readAheadBytes ?? 0),
   };
 }
 
@@ -209,9 +222,12 @@ function sent(call: ServerUnaryCall<unknown, unknown>, send: () => void): Promis
 }
 
 /**
- * Bytes of a stream's messages that grpc-js may hold unsent before the handler stops producing
- * more. grpc-js's own bound counts messages (16), not bytes: 16 large messages per stream that
- * a client does not read would be held.
+ * Bytes of a stream's messages that grpc-js may hold unsent, besides the one being written,
+ * before the handler stops producing more. grpc-js's own bound counts messages (16, its
+ * object-mode Writable's highWaterMark), not bytes: 16 large messages per stream that a client
+ * does not read would be held. A message is unsent until HTTP/2 has handed it to the socket,
+ * which waits for the client's flow-control window. Admission reserves this much for every
+ * server stream, for as long as it is open: what a client that does not read makes it hold.
  */
 const STREAM_BUFFER_BYTES = 512 * 1024;
 

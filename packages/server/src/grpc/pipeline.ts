@@ -216,6 +216,9 @@ class PipelineStream {
       peer: this.peer,
       deadline,
       signal: running.controller.signal,
+      // Its answer, held until sent, is the message admission counts.
+      longLived: false,
+      bufferBytes: 0,
     };
     const handle = this.settings.calls[method] as (
       request: object,

@@ -3,6 +3,7 @@
 import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
 import { ANSWER_BYTES_PER_CELL } from '../engine/latestCells.js';
+import { MAX_READ_AHEAD_BYTES } from '../engine/shardLog.js';
 import type { StoredCell } from '../engine/sql/contentRows.js';
 import type { FoundRecord } from '../engine/whereQuery.js';
 import type { HandlerFactory } from './handlers.js';
@@ -108,6 +109,9 @@ export function createStoreService(
           }
         }
       },
+      // A log read to its end, or followed until cancelled, lasts as long as its client
+      // wants: it is admitted as a stream, not as a call.
+      { longLived: true, readAheadBytes: MAX_READ_AHEAD_BYTES },
     ),
   };
 }
