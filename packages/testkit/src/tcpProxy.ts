@@ -57,6 +57,11 @@ export interface TcpProxyOptions {
   /** Port to listen on, on 127.0.0.1; a free one when omitted. */
   listenPort?: number;
   faults?: ProxyFaults;
+  /**
+   * Sees each chunk a client sends as it is forwarded, with the client's socket (one per
+   * connection): a test can count the statements a server sends its database.
+   */
+  observeClientToServer?: (chunk: Buffer, client: Socket) => void;
 }
 
 export interface TcpProxy {
@@ -77,7 +82,11 @@ export interface TcpProxy {
 }
 
 export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
-  const proxy = new FaultInjectingProxy(options.target, options.faults ?? {});
+  const proxy = new FaultInjectingProxy(
+    options.target,
+    options.faults ?? {},
+    options.observeClientToServer,
+  );
   await proxy.listen(options.listenPort ?? 0);
   return proxy;
 }
@@ -106,6 +115,7 @@ class FaultInjectingProxy implements TcpProxy {
   constructor(
     private readonly target: { host: string; port: number },
     faults: ProxyFaults,
+    readonly observeClientToServer?: (chunk: Buffer, client: Socket) => void,
   ) {
     this.setFaults(faults);
     this.server = createServer((client) => this.accept(client));
@@ -288,6 +298,7 @@ function relay(
           return;
         }
         proxy.countForwarded(direction, chunk.length);
+        if (direction === 'clientToServer') proxy.observeClientToServer?.(chunk, source);
         if (!sink.write(chunk)) {
           await drainedOrClosed(sink);
         }
