@@ -217,7 +217,7 @@ export const SETTINGS = {
     flag: '--follow-poll-ms <ms>',
     env: 'SHAMELESS_FOLLOW_POLL_MS',
     description:
-      'how often Each followers look for writes made through other servers (writes through this one wake them at once)',
+      'how often the server reads the max id of every followed shard, in one query per partition for all Each followers together, to find writes made through other servers (writes through this one wake followers at once)',
     defaultValue: 100,
     parse: integer(1),
   },

@@ -18,6 +18,7 @@ import { rejectIndexFields } from './indexValues.js';
 import { KnownTables } from './knownTables.js';
 import type { StoreLayout } from './layout.js';
 import { LogNotifier } from './logNotifier.js';
+import { MaxIdPoller } from './maxIdPoller.js';
 import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
 import { ModelRegistry } from './modelRegistry.js';
 import { PartitionHealth } from './partitionHealth.js';
@@ -136,6 +137,7 @@ export class Engine implements EngineStats {
   private readonly versions: VersionCache;
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
+  private readonly poller: MaxIdPoller;
   readonly limits: QueryLimits;
   readonly maxCellBytes: number;
   private readonly maxAnswerBytes: number | undefined;
@@ -194,11 +196,12 @@ export class Engine implements EngineStats {
       this.primaryKeys,
       lookups,
     );
+    this.poller = new MaxIdPoller(partitions, options.followPollIntervalMs);
     this.log = new ShardLog(
       layout,
       partitions,
       notifier,
-      options.followPollIntervalMs,
+      this.poller,
       this.limits.maxPageRecords,
       options.maxAnswerBytes,
     );
@@ -540,6 +543,7 @@ export class Engine implements EngineStats {
 
   close(): Promise<void> {
     this.health.stop();
+    this.poller.stop();
     return this.partitions.end();
   }
 }

@@ -1,34 +1,34 @@
 // Wakes log followers in this process the moment a write to their shard commits, so that
 // following costs no polling latency for writes made through this server. Writes made through
-// other servers are found by the followers' periodic poll.
+// other servers are found by the process's shared poll of max ids (maxIdPoller.ts).
 
 export class LogNotifier {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<(table: string) => void>>();
 
+  /** Called once the write to the table has committed: a read started after it sees the write. */
   notify(table: string): void {
-    const waiting = this.waiters.get(table);
-    if (!waiting) return;
-    this.waiters.delete(table);
-    for (const wake of waiting) wake();
+    const listening = this.listeners.get(table);
+    if (!listening) return;
+    for (const listener of listening) listener(table);
   }
 
-  /** Resolves when any of the tables is written, the timeout passes, or the signal aborts. */
-  waitForAny(tables: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', wake);
-        for (const table of tables) this.waiters.get(table)?.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, timeoutMs);
-      if (signal?.aborted) return wake();
-      signal?.addEventListener('abort', wake, { once: true });
+  /**
+   * Calls `onWrite` with each of the tables written until the returned function is called. A
+   * subscription lasts across a follower's reads, not only its waits: a write that commits
+   * while the follower reads is not missed until the next poll.
+   */
+  subscribe(tables: readonly string[], onWrite: (table: string) => void): () => void {
+    for (const table of tables) {
+      let listening = this.listeners.get(table);
+      if (!listening) this.listeners.set(table, (listening = new Set()));
+      listening.add(onWrite);
+    }
+    return () => {
       for (const table of tables) {
-        let waiting = this.waiters.get(table);
-        if (!waiting) this.waiters.set(table, (waiting = new Set()));
-        waiting.add(wake);
+        const listening = this.listeners.get(table);
+        listening?.delete(onWrite);
+        if (listening?.size === 0) this.listeners.delete(table);
       }
-    });
+    };
   }
 }

@@ -5,11 +5,13 @@ import type { StoreLayout } from './layout.js';
 import { ANSWER_BYTES_PER_CELL } from './latestCells.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { RowId } from './exactInteger.js';
+import type { MaxIdPoller } from './maxIdPoller.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
 import type { Row } from './mysqlPool.js';
-import { readLogPage, readLogPages, readMaxIds } from './sql/contentReads.js';
+import { ShardWatch } from './shardWatch.js';
+import { readLogPage, readLogPages } from './sql/contentReads.js';
 import { type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { readBodiesInto } from './unreadBodies.js';
 
@@ -55,7 +57,8 @@ export class ShardLog {
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     private readonly notifier: LogNotifier,
-    private readonly pollIntervalMs: number,
+    /** Reads followed shards' max ids for every follower of the process at once. */
+    private readonly poller: MaxIdPoller,
     /** The most cells of one page or batch. */
     private readonly maxPage: number,
     /** The most bytes of cells a FetchLatestCells page answers (at least one cell). */
@@ -143,56 +146,70 @@ export class ShardLog {
       Math.min(DEFAULT_BATCH, this.maxPage),
       this.maxPage,
     );
-    // Each wait before a heartbeat ends in a read of the shards' max ids: a heartbeat more
-    // often than the poll would have a client set how often its stream queries MySQL.
+    // New cells from other servers are seen once a poll: a heartbeat more often would tell the
+    // client nothing new (and the proto promises it no shorter than the poll interval).
     const heartbeatMs = Math.max(
       input.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS,
-      this.pollIntervalMs,
+      this.poller.intervalMs,
     );
     const cursors = new Map<number, RowId>(
       shards.map((shard) => [shard, input.cursors.get(shard) ?? 0]),
     );
-    const tables = shards.map((shard) => this.layout.contentTable(model, shard));
+    // Watching from the start, not from the first wait: a write that commits while the
+    // stream catches up wakes it then, instead of waiting for the next poll.
+    const watch = input.follow
+      ? new ShardWatch(
+          shards.map((shard) => ({
+            shard,
+            partition: this.layout.partitionOf(shard),
+            table: this.layout.contentTable(model, shard),
+          })),
+          cursors,
+          this.notifier,
+          this.poller,
+        )
+      : undefined;
     // Shards that may have rows past their cursor; all of them to begin with.
     let pending = new Set(shards);
     let lastSent = Date.now();
 
-    while (!signal.aborted) {
-      // Several shards' next pages per read (one round trip per partition); each shard's
-      // pages still come in id order. Large cells make smaller pages (fewer cells a message).
-      const aheadCells = Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes);
-      const pageSize = Math.max(1, Math.min(batchSize, Math.floor(aheadCells)));
-      const shardsPerRead = Math.max(1, Math.floor(aheadCells / pageSize));
-      const round = [...pending].slice(0, shardsPerRead);
-      const pages = await this.readPages(model, round, cursors, pageSize);
-      this.learnCellBytes(pages.flatMap(({ cells }) => cells));
-      for (const [i, shard] of round.entries()) {
-        if (signal.aborted) return;
-        const { cells, more } = pages[i]!;
-        // A shard with more to read goes to the back: shards take turns.
-        pending.delete(shard);
-        if (more) pending.add(shard);
-        if (cells.length === 0) continue;
-        const cursor = cells[cells.length - 1]!.id;
-        cursors.set(shard, cursor);
-        lastSent = Date.now();
-        yield { kind: 'batch', shard, cells, cursor };
-      }
-      if (pending.size > 0) continue;
-      if (!input.follow) return;
+    try {
+      while (!signal.aborted) {
+        // Several shards' next pages per read (one round trip per partition); each shard's
+        // pages still come in id order. Large cells make smaller pages (fewer cells a message).
+        const aheadCells = Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes);
+        const pageSize = Math.max(1, Math.min(batchSize, Math.floor(aheadCells)));
+        const shardsPerRead = Math.max(1, Math.floor(aheadCells / pageSize));
+        const round = [...pending].slice(0, shardsPerRead);
+        watch?.reading(round);
+        const pages = await this.readPages(model, round, cursors, pageSize);
+        this.learnCellBytes(pages.flatMap(({ cells }) => cells));
+        for (const [i, shard] of round.entries()) {
+          if (signal.aborted) return;
+          const { cells, more } = pages[i]!;
+          // A shard with more to read goes to the back: shards take turns.
+          pending.delete(shard);
+          if (more) pending.add(shard);
+          if (cells.length === 0) continue;
+          const cursor = cells[cells.length - 1]!.id;
+          cursors.set(shard, cursor);
+          lastSent = Date.now();
+          yield { kind: 'batch', shard, cells, cursor };
+        }
+        if (pending.size > 0) continue;
+        if (!watch) return;
 
-      const quietFor = Date.now() - lastSent;
-      if (quietFor >= heartbeatMs) {
-        lastSent = Date.now();
-        yield { kind: 'heartbeat', at: new Date(), cursors: new Map(cursors) };
+        if (Date.now() - lastSent >= heartbeatMs) {
+          lastSent = Date.now();
+          yield { kind: 'heartbeat', at: new Date(), cursors: new Map(cursors) };
+        }
+        // Woken by a write through this server, by a poll that read a max id past a cursor, or
+        // when the next heartbeat is due; a failed poll of one of the shards throws here, as
+        // the stream's own read would.
+        pending = await watch.moved(Math.max(1, heartbeatMs - (Date.now() - lastSent)), signal);
       }
-      await this.notifier.waitForAny(
-        tables,
-        Math.min(this.pollIntervalMs, Math.max(1, heartbeatMs - (Date.now() - lastSent))),
-        signal,
-      );
-      if (signal.aborted) return;
-      pending = await this.shardsWithNewRows(model, shards, cursors);
+    } finally {
+      watch?.close();
     }
   }
 
@@ -247,30 +264,6 @@ export class ShardLog {
       }),
     );
     return pages;
-  }
-
-  /** One max-id query per partition tells which shards have moved past their cursor. */
-  private async shardsWithNewRows(
-    model: CompiledModel,
-    shards: readonly number[],
-    cursors: ReadonlyMap<number, RowId>,
-  ): Promise<Set<number>> {
-    const byPartition = this.layout.byPartition(
-      shards.map((shard) => ({ shard, table: this.layout.contentTable(model, shard) })),
-      ({ shard }) => shard,
-    );
-    const moved = new Set<number>();
-    await Promise.all(
-      [...byPartition].map(async ([partition, tables]) => {
-        const maxIds = await this.partitions
-          .at(partition)
-          .read((reader) => readMaxIds(reader, tables));
-        for (const [shard, maxId] of maxIds) {
-          if (maxId > (cursors.get(shard) ?? 0)) moved.add(shard);
-        }
-      }),
-    );
-    return moved;
   }
 }
 

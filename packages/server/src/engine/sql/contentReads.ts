@@ -296,22 +296,27 @@ function logPageStatement({ table, cursor, limit, maxBodyBytes }: LogPageRead): 
   );
 }
 
-/** The max id of several shards' tables on one partition, in one round trip. */
+/**
+ * The max id of several content tables of one partition (0 for an empty one), in one
+ * statement; in the order of `tables`.
+ */
 export async function readMaxIds(
   reader: StatementReader,
-  tables: readonly { shard: number; table: string }[],
-): Promise<Map<number, RowId>> {
-  if (tables.length === 0) return new Map();
+  tables: readonly string[],
+): Promise<RowId[]> {
+  if (tables.length === 0) return [];
   const sql = tables
-    .map(({ table }) => `SELECT ? AS shard, COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``)
+    .map((table) => `SELECT ? AS part, COALESCE(MAX(\`id\`), 0) AS max_id FROM \`${table}\``)
     .join(' UNION ALL ');
   const [rows = []] = (await reader.read([
     statement(
       sql,
-      tables.map(({ shard }) => shard),
+      tables.map((_, part) => part),
     ),
   ])) as Row[][];
-  return new Map(rows.map((row) => [Number(row.shard), maxIdOf(row)]));
+  const maxIds = new Array<RowId>(tables.length).fill(0);
+  for (const row of rows) maxIds[Number(row.part)] = maxIdOf(row);
+  return maxIds;
 }
 
 /** A `COALESCE(MAX(id), 0) AS max_id` column. */
