@@ -30,6 +30,7 @@ import {
   requestId,
   startStoreFixture,
 } from './support/storeFixture.js';
+import { useProxiedStore } from './support/proxiedStore.js';
 
 /** The fixture's --follow-poll-ms. */
 const POLL_MS = 50;
@@ -346,34 +347,18 @@ describe('following: one poll of max ids per process', function () {
   });
 
   describe('a poll that fails', () => {
-    let databases: TestDatabases;
-    let proxy: TcpProxy;
-    let store: StoreFixture;
     let other: StoreFixture;
-
+    // Registered first, so that it runs before the proxied store's databases are dropped.
+    after(() => other?.close());
+    // Shards 0 and 1 on partition 0, 2 and 3 on partition 1 (through the proxy).
+    const setup = useProxiedStore({ shardsCount: 4 });
     before(async () => {
-      databases = await createTestDatabases(2);
-      const second = new URL(databases.urls[1]!);
-      proxy = await startTcpProxy({
-        target: { host: second.hostname, port: Number(second.port) },
-      });
-      second.host = proxy.address;
-      // Shards 0 and 1 on partition 0, 2 and 3 on partition 1 (through the proxy).
-      store = await startStoreFixture({
-        shardsCount: 4,
-        partitionUrls: [databases.urls[0]!, second.toString()],
-      });
-      await store.api.defineModel({ model: RATE_MODEL });
-      other = await startStoreFixture({ shardsCount: 4, partitionUrls: databases.urls });
-    });
-    after(async () => {
-      await other?.close();
-      await store?.close();
-      await proxy?.close();
-      await databases?.drop();
+      await setup.store.api.defineModel({ model: RATE_MODEL });
+      other = await startStoreFixture({ shardsCount: 4, partitionUrls: [...setup.directUrls] });
     });
 
     it('ends the follows of its table or partition, as their own read would, and no other', async () => {
+      const { store, proxy, directUrls } = setup;
       const rate = await rateInShard(store.api, 0);
       const survivor = follow(store.api, [0], { 0: rate.id });
       const ofDroppedTable = follow(store.api, [1]);
@@ -384,7 +369,7 @@ describe('following: one poll of max ids per process', function () {
       );
 
       // A table of partition 0 goes: the poll that reads it with shard 0's fails.
-      const sql = await mysql.createConnection(databases.urls[0]!);
+      const sql = await mysql.createConnection(directUrls[0]!);
       await sql.query('DROP TABLE `test_rate_000001`').finally(() => sql.end());
       const dropped = (await ofDroppedTable.ended) as ServiceError;
       expect(dropped.code, dropped.details).to.equal(status.INTERNAL);
