@@ -140,6 +140,26 @@ describe('answers of large cells, within the largest message', function () {
   });
 });
 
+/**
+ * A store of 20 small notes and RECORDS large docs (the doc of `n` in group `groupOf(n)`),
+ * whose reads of bodies are counted; the content shards the docs landed in.
+ */
+async function startNotesAndDocs(shardsCount: number, groupOf: (n: number) => number) {
+  const store = await startStoreFixture({ shardsCount, maxMessageBytes: MESSAGE_BYTES });
+  await store.api.defineModel({ model: groupedModel('note') });
+  await store.api.defineModel({ model: groupedModel('doc') });
+  for (let n = 0; n < 20; n++) {
+    await store.api.put({ model: 'note', values: pack({ group: 1, n }), requestId: requestId() });
+  }
+  const docShards = new Set<number>();
+  for (let n = 0; n < RECORDS; n++) {
+    const values = pack({ group: groupOf(n), n, text: blob(n) });
+    const put = await store.api.put({ model: 'doc', values, requestId: requestId() });
+    docShards.add(put.base!.shard);
+  }
+  return { store, bodies: countBodiesRead(store), docShards };
+}
+
 // What cells weighed before is no bound on what a read holds: a server whose streams have
 // read small cells, asked for a page or a stream of large ones, reads their bodies only once
 // the page is cut to fit (the bound of an answer, or an Each stream's read-ahead).
@@ -148,17 +168,7 @@ describe('reads of large cells, whatever cells weighed before', function () {
   let store: StoreFixture;
   let bodies: BodiesRead;
   before(async () => {
-    store = await startStoreFixture({ shardsCount: 1, maxMessageBytes: MESSAGE_BYTES });
-    await store.api.defineModel({ model: groupedModel('note') });
-    await store.api.defineModel({ model: groupedModel('doc') });
-    for (let n = 0; n < 20; n++) {
-      await store.api.put({ model: 'note', values: pack({ group: 1, n }), requestId: requestId() });
-    }
-    for (let n = 0; n < RECORDS; n++) {
-      const values = pack({ group: 1, n, text: blob(n) });
-      await store.api.put({ model: 'doc', values, requestId: requestId() });
-    }
-    bodies = countBodiesRead(store);
+    ({ store, bodies } = await startNotesAndDocs(1, () => 1));
   });
   beforeEach(async () => {
     // Streams of small cells: what the server learns cells weigh.
@@ -190,6 +200,36 @@ describe('reads of large cells, whatever cells weighed before', function () {
       Array.from({ length: RECORDS }, (_, n) => blob(n)),
     );
     // One 200 KB cell past the 256 KiB at most: a read keeps at least one cell.
+    expect(bodies.most, 'body bytes read at once').to.be.at.most(256 * 1024 + 200_000);
+  });
+});
+
+// A round of an Each stream reads the next page of several shards at once, each within its
+// share of the read-ahead; a page keeps its first cell past that share, since a message holds
+// at least one cell. Were every shard of a round to keep one large cell, the round would hold
+// the shards' count of them: only one does, and the others lead the next round.
+describe('an Each round over shards whose next cells are all large', function () {
+  this.timeout(60_000);
+  let store: StoreFixture;
+  let bodies: BodiesRead;
+  let shards: Set<number>;
+  before(async () => {
+    ({ store, bodies, docShards: shards } = await startNotesAndDocs(4, (n) => n));
+  });
+  after(() => store?.close());
+
+  it('reads one of them past the shards’ shares, and streams every cell exactly', async () => {
+    // 12 records drawn over 4 shards: nearly always all 4, and at least 3 for the test to say
+    // anything.
+    expect(shards.size, 'content shards holding a record').to.be.at.least(3);
+    // Streams of small cells: the server takes cells to be small, and reads every shard at once.
+    for (let i = 0; i < 3; i++) await store.api.each({ model: 'note', batchSize: 20 });
+    bodies.reset();
+    const messages = await store.api.each({ model: 'doc', batchSize: 1 });
+    const texts = messages
+      .flatMap((message) => (message.event?.$case === 'batch' ? message.event.batch.cells : []))
+      .map((cell) => unpack(cell.body).text as string);
+    expect(texts.sort()).to.deep.equal(Array.from({ length: RECORDS }, (_, n) => blob(n)).sort());
     expect(bodies.most, 'body bytes read at once').to.be.at.most(256 * 1024 + 200_000);
   });
 });

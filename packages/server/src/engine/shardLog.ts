@@ -184,6 +184,7 @@ export class ShardLog {
         watch?.reading(round);
         const pages = await this.readPages(model, round, cursors, pageSize);
         this.learnCellBytes(pages.flatMap(({ cells }) => cells));
+        const deferred = round.filter((_, i) => pages[i]!.deferred);
         for (const [i, shard] of round.entries()) {
           if (signal.aborted) return;
           const { cells, more } = pages[i]!;
@@ -196,6 +197,9 @@ export class ShardLog {
           lastSent = Date.now();
           yield { kind: 'batch', shard, cells, cursor };
         }
+        // A shard left out of a full round leads the next, or a shard that always has more
+        // could keep it out for ever.
+        if (deferred.length > 0) pending = new Set([...deferred, ...pending]);
         if (pending.size > 0) continue;
         if (!watch) return;
 
@@ -222,46 +226,63 @@ export class ShardLog {
     this.cellBytesLearned = true;
   }
 
-  /** The next page of each shard, in order: one round trip per partition, in parallel. */
+  /**
+   * The next page of each shard, in order: one round trip per partition, in parallel, then one
+   * more for the bodies left out of it. `deferred`: the shard has cells, but none in this
+   * round (see below); it should lead the next.
+   */
   private async readPages(
     model: CompiledModel,
     shards: readonly number[],
     cursors: ReadonlyMap<number, RowId>,
     limit: number,
-  ): Promise<{ cells: StoredCell[]; more: boolean }[]> {
+  ): Promise<{ cells: StoredCell[]; more: boolean; deferred: boolean }[]> {
     // The read holds about MAX_READ_AHEAD_BYTES of bodies whatever the cells weigh: each shard
     // its share, each of its cells an even share of that; longer bodies are read afterwards,
     // by id, for the cells of the page cut where its share is full.
     const perShard = Math.max(1, Math.floor(MAX_READ_AHEAD_BYTES / Math.max(1, shards.length)));
     const maxBodyBytes = Math.floor(perShard / limit);
-    const byPartition = this.layout.byPartition(shards.keys(), (i) => shards[i]!);
-    const pages = new Array<{ cells: StoredCell[]; more: boolean }>(shards.length);
+    const byPartition = [...this.layout.byPartition(shards.keys(), (i) => shards[i]!)];
+    const tables = shards.map((shard) => this.layout.contentTable(model, shard));
+    const reads = new Array<Row[]>(shards.length);
     await Promise.all(
-      [...byPartition].map(async ([partition, positions]) => {
-        const tables = positions.map((i) => this.layout.contentTable(model, shards[i]!));
+      byPartition.map(async ([partition, positions]) => {
         const rows = await this.partitions.at(partition).read((reader) =>
           readLogPages(
             reader,
-            positions.map((i, p) => ({
-              table: tables[p]!,
+            positions.map((i) => ({
+              table: tables[i]!,
               cursor: cursors.get(shards[i]!)!,
               limit,
               maxBodyBytes,
             })),
           ),
         );
-        const unread: { table: string; cells: StoredCell[] }[] = [];
-        positions.forEach((i, p) => {
-          const read = rows[p]!;
-          const page = cutPage(read, shards[i]!, perShard, 0);
-          unread.push({ table: tables[p]!, cells: page.unread });
-          pages[i] = {
-            cells: page.cells,
-            more: read.length === limit || page.cells.length < read.length,
-          };
-        });
-        await readBodiesInto(this.partitions.at(partition), unread);
+        positions.forEach((i, p) => (reads[i] = rows[p]!));
       }),
+    );
+    // A page keeps its first cell past its share (a message holds at least one cell), but only
+    // while the round holds no other: were every shard to keep one large cell, the round would
+    // hold the shards' count of them. A shard whose first cell alone is past its share then
+    // waits for the next round, which it leads.
+    let kept = 0;
+    const pages = shards.map((shard, i) => {
+      const read = reads[i]!;
+      const page = cutPage(read, shard, perShard, 0, kept === 0);
+      kept += page.cells.length;
+      return {
+        ...page,
+        more: read.length === limit || page.cells.length < read.length,
+        deferred: page.cells.length === 0 && read.length > 0,
+      };
+    });
+    await Promise.all(
+      byPartition.map(([partition, positions]) =>
+        readBodiesInto(
+          this.partitions.at(partition),
+          positions.map((i) => ({ table: tables[i]!, cells: pages[i]!.unread })),
+        ),
+      ),
     );
     return pages;
   }
@@ -277,14 +298,15 @@ export function logPageBodyBytes(maxAnswerBytes: number, cells: number): number 
 
 /**
  * The cells of a page read with a body bound, from the first, while their bodies (and
- * `perCell` bytes each) take at most `maxBytes` (at least one cell); and those of them whose
- * body was left out, to read by id.
+ * `perCell` bytes each) take at most `maxBytes` (at least one cell, unless `keepFirst` is
+ * false); and those of them whose body was left out, to read by id.
  */
 function cutPage(
   rows: readonly Row[],
   shard: number,
   maxBytes: number,
   perCell = ANSWER_BYTES_PER_CELL,
+  keepFirst = true,
 ): { cells: StoredCell[]; unread: StoredCell[] } {
   const cells: StoredCell[] = [];
   const unread: StoredCell[] = [];
@@ -292,7 +314,7 @@ function cutPage(
   for (const row of rows) {
     const length = Number(row.body_bytes ?? 0);
     bytes += length + perCell;
-    if (bytes > maxBytes && cells.length > 0) break;
+    if (bytes > maxBytes && (cells.length > 0 || !keepFirst)) break;
     const cell = toStoredCell(row, shard);
     cells.push(cell);
     if (row.body === null && length > 0) unread.push(cell);
