@@ -5,12 +5,13 @@ import { accessLogLayer } from './grpc/accessLog.js';
 import { routeGrpcJsLogs } from './grpc/grpcJsLogs.js';
 import type { ServerMiddleware } from './grpc/middleware.js';
 import { rpcMetricsLayer } from './grpc/rpcMetrics.js';
-import { Admission } from './grpc/admission.js';
+import { Admission, type AdmissionLimits } from './grpc/admission.js';
 import { startServer } from './grpc/server.js';
 import { createLogger } from './logging.js';
 import { MemoryRelease } from './memoryRelease.js';
 import { registerEngineMetrics } from './metrics/engineMetrics.js';
 import { registerServerMetrics } from './metrics/serverMetrics.js';
+import { registerAdmissionMetrics } from './metrics/admissionMetrics.js';
 import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
 import { type Settings, storeShapeOf } from './settings.js';
@@ -63,6 +64,13 @@ export async function serve(settings: Settings): Promise<void> {
   }
   // Only at debug: a layer that logs nothing would still cost every call a generator.
   if (['debug', 'trace'].includes(settings.logLevel)) middleware.push(accessLogLayer(logger));
+  const admissionLimits: AdmissionLimits = {
+    maxConcurrentCalls: settings.maxConcurrentCalls,
+    maxOpenStreams: settings.maxOpenStreams,
+    maxInFlightBytes: settings.maxInFlightBytes,
+    retryPushbackMs: settings.retryPushbackMs,
+  };
+  const admission = new Admission(admissionLimits);
   const server = await startServer(
     engine,
     {
@@ -72,20 +80,14 @@ export async function serve(settings: Settings): Promise<void> {
       credentials: security.credentials,
       // Outermost first: metrics and the access log see every call, refused ones included;
       // the token check comes before admission, so unknown callers hold no slot or bytes.
-      middleware: [
-        ...middleware,
-        ...security.middleware,
-        new Admission({
-          maxConcurrentCalls: settings.maxConcurrentCalls,
-          maxOpenStreams: settings.maxOpenStreams,
-          maxInFlightBytes: settings.maxInFlightBytes,
-          retryPushbackMs: settings.retryPushbackMs,
-        }).layer,
-      ],
+      middleware: [...middleware, ...security.middleware, admission.layer],
     },
     logger,
   );
-  if (registry) registerServerMetrics(registry, server);
+  if (registry) {
+    registerServerMetrics(registry, server);
+    registerAdmissionMetrics(registry, admission, admissionLimits);
+  }
   security.logProtection(logger);
   const host = settings.listen.replace(/:\d+$/, '');
   // Tests and scripts wait for this line; keep its shape.

@@ -119,7 +119,7 @@ describe('serve --metrics-listen and the access log', function () {
     expect(sample(text, 'shameless_writes_total', { partition: '0' })).to.be.at.least(2);
   });
 
-  it('gauges open streams while a follow stream is open', async () => {
+  it('gauges open streams, and what admission holds, while a follow stream is open', async () => {
     const stream = api.client.each({
       model: 'rate',
       shards: [0],
@@ -130,15 +130,28 @@ describe('serve --metrics-listen and the access log', function () {
     });
     stream.on('error', () => {}); // cancelled below
     await new Promise((resolve) => stream.once('data', resolve)); // the first heartbeat: it is open
-    expect(sample(await scrape(), 'shameless_open_streams', { method: 'Each' })).to.equal(1);
+    const open = await scrape();
+    expect(sample(open, 'shameless_open_streams', { method: 'Each' })).to.equal(1);
+    // Admission: the follower holds a stream slot and what it may buffer (768 KiB), beside the
+    // defaults' bounds.
+    expect(sample(open, 'shameless_admission_held', { kind: 'streams' })).to.equal(1);
+    expect(sample(open, 'shameless_admission_held', { kind: 'bytes' })).to.be.at.least(768 * 1024);
+    expect(sample(open, 'shameless_admission_limit', { kind: 'calls' })).to.equal(256);
+    expect(sample(open, 'shameless_admission_limit', { kind: 'streams' })).to.equal(128);
+    expect(sample(open, 'shameless_admission_limit', { kind: 'bytes' })).to.equal(
+      256 * 1024 * 1024,
+    );
     stream.cancel();
-    let open: number | undefined = 1;
-    for (let i = 0; i < 50 && open !== 0; i++) {
+    let finished = open;
+    const stillOpen = () => [
+      sample(finished, 'shameless_open_streams', { method: 'Each' }),
+      sample(finished, 'shameless_admission_held', { kind: 'streams' }),
+    ];
+    for (let i = 0; i < 50 && stillOpen().some((count) => count !== 0); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      open = sample(await scrape(), 'shameless_open_streams', { method: 'Each' });
+      finished = await scrape();
     }
-    expect(open).to.equal(0);
-    const finished = await scrape();
+    expect(stillOpen()).to.deep.equal([0, 0]);
     expect(
       sample(finished, 'shameless_rpc_handled_total', { method: 'Each', code: 'CANCELLED' }),
     ).to.equal(1);
