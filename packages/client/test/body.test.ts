@@ -34,6 +34,7 @@ describe('body encoding (pure)', () => {
       [2 ** 32 - 1, 'ce ff ff ff ff'],
       [2 ** 32, 'cf 00 00 00 01 00 00 00 00'],
       [2 ** 40, 'cf 00 00 01 00 00 00 00 00'],
+      [1_764_000_123_456, 'cf 00 00 01 9a b6 99 ca 40'],
       [Number.MAX_SAFE_INTEGER, 'cf 00 1f ff ff ff ff ff ff'],
       [2n ** 53n + 1n, 'cf 00 20 00 00 00 00 00 01'],
       [2n ** 63n - 1n, 'cf 7f ff ff ff ff ff ff ff'],
@@ -47,6 +48,7 @@ describe('body encoding (pure)', () => {
       [-32_769, 'd2 ff ff 7f ff'],
       [-(2 ** 31), 'd2 80 00 00 00'],
       [-(2 ** 31) - 1, 'd3 ff ff ff ff 7f ff ff ff'],
+      [-1_764_000_123_456, 'd3 ff ff fe 65 49 66 35 c0'],
       [Number.MIN_SAFE_INTEGER, 'd3 ff e0 00 00 00 00 00 01'],
       [-(2n ** 63n), 'd3 80 00 00 00 00 00 00 00'],
     ];
@@ -123,6 +125,48 @@ describe('body encoding (pure)', () => {
         'cf 7f ff ff ff ff ff ff ff',
       ].join(' '),
     );
+  });
+
+  it('gives each body bytes of its own, however bodies are written one after another or nested', () => {
+    const first = encodeBody({ s: 'a'.repeat(100) });
+    const firstHex = hex(first);
+    const second = encodeBody({ s: 'd'.repeat(100) });
+    // Larger than the writer's reused buffer keeps, then small again.
+    const large = encodeBody({ s: 'b'.repeat(2 << 20) });
+    const after = encodeBody({ s: 'c'.repeat(100) });
+    expect(hex(first)).to.equal(firstHex);
+    expect(second[5]).to.equal(0x64);
+    expect(large.length).to.equal(3 + 5 + (2 << 20));
+    expect(large.subarray(8).every((byte) => byte === 0x62)).to.equal(true);
+    expect(hex(after)).to.equal(
+      hex(Buffer.concat([first.subarray(0, 5), Buffer.alloc(100, 0x63)])),
+    );
+
+    // A value whose toJSON() encodes another body while this one is being written.
+    let inner: Buffer | undefined;
+    class Nesting {
+      toJSON() {
+        inner = encodeBody({ inner: 'i'.repeat(80) });
+        return 'o'.repeat(80);
+      }
+    }
+    const nesting = new Nesting();
+    const outer = encodeBody({ a: 'a'.repeat(70), n: nesting, z: 1 });
+    expect(hex(inner!)).to.equal(
+      hex(
+        Buffer.concat([
+          Buffer.from([0x81, 0xa5]),
+          Buffer.from('inner'),
+          Buffer.from([0xd9, 80]),
+          Buffer.alloc(80, 0x69),
+        ]),
+      ),
+    );
+    expect(decodeBody(outer, 'outer')).to.deep.equal({
+      a: 'a'.repeat(70),
+      n: 'o'.repeat(80),
+      z: 1,
+    });
   });
 
   it('writes strings, binaries, arrays, floats, booleans, nil and dates as msgpackr did', () => {

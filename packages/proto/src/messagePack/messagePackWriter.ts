@@ -34,10 +34,25 @@ const fallback = new Packr({
   encodeUndefinedAsNil: true,
 });
 
+/**
+ * Bodies are written by one reused writer and copied out at their length: a buffer of their
+ * own, grown as they are written, cost more than the copy (most of the time of a 1 KB body).
+ */
+const FIRST_BYTES = 16 << 10;
+/** The most a reused writer's buffer holds on to: a writer grown past this is not reused. */
+const RETAINED_BYTES = 1 << 20;
+
 const UINT64_MAX = 2n ** 64n - 1n;
 /** Strings shorter than this are encoded to UTF-8 here rather than by Buffer.write. */
 const SHORT_STRING = 64;
 const INT64_MIN = -(2n ** 63n);
+/** The writer waiting for the next body; undefined while it writes one. */
+let idleWriter: MessagePackWriter | undefined;
+/** The str8, str16 and str32 type bytes, by the width of their length field. */
+const STRING_HEADER_TYPE = { 1: 0xd9, 2: 0xda, 4: 0xdb } as const;
+/** The bytes of a long string header's length field (str8, str16, str32). */
+const stringHeaderWidth = (length: number): 1 | 2 | 4 =>
+  length < 0x100 ? 1 : length < 0x10000 ? 2 : 4;
 /** The fixext type byte of each data length that has one. */
 const FIXEXT = new Map([
   [1, 0xd4],
@@ -58,15 +73,19 @@ export class UnencodableValueError extends Error {
  * @throws UnencodableValueError for a value with no MessagePack form.
  */
 export function encodeMessagePack(value: unknown): Buffer {
-  const writer = new MessagePackWriter();
+  // A toJSON() that encodes a body while this one is written takes a writer of its own.
+  const writer = idleWriter ?? new MessagePackWriter();
+  idleWriter = undefined;
   try {
     writer.write(value);
+    return Buffer.from(writer.written);
   } catch (error) {
     if (!(error instanceof Unencodable)) throw error;
     const at = error.path.length === 0 ? '' : `${pathText(error.path)}: `;
     throw new UnencodableValueError(`${at}${error.message}`);
+  } finally {
+    if (writer.rewind()) idleWriter = writer;
   }
-  return writer.finish();
 }
 
 /** A value with no MessagePack form; `path` is filled in as the error leaves each container. */
@@ -88,13 +107,21 @@ function pathText(path: readonly (string | number)[]): string {
 }
 
 class MessagePackWriter {
-  #buffer = Buffer.allocUnsafe(256);
+  #buffer = Buffer.allocUnsafe(FIRST_BYTES);
   #position = 0;
   /** The arrays, maps and objects being written, outermost first: a cycle's way back. */
   readonly #open: object[] = [];
 
-  finish(): Buffer {
+  /** The bytes written so far, in the writer's buffer: the next write overwrites them. */
+  get written(): Buffer {
     return this.#buffer.subarray(0, this.#position);
+  }
+
+  /** Makes the writer ready for the next value; false when its buffer is too large to keep. */
+  rewind(): boolean {
+    this.#position = 0;
+    this.#open.length = 0;
+    return this.#buffer.length <= RETAINED_BYTES;
   }
 
   write(value: unknown): void {
@@ -113,6 +140,7 @@ class MessagePackWriter {
         return this.#string(value);
       case 'object':
         if (value === null) return this.#byte(0xc0);
+        if (isPlainObject(value)) return this.#object(value);
         if (Array.isArray(value)) return this.#array(value);
         if (value instanceof Uint8Array) return this.#binary(value);
         // msgpackr writes another view's element count of bytes, each element cut to a byte,
@@ -124,7 +152,6 @@ class MessagePackWriter {
         if (value instanceof MessagePackExtension) return this.#extension(value);
         if (value instanceof MessagePackFloat) return this.#float64(value.value);
         if (value instanceof Map) return this.#map(value);
-        if (isPlainObject(value)) return this.#object(value);
         if (value instanceof Set) return this.#array([...(value as Set<unknown>)], value);
         if (value instanceof Date || value instanceof Error || value instanceof RegExp) {
           return this.#fallback(value);
@@ -153,13 +180,26 @@ class MessagePackWriter {
       if (value < 0x100) return this.#header(0xcc, 1, value);
       if (value < 0x10000) return this.#header(0xcd, 2, value);
       if (value < 0x100000000) return this.#header(0xce, 4, value);
-      return this.#uint64(BigInt(value));
+      return this.#integer64(0xcf, value);
     }
     if (value >= -0x20) return this.#byte(value & 0xff);
     if (value >= -0x80) return this.#header(0xd0, 1, value & 0xff);
     if (value >= -0x8000) return this.#header(0xd1, 2, value & 0xffff);
     if (value >= -0x80000000) return this.#header(0xd2, 4, value >>> 0);
-    return this.#int64(BigInt(value));
+    return this.#integer64(0xd3, value);
+  }
+
+  /**
+   * A safe integer past 32 bits as a uint64 or int64, in two 32-bit halves: a BigInt made for
+   * it costs more than the rest of a small body (a millisecond timestamp is one).
+   */
+  #integer64(type: 0xcf | 0xd3, value: number): void {
+    const high = Math.floor(value / 0x100000000);
+    this.#reserve(9);
+    this.#buffer[this.#position] = type;
+    this.#buffer.writeInt32BE(high, this.#position + 1);
+    this.#buffer.writeUInt32BE(value - high * 0x100000000, this.#position + 5);
+    this.#position += 9;
   }
 
   #bigint(value: bigint): void {
@@ -211,17 +251,31 @@ class MessagePackWriter {
   }
 
   /**
-   * A long string is measured first and written once: reserving three bytes per character, as
-   * for a short one, would make a 16 KB body grow the buffer to 48 KB.
+   * A long string is written where its header ends: the header's width follows from the
+   * string's length alone whenever its UTF-8 (1 to 3 bytes per UTF-16 unit) cannot cross a
+   * width's bound; only a string that could is measured first.
    */
   #longString(value: string): void {
-    const length = Buffer.byteLength(value, 'utf8');
-    if (length < 0x100) this.#header(0xd9, 1, length);
-    else if (length < 0x10000) this.#header(0xda, 2, length);
-    else this.#header(0xdb, 4, length);
-    this.#reserve(length);
-    this.#buffer.write(value, this.#position, length, 'utf8');
-    this.#position += length;
+    const least = value.length;
+    const most = value.length * 3;
+    const width = stringHeaderWidth(least);
+    if (width !== stringHeaderWidth(most)) {
+      const length = Buffer.byteLength(value, 'utf8');
+      this.#stringHeader(length);
+      this.#reserve(length);
+      this.#position += this.#buffer.write(value, this.#position);
+      return;
+    }
+    this.#reserve(1 + width + most);
+    const start = this.#position;
+    const length = this.#buffer.write(value, start + 1 + width);
+    this.#writeHeaderAt(start, STRING_HEADER_TYPE[width], width, length);
+    this.#position = start + 1 + width + length;
+  }
+
+  #stringHeader(length: number): void {
+    const width = stringHeaderWidth(length);
+    this.#header(STRING_HEADER_TYPE[width], width, length);
   }
 
   /**
