@@ -22,6 +22,7 @@ function putMany(bodyBytes: number, count: number): PutManyRequest {
       model: 'rate',
       values: Buffer.alloc(bodyBytes, i % 251),
       requestId: `request-${i}`,
+      omitBodyAsSent: i % 2 === 0,
     })),
   };
 }

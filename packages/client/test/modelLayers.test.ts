@@ -13,7 +13,7 @@ const MODEL_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../src/model
 const LAYERS: readonly (readonly string[])[] = [
   ['schema', 'errors', 'integers', 'callOptions'],
   ['definition', 'storedDefinition'],
-  ['body', 'conditions'], // the wire codec
+  ['body', 'bodyAsSent', 'conditions'], // the wire codec
   ['modelPort'],
   ['cell'],
   ['record'],

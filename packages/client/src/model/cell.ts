@@ -12,6 +12,7 @@ import {
   UnauthenticatedError,
 } from '../transport/index.js';
 import { decodeBody, encodeBody } from './body.js';
+import { withBodyAsSent } from './bodyAsSent.js';
 import {
   newRequestId,
   readCall,
@@ -421,6 +422,7 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
       mode,
       expectedRefKey,
       requestId: requestId ?? newRequestId(),
+      omitBodyAsSent: true,
     };
   }
 
@@ -439,7 +441,7 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
       const later = [...this.#changed]
         .filter(([, edit]) => edit > sentAt)
         .map(([key]) => [key, this.#body[key]] as const);
-      this.#adopt(response.cell ?? null);
+      this.#adopt(withBodyAsSent(response.cell, response.bodyOmitted, request.body) ?? null);
       for (const [key, value] of later) this.#setKey(key, value);
     } catch (error) {
       const definite = DEFINITE_FAILURES.some((type) => error instanceof type);

@@ -16,6 +16,7 @@ import {
   type Transport,
 } from '../transport/index.js';
 import { encodeBody } from './body.js';
+import { withBodyAsSent } from './bodyAsSent.js';
 import type { Cell } from './cell.js';
 import {
   newRequestId,
@@ -225,18 +226,17 @@ export class Model<S extends ModelSchema = ModelSchema> {
         toWireInt64(value, `put on ${this.name}: ${field}`);
       }
     }
-    const response = await this.#context.transport.unary(
-      'put',
-      {
-        model: this.name,
-        values: encodeBody(values, `put on ${this.name}`),
-        requestId: options.requestId ?? newRequestId(),
-      },
-      writeCall(options),
-    );
+    const request = {
+      model: this.name,
+      values: encodeBody(values, `put on ${this.name}`),
+      requestId: options.requestId ?? newRequestId(),
+      omitBodyAsSent: true,
+    };
+    const response = await this.#context.transport.unary('put', request, writeCall(options));
+    const base = withBodyAsSent(response.base, response.bodyOmitted, request.values);
     return this.#context.newRecord(
       response.uuid,
-      new Map<string, WireCell | null>([[BASE_CELL, response.base ?? null]]),
+      new Map<string, WireCell | null>([[BASE_CELL, base ?? null]]),
     );
   }
 
@@ -334,11 +334,12 @@ export class Model<S extends ModelSchema = ModelSchema> {
         mode: mode === 'merge' ? WriteMode.WRITE_MODE_MERGE : WriteMode.WRITE_MODE_REPLACE,
         expectedRefKey: write.expectedRefKey,
         requestId: write.requestId ?? newRequestId(),
+        omitBodyAsSent: true,
       };
     });
     // One request object for the whole call: every retry resends the same requestIds.
     const response = await transport.unary('writeCells', { writes: requests }, writeCall(options));
-    return response.results.map((result) => this.#writeCellsResult(result));
+    return response.results.map((result, i) => this.#writeCellsResult(result, requests[i]!));
   }
 
   /**
@@ -423,13 +424,14 @@ export class Model<S extends ModelSchema = ModelSchema> {
       .cell(wire.name as CellName<S>);
   }
 
-  #writeCellsResult(result: WriteCellResult): WriteCellsResult<S> {
+  #writeCellsResult(result: WriteCellResult, request: WriteCellRequest): WriteCellsResult<S> {
     const outcome = result.outcome;
     if (outcome?.$case === 'written' && outcome.written.cell !== undefined) {
+      const { cell, bodyOmitted, replayed } = outcome.written;
       return {
         ok: true,
-        cell: this.#cellOf(outcome.written.cell),
-        replayed: outcome.written.replayed,
+        cell: this.#cellOf(withBodyAsSent(cell, bodyOmitted, request.body)!),
+        replayed,
       };
     }
     if (outcome?.$case === 'error') {

@@ -89,7 +89,7 @@ describe('transport over real gRPC', function () {
       put: (call, callback) => {
         seen.push(call.request);
         if (seen.length < 3) callback(statusError(status.UNAVAILABLE, 'partition 1 is down'));
-        else callback(null, { uuid: 'u-9', base: cell('u-9'), created: true });
+        else callback(null, { uuid: 'u-9', base: cell('u-9'), created: true, bodyOmitted: false });
       },
     });
     const transport = connect([server.address]);
@@ -266,7 +266,8 @@ describe('transport over real gRPC', function () {
         put: (call, callback) => {
           calls++;
           const timer = setTimeout(
-            () => callback(null, { uuid: 'u', base: cell('u'), created: false }),
+            () =>
+              callback(null, { uuid: 'u', base: cell('u'), created: false, bodyOmitted: false }),
             150,
           );
           call.on('cancelled', () => {

@@ -6,11 +6,14 @@ import {
   type IndexValue,
   type ModelDefinition,
   Operator,
+  type PutRequest,
+  type PutResponse,
   type PutResult,
   type Record as ProtoRecord,
   SortOrder,
   type WhereRequest,
   type WriteCellRequest,
+  type WriteCellResponse,
   type WriteCellResult,
   WriteMode,
 } from '@shameless/proto';
@@ -63,6 +66,23 @@ export function toCell(cell: StoredCell): Cell {
   };
 }
 
+/**
+ * A version a write made, without its body when the writer asked for that and sent these very
+ * bytes: it has them already, and a body sent back costs both sides as much as the one sent.
+ */
+function toWrittenCell(
+  cell: StoredCell,
+  request: { readonly omitBodyAsSent?: boolean | undefined },
+  sent: Buffer,
+): { cell: Cell; bodyOmitted: boolean } {
+  const wire = toCell(cell);
+  if (request.omitBodyAsSent !== true || !sent.equals(cell.body))
+    return { cell: wire, bodyOmitted: false };
+  return { cell: { ...wire, body: EMPTY_BODY }, bodyOmitted: true };
+}
+
+const EMPTY_BODY = Buffer.alloc(0);
+
 export function toRecord(record: FoundRecord): ProtoRecord {
   return { uuid: record.uuid, cells: record.cells.map(toCell) };
 }
@@ -89,15 +109,21 @@ export function toWriteCellInput(request: WriteCellRequest, position?: string): 
   };
 }
 
+export function toWriteCellResponse(
+  written: { readonly cell: StoredCell; readonly replayed: boolean },
+  request: WriteCellRequest,
+): WriteCellResponse {
+  const { cell, bodyOmitted } = toWrittenCell(written.cell, request, request.body);
+  return { cell, replayed: written.replayed, bodyOmitted };
+}
+
 /** One write's outcome; a refused write carries the status its WriteCell would have failed with. */
-export function toWriteCellResult(outcome: AppendOutcome): WriteCellResult {
+export function toWriteCellResult(
+  outcome: AppendOutcome,
+  request: WriteCellRequest,
+): WriteCellResult {
   return outcome.ok
-    ? {
-        outcome: {
-          $case: 'written',
-          written: { cell: toCell(outcome.cell), replayed: outcome.replayed },
-        },
-      }
+    ? { outcome: { $case: 'written', written: toWriteCellResponse(outcome, request) } }
     : {
         outcome: {
           $case: 'error',
@@ -198,15 +224,18 @@ function toDescending(order: SortOrder, path: string): boolean {
   throw new InvalidArgumentError(path, `must be SORT_ORDER_ASC or SORT_ORDER_DESC, got ${order}`);
 }
 
+export function toPutResponse(
+  put: { readonly uuid: string; readonly base: StoredCell; readonly created: boolean },
+  request: PutRequest,
+): PutResponse {
+  const { cell, bodyOmitted } = toWrittenCell(put.base, request, request.values);
+  return { uuid: put.uuid, base: cell, created: put.created, bodyOmitted };
+}
+
 /** One put's outcome; a refused put carries the status a Put would have failed with. */
-export function toPutResult(outcome: PutOutcome): PutResult {
+export function toPutResult(outcome: PutOutcome, request: PutRequest): PutResult {
   return outcome.ok
-    ? {
-        outcome: {
-          $case: 'put',
-          put: { uuid: outcome.uuid, base: toCell(outcome.base), created: outcome.created },
-        },
-      }
+    ? { outcome: { $case: 'put', put: toPutResponse(outcome, request) } }
     : {
         outcome: {
           $case: 'error',

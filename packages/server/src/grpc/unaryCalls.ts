@@ -11,11 +11,13 @@ import {
   toCell,
   toModelDefinition,
   toModelSpec,
+  toPutResponse,
   toPutResult,
   toRecord,
   toWhereInput,
   toWireInteger,
   toWriteCellInput,
+  toWriteCellResponse,
   toWriteCellResult,
 } from './protoMapping.js';
 
@@ -76,24 +78,26 @@ export function unaryCalls(engine: Engine): UnaryCalls {
 
     put: async (request) => {
       const result = await engine.put(request.model, request.values, request.requestId);
-      return { uuid: result.uuid, base: toCell(result.base), created: result.created };
+      return toPutResponse(result, request);
     },
 
     putMany: async (request) => {
       const outcomes = await engine.putMany(request.puts);
-      return { results: outcomes.map(toPutResult) };
+      return { results: outcomes.map((outcome, i) => toPutResult(outcome, request.puts[i]!)) };
     },
 
     writeCell: async (request) => {
       const result = await engine.writeCell(toWriteCellInput(request));
-      return { cell: toCell(result.cell), replayed: result.replayed };
+      return toWriteCellResponse(result, request);
     },
 
     writeCells: async (request) => {
       const outcomes = await engine.writeCells(
         request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
       );
-      return { results: outcomes.map(toWriteCellResult) };
+      return {
+        results: outcomes.map((outcome, i) => toWriteCellResult(outcome, request.writes[i]!)),
+      };
     },
 
     getCell: async (request) => {
