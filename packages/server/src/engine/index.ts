@@ -19,6 +19,7 @@ export type {
 } from './engineStats.js';
 export * from './errors.js';
 export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
+export { ANSWER_BYTES_PER_CELL } from './latestCells.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
@@ -26,7 +27,12 @@ export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
 export { BASE_CELL } from './model.js';
 export type { PoolUsage } from './mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
-export { type EachEvent, type EachInput, logPageBodyBytes } from './shardLog.js';
+export {
+  type EachEvent,
+  type EachInput,
+  logPageBodyBytes,
+  MAX_READ_AHEAD_BYTES,
+} from './shardLog.js';
 export type { StoredCell } from './sql/contentRows.js';
 export type { IndexScalar, Operator } from './sql/indexTable.js';
 export * from './sharding.js';

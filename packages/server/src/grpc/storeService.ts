@@ -1,11 +1,13 @@
 // The Store service over grpc-js: each unary RPC runs its function of unaryCalls.ts, the two
 // server streams are produced here, and the Pipeline carries calls of the unary methods.
 import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
-import type { Engine } from '../engine/engine.js';
-import { ANSWER_BYTES_PER_CELL } from '../engine/latestCells.js';
-import { MAX_READ_AHEAD_BYTES } from '../engine/shardLog.js';
-import type { StoredCell } from '../engine/sql/contentRows.js';
-import type { FoundRecord } from '../engine/whereQuery.js';
+import {
+  ANSWER_BYTES_PER_CELL,
+  type Engine,
+  type FoundRecord,
+  MAX_READ_AHEAD_BYTES,
+  type StoredCell,
+} from '../engine/index.js';
 import type { HandlerFactory } from './handlers.js';
 import { chunksWithin } from './messageChunks.js';
 import type { PipelineHandler } from './pipeline.js';
