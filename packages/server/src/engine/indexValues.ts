@@ -35,7 +35,13 @@ export function toIndexScalar(field: FieldSpec, value: unknown, path: string): I
     }
     return integer;
   }
-  if (typeof value === 'string' && [...value].length <= STRING_MAX) return value;
+  // A string has at least as many UTF-16 units as characters: only a long one is counted.
+  if (
+    typeof value === 'string' &&
+    (value.length <= STRING_MAX || [...value].length <= STRING_MAX)
+  ) {
+    return value;
+  }
   throw new InvalidArgumentError(
     path,
     typeof value === 'string'
