@@ -5,6 +5,7 @@
 import {
   WriteMode,
   type ModelDefinition,
+  type PutRequest,
   type WriteCellRequest,
   type WriteCellResult,
   type Cell as WireCell,
@@ -226,7 +227,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
         toWireInt64(value, `put on ${this.name}: ${field}`);
       }
     }
-    const request = {
+    const request: PutRequest = {
       model: this.name,
       values: encodeBody(values, `put on ${this.name}`),
       requestId: options.requestId ?? newRequestId(),

@@ -66,6 +66,8 @@ export function toCell(cell: StoredCell): Cell {
   };
 }
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 /**
  * A version a write made, without its body when the writer asked for that and sent these very
  * bytes: it has them already, and a body sent back costs both sides as much as the one sent.
@@ -76,12 +78,9 @@ function toWrittenCell(
   sent: Buffer,
 ): { cell: Cell; bodyOmitted: boolean } {
   const wire = toCell(cell);
-  if (request.omitBodyAsSent !== true || !sent.equals(cell.body))
-    return { cell: wire, bodyOmitted: false };
-  return { cell: { ...wire, body: EMPTY_BODY }, bodyOmitted: true };
+  const bodyOmitted = request.omitBodyAsSent === true && sent.equals(cell.body);
+  return { cell: bodyOmitted ? { ...wire, body: EMPTY_BODY } : wire, bodyOmitted };
 }
-
-const EMPTY_BODY = Buffer.alloc(0);
 
 export function toRecord(record: FoundRecord): ProtoRecord {
   return { uuid: record.uuid, cells: record.cells.map(toCell) };
