@@ -58,31 +58,48 @@ function describe(value: unknown): string {
   return `${typeof value} ${JSON.stringify(typeof value === 'bigint' ? String(value) : value)}`;
 }
 
-/** The index's values from a body, in field order; every field is required. */
-export function indexValuesFrom(index: IndexSpec, body: Body, path: string): IndexScalar[] {
-  return index.fields.map((field) => {
-    if (!body.has(field.name)) {
-      throw new InvalidArgumentError(
-        path,
-        `${field.name} is required (a field of index ${index.name})`,
-      );
-    }
-    return indexValueOf(field, body, path);
-  });
-}
-
 /**
- * Checks the value of each of `fields` that the body holds against its field's type; fields
- * it lacks are left to whoever requires them (a create does, an update does not). So values
- * that an update would not store are refused as a create would refuse them.
+ * A body's index values, each read and checked against its field's type once however often it
+ * is asked for: a create reads its primary values for the lookup, and every index value again
+ * for its index rows. A field has one type in every index of a model (normaliseModelSpec refuses
+ * another), so a value checked for one index holds for all of them.
  */
-export function requireIndexValueTypes(
-  fields: readonly FieldSpec[],
-  body: Body,
-  path: string,
-): void {
-  for (const field of fields) {
-    if (body.has(field.name)) indexValueOf(field, body, path);
+export class IndexValues {
+  readonly #checked = new Map<string, IndexScalar>();
+
+  constructor(readonly body: Body) {}
+
+  /** The index's values, in field order; every field is required. */
+  of(index: IndexSpec, path: string): IndexScalar[] {
+    return index.fields.map((field) => {
+      if (!this.body.has(field.name)) {
+        throw new InvalidArgumentError(
+          path,
+          `${field.name} is required (a field of index ${index.name})`,
+        );
+      }
+      return this.#valueOf(field, path);
+    });
+  }
+
+  /**
+   * Checks the value of each of `fields` that the body holds against its field's type; fields
+   * it lacks are left to whoever requires them (a create does, an update does not). So values
+   * that an update would not store are refused as a create would refuse them.
+   */
+  requireTypes(fields: readonly FieldSpec[], path: string): void {
+    for (const field of fields) {
+      if (this.body.has(field.name)) this.#valueOf(field, path);
+    }
+  }
+
+  #valueOf(field: FieldSpec, path: string): IndexScalar {
+    let value = this.#checked.get(field.name);
+    if (value === undefined) {
+      value = indexValueOf(field, this.body, path);
+      this.#checked.set(field.name, value);
+    }
+    return value;
   }
 }
 

@@ -27,12 +27,7 @@ import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.
 import { requireCellSize } from './limits.js';
 import type { IndexColumns } from './indexColumns.js';
 import type { KnownTables } from './knownTables.js';
-import {
-  indexValuesFrom,
-  requireIndexValueTypes,
-  shardOnValue,
-  withoutIndexFields,
-} from './indexValues.js';
+import { IndexValues, shardOnValue, withoutIndexFields } from './indexValues.js';
 import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
@@ -81,6 +76,8 @@ export interface PreparedPut {
   /** The values as sent: base version 0 of a create. */
   readonly bytes: Buffer;
   readonly values: Body;
+  /** The values of its index fields, checked. */
+  readonly indexValues: IndexValues;
   readonly primary: PrimaryRow;
   /** The largest base body an update may merge the values into. */
   readonly maxCellBytes: number;
@@ -121,9 +118,10 @@ export class PutOperation {
   ): PreparedPut {
     requireCellSize(valuesBytes, field, maxCellBytes);
     const values = parseBody(valuesBytes, field);
-    const primary = this.primaryRow(model, values, field);
-    requireIndexValueTypes(model.secondaryFields, values, field);
-    return { model, bytes: valuesBytes, values, primary, maxCellBytes };
+    const indexValues = new IndexValues(values);
+    const primary = this.primaryRow(model, indexValues, field);
+    indexValues.requireTypes(model.secondaryFields, field);
+    return { model, bytes: valuesBytes, values, indexValues, primary, maxCellBytes };
   }
 
   async put(put: PreparedPut, requestId: string): Promise<PutResult> {
@@ -152,7 +150,7 @@ export class PutOperation {
    * them. Remembers which record they lead to.
    */
   private async findOrCreate(put: PreparedPut, requestId: string): Promise<Found> {
-    const { model, values, primary } = put;
+    const { model, indexValues, primary } = put;
     // Every index value is checked before anything is written (its type already by prepare).
     // Values that lack a field of a secondary index, or that an index table the store did not
     // create cannot hold, cannot create a record but may update one: they are looked up first,
@@ -160,7 +158,7 @@ export class PutOperation {
     let rows: PlacedRow[] | undefined;
     let invalid: InvalidArgumentError | undefined;
     try {
-      const placed = this.indexRowsOf(model, values, VALUES);
+      const placed = this.indexRowsOf(model, indexValues, VALUES);
       // The columns of index tables on a partition that was down when the model was first
       // served are read first: UNAVAILABLE when they still cannot be.
       const reading = this.tables.readingFor(model, placed);
@@ -195,9 +193,9 @@ export class PutOperation {
     if (this.layout.contentBeside(uuid, primary.shard)) this.known.set(primary.key, uuid);
   }
 
-  private primaryRow(model: CompiledModel, values: Body, field: string): PrimaryRow {
+  private primaryRow(model: CompiledModel, values: IndexValues, field: string): PrimaryRow {
     const index = model.primaryIndex;
-    const rowValues = indexValuesFrom(index, values, field);
+    const rowValues = values.of(index, field);
     const shard = this.layout.findShard(shardOnValue(index, rowValues));
     const table = this.layout.indexTable(model, PRIMARY_INDEX, shard);
     return {
@@ -215,9 +213,9 @@ export class PutOperation {
   }
 
   /** The record's row in every index, the primary one first, with the partition of each. */
-  private indexRowsOf(model: CompiledModel, values: Body, field: string): PlacedRow[] {
+  private indexRowsOf(model: CompiledModel, values: IndexValues, field: string): PlacedRow[] {
     return [model.primaryIndex, ...model.spec.secondaryIndices].map((index) => {
-      const rowValues = indexValuesFrom(index, values, field);
+      const rowValues = values.of(index, field);
       const shard = this.layout.findShard(shardOnValue(index, rowValues));
       const table = this.layout.indexTable(model, index.name, shard);
       return {
@@ -283,7 +281,7 @@ export class PutOperation {
     const created = appended.cell.refKey === 0;
     if (created) {
       // Finish what a crash may have interrupted: the rows on other partitions.
-      const rows = this.indexRowsOf(model, values, VALUES);
+      const rows = this.indexRowsOf(model, put.indexValues, VALUES);
       this.requireFit(rows, VALUES);
       await this.writeRemoteRows(
         model.name,
