@@ -1,5 +1,6 @@
 // Bodies merged as bytes: what a merge keeps, adds and replaces, and what is not a body.
 import { expect } from 'chai';
+import { encodeMessagePack } from '@shameless/proto';
 import { Unpackr } from 'msgpackr';
 import { EncodedMap, MalformedMapError } from '../src/engine/encodedMap.js';
 import {
@@ -42,6 +43,36 @@ describe('encoded maps (pure)', () => {
     expect(body.get('absent')).to.equal(undefined);
     expect(body.hasNonStringKey).to.equal(false);
     expect(EncodedMap.parse(map([fixint(1), nil()])).hasNonStringKey).to.equal(true);
+  });
+
+  it('decodes every scalar as msgpackr does, in each format integers and strings come in', () => {
+    const values: unknown[] = [
+      ...[0, 127, 128, 255, 256, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1],
+      ...[-1, -32, -33, -128, -129, -32_768, -32_769, -(2 ** 31), -(2 ** 31) - 1],
+      ...[0, 1, 31, 32, 255, 256, 70_000].map((n) => 'x'.repeat(n)),
+      'é😀 day-00012',
+      2n ** 63n - 1n,
+      -(2n ** 63n),
+      1.5,
+      null,
+      true,
+      false,
+      Buffer.from([1, 2, 3]),
+    ];
+    const types = new Set<number>();
+    for (const value of values) {
+      const bytes = encodeMessagePack({ v: value });
+      const valueBytes = bytes.subarray(3); // 0x81, then the key "v" as 0xa1 0x76
+      types.add(valueBytes[0]!);
+      expect(EncodedMap.parse(bytes).get('v'), String(value).slice(0, 20)).to.deep.equal(
+        decode(valueBytes),
+      );
+    }
+    // Each format the fast path reads, and some it leaves to msgpackr.
+    const read = [0x00, 0x7f, 0xff, 0xe0, 0xa0, 0xbf, 0xd9, 0xcc, 0xcd, 0xce, 0xd0, 0xd1, 0xd2];
+    for (const type of [...read, 0xda, 0xdb, 0xcf, 0xd3, 0xcb, 0xc0, 0xc4]) {
+      expect(types.has(type), `type 0x${type.toString(16)}`).to.equal(true);
+    }
   });
 
   it('merges a patch over a body keeping every other value byte for byte', () => {

@@ -78,7 +78,34 @@ export class EncodedMap {
   /** The decoded value of `key` (undefined when absent). */
   get(key: string): unknown {
     const entry = this.entryOf(key);
-    return entry && unpackr.unpack(this.bytes.subarray(entry.valueStart, entry.end));
+    if (!entry) return undefined;
+    // A string or an integer of up to 32 bits, what index values are, is read here: msgpackr's
+    // decoder costs about three times as much for one short value. (A string that is not UTF-8
+    // reads with U+FFFD, as Buffer decodes it; index values refuse one before they read it.)
+    const bytes = this.bytes;
+    const { valueStart, end } = entry;
+    const type = bytes[valueStart]!;
+    if (type <= 0x7f) return type;
+    if (type >= 0xe0) return type - 0x100;
+    if (type >= 0xa0 && type <= 0xbf) return bytes.toString('utf8', valueStart + 1, end);
+    switch (type) {
+      case 0xd9:
+        return bytes.toString('utf8', valueStart + 2, end);
+      case 0xcc:
+        return bytes.readUInt8(valueStart + 1);
+      case 0xcd:
+        return bytes.readUInt16BE(valueStart + 1);
+      case 0xce:
+        return bytes.readUInt32BE(valueStart + 1);
+      case 0xd0:
+        return bytes.readInt8(valueStart + 1);
+      case 0xd1:
+        return bytes.readInt16BE(valueStart + 1);
+      case 0xd2:
+        return bytes.readInt32BE(valueStart + 1);
+      default:
+        return unpackr.unpack(bytes.subarray(valueStart, end));
+    }
   }
 
   /**
