@@ -200,78 +200,102 @@ type Header =
   | { kind: 'str'; next: number; end: number }
   | { kind: 'scalar'; end: number };
 
-/** The value starting at `offset`: its kind, and where its content or the next value starts. */
+/**
+ * The value starting at `offset`: its kind, and where its content or the next value starts.
+ * Every body written is read with it, three times an entry, so it makes no closures.
+ */
 function readHeader(bytes: Buffer, offset: number): Header {
-  const at = (length: number) => {
-    if (offset + length > bytes.length) throw new MalformedMapError('truncated');
-    return offset + length;
-  };
-  const sized = (headerLength: number, size: number) => at(headerLength + size);
-  const byte = bytes[at(1) - 1]!;
+  const byte = bytes[reach(bytes, offset + 1) - 1]!;
   if (byte <= 0x7f || byte >= 0xe0) return { kind: 'scalar', end: offset + 1 };
   if (byte <= 0x8f) return { kind: 'map', count: byte & 0x0f, next: offset + 1 };
   if (byte <= 0x9f) return { kind: 'array', count: byte & 0x0f, next: offset + 1 };
-  if (byte <= 0xbf) return { kind: 'str', next: offset + 1, end: sized(1, byte & 0x1f) };
+  if (byte <= 0xbf)
+    return { kind: 'str', next: offset + 1, end: reach(bytes, offset + 1 + (byte & 0x1f)) };
   switch (byte) {
     case 0xc0: // nil
     case 0xc2: // false
     case 0xc3: // true
       return { kind: 'scalar', end: offset + 1 };
     case 0xc4: // bin 8
-      return { kind: 'scalar', end: sized(2, bytes[at(2) - 1]!) };
+      return { kind: 'scalar', end: reach(bytes, offset + 2 + lengthAt(bytes, offset, 1)) };
     case 0xc5: // bin 16
-      return { kind: 'scalar', end: sized(3, bytes.readUInt16BE(at(3) - 2)) };
+      return { kind: 'scalar', end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 2)) };
     case 0xc6: // bin 32
-      return { kind: 'scalar', end: sized(5, bytes.readUInt32BE(at(5) - 4)) };
+      return { kind: 'scalar', end: reach(bytes, offset + 5 + lengthAt(bytes, offset, 4)) };
     case 0xc7: // ext 8: length, type, data
-      return { kind: 'scalar', end: sized(3, bytes[at(2) - 1]!) };
+      return { kind: 'scalar', end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 1)) };
     case 0xc8: // ext 16
-      return { kind: 'scalar', end: sized(4, bytes.readUInt16BE(at(3) - 2)) };
+      return { kind: 'scalar', end: reach(bytes, offset + 4 + lengthAt(bytes, offset, 2)) };
     case 0xc9: // ext 32
-      return { kind: 'scalar', end: sized(6, bytes.readUInt32BE(at(5) - 4)) };
+      return { kind: 'scalar', end: reach(bytes, offset + 6 + lengthAt(bytes, offset, 4)) };
     case 0xca: // float 32
-      return { kind: 'scalar', end: at(5) };
+      return { kind: 'scalar', end: reach(bytes, offset + 5) };
     case 0xcb: // float 64
-      return { kind: 'scalar', end: at(9) };
+      return { kind: 'scalar', end: reach(bytes, offset + 9) };
     case 0xcc: // uint 8
     case 0xd0: // int 8
-      return { kind: 'scalar', end: at(2) };
+      return { kind: 'scalar', end: reach(bytes, offset + 2) };
     case 0xcd: // uint 16
     case 0xd1: // int 16
-      return { kind: 'scalar', end: at(3) };
+      return { kind: 'scalar', end: reach(bytes, offset + 3) };
     case 0xce: // uint 32
     case 0xd2: // int 32
-      return { kind: 'scalar', end: at(5) };
+      return { kind: 'scalar', end: reach(bytes, offset + 5) };
     case 0xcf: // uint 64
     case 0xd3: // int 64
-      return { kind: 'scalar', end: at(9) };
+      return { kind: 'scalar', end: reach(bytes, offset + 9) };
     case 0xd4: // fixext 1, 2, 4, 8, 16: type byte + data
-      return { kind: 'scalar', end: at(3) };
+      return { kind: 'scalar', end: reach(bytes, offset + 3) };
     case 0xd5:
-      return { kind: 'scalar', end: at(4) };
+      return { kind: 'scalar', end: reach(bytes, offset + 4) };
     case 0xd6:
-      return { kind: 'scalar', end: at(6) };
+      return { kind: 'scalar', end: reach(bytes, offset + 6) };
     case 0xd7:
-      return { kind: 'scalar', end: at(10) };
+      return { kind: 'scalar', end: reach(bytes, offset + 10) };
     case 0xd8:
-      return { kind: 'scalar', end: at(18) };
+      return { kind: 'scalar', end: reach(bytes, offset + 18) };
     case 0xd9: // str 8
-      return { kind: 'str', next: at(2), end: sized(2, bytes[at(2) - 1]!) };
+      return {
+        kind: 'str',
+        next: offset + 2,
+        end: reach(bytes, offset + 2 + lengthAt(bytes, offset, 1)),
+      };
     case 0xda: // str 16
-      return { kind: 'str', next: at(3), end: sized(3, bytes.readUInt16BE(at(3) - 2)) };
+      return {
+        kind: 'str',
+        next: offset + 3,
+        end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 2)),
+      };
     case 0xdb: // str 32
-      return { kind: 'str', next: at(5), end: sized(5, bytes.readUInt32BE(at(5) - 4)) };
+      return {
+        kind: 'str',
+        next: offset + 5,
+        end: reach(bytes, offset + 5 + lengthAt(bytes, offset, 4)),
+      };
     case 0xdc: // array 16
-      return { kind: 'array', count: bytes.readUInt16BE(at(3) - 2), next: offset + 3 };
+      return { kind: 'array', count: lengthAt(bytes, offset, 2), next: offset + 3 };
     case 0xdd: // array 32
-      return { kind: 'array', count: bytes.readUInt32BE(at(5) - 4), next: offset + 5 };
+      return { kind: 'array', count: lengthAt(bytes, offset, 4), next: offset + 5 };
     case 0xde: // map 16
-      return { kind: 'map', count: bytes.readUInt16BE(at(3) - 2), next: offset + 3 };
+      return { kind: 'map', count: lengthAt(bytes, offset, 2), next: offset + 3 };
     case 0xdf: // map 32
-      return { kind: 'map', count: bytes.readUInt32BE(at(5) - 4), next: offset + 5 };
+      return { kind: 'map', count: lengthAt(bytes, offset, 4), next: offset + 5 };
     default: // 0xc1 is never used
       throw new MalformedMapError(`byte 0x${byte.toString(16)} at ${offset} starts no value`);
   }
+}
+
+/** `end`, when the bytes reach that far. */
+function reach(bytes: Buffer, end: number): number {
+  if (end > bytes.length) throw new MalformedMapError('truncated');
+  return end;
+}
+
+/** The big-endian length of `width` bytes that follows the type byte at `offset`. */
+function lengthAt(bytes: Buffer, offset: number, width: 1 | 2 | 4): number {
+  reach(bytes, offset + 1 + width);
+  if (width === 1) return bytes[offset + 1]!;
+  return width === 2 ? bytes.readUInt16BE(offset + 1) : bytes.readUInt32BE(offset + 1);
 }
 
 /** The string starting at `offset`, or undefined when the value there is not a string. */
