@@ -129,16 +129,44 @@ describe('encoded maps (pure)', () => {
     expect((decode(grown) as Map<string, unknown>).size).to.equal(65536);
   });
 
-  it('drops keys without touching the others', () => {
+  it('drops keys without touching the others, and reads what is left as a parse of it would', () => {
     const body = EncodedMap.parse(gemBody);
-    expect(body.without(new Set(['big', 'tags']))).to.deep.equal(
-      object({
-        net_price: float64(120),
-        low: int64(-(2n ** 63n)),
-        nested: map([fixint(1), str('integer key')], [str('f'), float64(1.5)]),
-      }),
+    const kept = body.without(new Set(['big', 'tags']));
+    const expected = object({
+      net_price: float64(120),
+      low: int64(-(2n ** 63n)),
+      nested: map([fixint(1), str('integer key')], [str('f'), float64(1.5)]),
+    });
+    expect(kept.bytes).to.deep.equal(expected);
+    const parsed = EncodedMap.parse(expected);
+    expect([...kept.keys()]).to.deep.equal([...parsed.keys()]);
+    for (const key of ['net_price', 'low', 'nested', 'big']) {
+      expect(kept.get(key), key).to.deep.equal(parsed.get(key));
+      expect(kept.has(key), key).to.equal(parsed.has(key));
+      expect(kept.containerAt(key), key).to.equal(parsed.containerAt(key));
+    }
+    // What a merge or a second drop makes of it is what they make of the parsed bytes.
+    const patch = EncodedMap.parse(object({ low: fixint(1), added: nil() }));
+    expect(kept.mergedWith(patch)).to.deep.equal(parsed.mergedWith(patch));
+    expect(kept.without(new Set(['low'])).bytes).to.deep.equal(
+      parsed.without(new Set(['low'])).bytes,
     );
-    expect(body.without(new Set(['absent']))).to.equal(gemBody);
+    expect(body.without(new Set(['absent']))).to.equal(body);
+
+    // A header that shrinks (map16 to fixmap), and a repeated key, keep their places right.
+    const wide = Buffer.concat([
+      Buffer.from([0xde, 0x00, 0x12]),
+      ...Array.from({ length: 17 }, (_, i) => Buffer.concat([str(`k${i}`), fixint(i)])),
+      Buffer.concat([str('k3'), str('again')]),
+    ]);
+    const narrowed = EncodedMap.parse(wide).without(new Set(['k0', 'k1', 'k2', 'k4', 'k5']));
+    const reparsed = EncodedMap.parse(narrowed.bytes);
+    expect(narrowed.bytes[0]).to.equal(0x8d);
+    expect(narrowed.size).to.equal(reparsed.size);
+    for (const key of reparsed.keys()) {
+      expect(narrowed.get(key), key).to.deep.equal(reparsed.get(key));
+    }
+    expect(narrowed.get('k3')).to.equal('again');
   });
 
   it('refuses what is not one well-formed map', () => {

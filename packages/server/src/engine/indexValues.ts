@@ -3,7 +3,6 @@ import { InvalidArgumentError } from './errors.js';
 import { exactInteger } from './exactInteger.js';
 import type { CompiledModel, FieldSpec, IndexSpec } from './model.js';
 import type { Body } from './body.js';
-import { EncodedMap } from './encodedMap.js';
 import type { IndexScalar } from './sql/indexTable.js';
 
 const INT64_MIN = -(2n ** 63n);
@@ -126,7 +125,7 @@ export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): 
 
 /** The body without any index field: what an update may change. */
 export function withoutIndexFields(model: CompiledModel, body: Body): Body {
-  return EncodedMap.parse(body.without(new Set(model.indexOfField.keys())));
+  return body.without(model.indexFieldNames);
 }
 
 /** Refuses a cell body that would write an index field (index values never change). */
