@@ -135,7 +135,7 @@ export class EncodedMap {
    * This map without the given keys; the other entries keep their bytes. Their places in the
    * new bytes are known, so it is not parsed again.
    */
-  without(keys: ReadonlySet<string>): EncodedMap {
+  without(keys: { has(key: string): boolean }): EncodedMap {
     const kept = this.entries.filter((entry) => entry.key === undefined || !keys.has(entry.key));
     if (kept.length === this.entries.length) return this;
     const bytes = writeMap(
@@ -227,25 +227,26 @@ function readHeader(bytes: Buffer, offset: number): Header {
   if (byte <= 0x7f || byte >= 0xe0) return { kind: 'scalar', end: offset + 1 };
   if (byte <= 0x8f) return { kind: 'map', count: byte & 0x0f, next: offset + 1 };
   if (byte <= 0x9f) return { kind: 'array', count: byte & 0x0f, next: offset + 1 };
-  if (byte <= 0xbf)
+  if (byte <= 0xbf) {
     return { kind: 'str', next: offset + 1, end: reach(bytes, offset + 1 + (byte & 0x1f)) };
+  }
   switch (byte) {
     case 0xc0: // nil
     case 0xc2: // false
     case 0xc3: // true
       return { kind: 'scalar', end: offset + 1 };
     case 0xc4: // bin 8
-      return { kind: 'scalar', end: reach(bytes, offset + 2 + lengthAt(bytes, offset, 1)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 1) };
     case 0xc5: // bin 16
-      return { kind: 'scalar', end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 2)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 2) };
     case 0xc6: // bin 32
-      return { kind: 'scalar', end: reach(bytes, offset + 5 + lengthAt(bytes, offset, 4)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 4) };
     case 0xc7: // ext 8: length, type, data
-      return { kind: 'scalar', end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 1)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 1, 1) };
     case 0xc8: // ext 16
-      return { kind: 'scalar', end: reach(bytes, offset + 4 + lengthAt(bytes, offset, 2)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 2, 1) };
     case 0xc9: // ext 32
-      return { kind: 'scalar', end: reach(bytes, offset + 6 + lengthAt(bytes, offset, 4)) };
+      return { kind: 'scalar', end: sizedEnd(bytes, offset, 4, 1) };
     case 0xca: // float 32
       return { kind: 'scalar', end: reach(bytes, offset + 5) };
     case 0xcb: // float 64
@@ -273,23 +274,11 @@ function readHeader(bytes: Buffer, offset: number): Header {
     case 0xd8:
       return { kind: 'scalar', end: reach(bytes, offset + 18) };
     case 0xd9: // str 8
-      return {
-        kind: 'str',
-        next: offset + 2,
-        end: reach(bytes, offset + 2 + lengthAt(bytes, offset, 1)),
-      };
+      return { kind: 'str', next: offset + 2, end: sizedEnd(bytes, offset, 1) };
     case 0xda: // str 16
-      return {
-        kind: 'str',
-        next: offset + 3,
-        end: reach(bytes, offset + 3 + lengthAt(bytes, offset, 2)),
-      };
+      return { kind: 'str', next: offset + 3, end: sizedEnd(bytes, offset, 2) };
     case 0xdb: // str 32
-      return {
-        kind: 'str',
-        next: offset + 5,
-        end: reach(bytes, offset + 5 + lengthAt(bytes, offset, 4)),
-      };
+      return { kind: 'str', next: offset + 5, end: sizedEnd(bytes, offset, 4) };
     case 0xdc: // array 16
       return { kind: 'array', count: lengthAt(bytes, offset, 2), next: offset + 3 };
     case 0xdd: // array 32
@@ -307,6 +296,14 @@ function readHeader(bytes: Buffer, offset: number): Header {
 function reach(bytes: Buffer, end: number): number {
   if (end > bytes.length) throw new MalformedMapError('truncated');
   return end;
+}
+
+/**
+ * Where a value of a sized format ends: after its type byte, its length of `width` bytes,
+ * `extra` bytes (an extension's type) and that many bytes of data.
+ */
+function sizedEnd(bytes: Buffer, offset: number, width: 1 | 2 | 4, extra = 0): number {
+  return reach(bytes, offset + 1 + width + extra + lengthAt(bytes, offset, width));
 }
 
 /** The big-endian length of `width` bytes that follows the type byte at `offset`. */

@@ -64,14 +64,17 @@ function describe(value: unknown): string {
  * another), so a value checked for one index holds for all of them.
  */
 export class IndexValues {
+  readonly #body: Body;
   readonly #checked = new Map<string, IndexScalar>();
 
-  constructor(readonly body: Body) {}
+  constructor(body: Body) {
+    this.#body = body;
+  }
 
   /** The index's values, in field order; every field is required. */
   of(index: IndexSpec, path: string): IndexScalar[] {
     return index.fields.map((field) => {
-      if (!this.body.has(field.name)) {
+      if (!this.#body.has(field.name)) {
         throw new InvalidArgumentError(
           path,
           `${field.name} is required (a field of index ${index.name})`,
@@ -88,14 +91,14 @@ export class IndexValues {
    */
   requireTypes(fields: readonly FieldSpec[], path: string): void {
     for (const field of fields) {
-      if (this.body.has(field.name)) this.#valueOf(field, path);
+      if (this.#body.has(field.name)) this.#valueOf(field, path);
     }
   }
 
   #valueOf(field: FieldSpec, path: string): IndexScalar {
     let value = this.#checked.get(field.name);
     if (value === undefined) {
-      value = indexValueOf(field, this.body, path);
+      value = indexValueOf(field, this.#body, path);
       this.#checked.set(field.name, value);
     }
     return value;
@@ -125,7 +128,7 @@ export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): 
 
 /** The body without any index field: what an update may change. */
 export function withoutIndexFields(model: CompiledModel, body: Body): Body {
-  return body.without(model.indexFieldNames);
+  return body.without(model.indexOfField);
 }
 
 /** Refuses a cell body that would write an index field (index values never change). */

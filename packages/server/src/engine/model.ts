@@ -220,8 +220,6 @@ export class CompiledModel {
   readonly indices: ReadonlyMap<string, IndexSpec>;
   /** Every index field, with the first index (primary first) that holds it. */
   readonly indexOfField: ReadonlyMap<string, { index: string; type: FieldType }>;
-  /** The names of every index field, each once. */
-  readonly indexFieldNames: ReadonlySet<string>;
   /** The fields of secondary indices that the primary index lacks, each once. */
   readonly secondaryFields: readonly FieldSpec[];
   readonly cellNames: ReadonlySet<string>;
@@ -239,7 +237,6 @@ export class CompiledModel {
       }
     }
     this.indexOfField = owners;
-    this.indexFieldNames = new Set(owners.keys());
     this.secondaryFields = secondaryFields;
     this.cellNames = new Set([BASE_CELL, ...spec.cells]);
   }
