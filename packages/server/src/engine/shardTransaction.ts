@@ -30,9 +30,10 @@
 // A group of creates, and of appends whose cells this server remembers (versionCache.ts), is
 // first written in one round trip instead: START TRANSACTION; the log locks; a savepoint; the
 // creates' index rows (a plain INSERT: a key taken fails it); the INSERTs of base version 0 of
-// each create and of the versions after the remembered ones; COMMIT. An append reached through
-// a primary-index row carries the check of that row inside its INSERT (insertCellIf), so that
-// nothing is committed unless it holds. A remembered version that is no longer the latest makes an INSERT fail on the
+// each create and of the versions after the remembered ones; COMMIT. The appends reached
+// through primary-index rows (a put's updates) carry the check of those rows, one subquery for
+// all, inside the INSERT of the first of them (insertCellIf), so that nothing is committed
+// unless every one holds. A remembered version that is no longer the latest makes an INSERT fail on the
 // (uuid, column_name, ref_key) key, which stops the round trip before its COMMIT: the group
 // goes back to a savepoint taken after the locks and is written the usual way in the same
 // transaction, so a stale version costs one round trip; so does a create whose values are
@@ -89,7 +90,7 @@ import {
   indexRowHolders,
   insertIndexRows,
   primaryLookups,
-  primaryRowLeadsTo,
+  primaryRowsLeadTo,
 } from './sql/indexTable.js';
 import {
   COMMIT,
@@ -357,6 +358,17 @@ export class ShardTransaction {
     for (const [table, rows] of indexRowsOf(items)) {
       statements.push(insertIndexRows(table, rows[0]!.index, rows, false));
     }
+    // Every row checked, in one condition that the INSERT of the first checked version carries:
+    // its locks hold the rows until the COMMIT, so the versions after it need no check of their own.
+    let reached =
+      checks.size === 0
+        ? undefined
+        : primaryRowsLeadTo(
+            [...checks.values()].map(({ item }) => ({
+              lookup: item.reachedThrough!,
+              uuid: item.uuid,
+            })),
+          );
     // Each INSERT with its table and the versions it stores, in the table's order.
     const inserts: { table: string; cells: NewCell[]; at: number }[] = [];
     for (const { table, cells } of writes) {
@@ -367,17 +379,17 @@ export class ShardTransaction {
         statements.push(insertCells(table, run, this.layout.createdAt));
         run = [];
       };
-      cells.forEach((cell, position) => {
+      for (const [position, cell] of cells.entries()) {
         const check = checks.get(`${table}#${position}`);
-        if (!check) {
+        if (!check || !reached) {
           run.push(cell);
-          return;
+          continue;
         }
         flush();
         inserts.push({ table, cells: [cell], at: statements.length });
-        const leads = primaryRowLeadsTo(check.item.reachedThrough!, check.item.uuid);
-        statements.push(insertCellIf(table, cell, this.layout.createdAt, leads, check.refKey));
-      });
+        statements.push(insertCellIf(table, cell, this.layout.createdAt, reached, check.refKey));
+        reached = undefined;
+      }
       flush();
     }
     statements.push(COMMIT);

@@ -192,6 +192,45 @@ describe('consistency: puts and point Wheres through remembered primary values',
     expect(await versionsOf(y.uuid)).to.deep.equal(['base:0', 'base:1']);
   });
 
+  it('a batch of puts through remembered records writes each, and the one whose values moved to another record goes there', async () => {
+    // Six records over the four primary tables, so that some tables are checked for two rows.
+    const rates = Array.from({ length: 6 }, () => freshRate());
+    const records: PutResponse[] = [];
+    for (const rate of rates) records.push(await put(a, rate));
+    const y = await put(a, freshRate());
+    await repoint(rates[4]!, y.uuid);
+    const hits = cacheHits(a);
+    const puts = [...rates, rates[1]!].map((rate, i) => ({
+      model: 'rate',
+      values: pack({ ...rate, price: 100 + i }),
+      requestId: requestId(),
+    }));
+    const { results } = await a.api.putMany({ puts });
+    expect(cacheHits(a), 'every put went to its remembered record first').to.equal(hits + 7);
+    const written = results.map((result) => {
+      expect(result.outcome?.$case).to.equal('put');
+      return (result.outcome as { put: PutResponse }).put;
+    });
+    written.forEach((answer, i) => {
+      const expected = i === 4 ? y.uuid : records[i === 6 ? 1 : i]!.uuid;
+      expect(answer, `put ${i}`).to.deep.include({ uuid: expected, created: false });
+      expect(unpack(answer.base!.body).price).to.equal(100 + i);
+    });
+    expect(
+      await versionsOf(records[4]!.uuid),
+      'nothing appended to the record left behind',
+    ).to.deep.equal(['base:0']);
+    expect(await versionsOf(y.uuid)).to.deep.equal(['base:0', 'base:1']);
+    expect(await versionsOf(records[1]!.uuid), 'one record put twice').to.deep.equal([
+      'base:0',
+      'base:1',
+      'base:2',
+    ]);
+    for (const i of [0, 2, 3, 5]) {
+      expect(await versionsOf(records[i]!.uuid)).to.deep.equal(['base:0', 'base:1']);
+    }
+  });
+
   it('a put whose values were taken out of the primary index creates a record for them again', async () => {
     const rate = freshRate();
     const x = await put(a, rate);

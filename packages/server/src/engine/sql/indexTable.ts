@@ -51,15 +51,44 @@ export function primaryLookups(lookups: readonly PrimaryLookup[]): Statement {
   );
 }
 
+/** A primary-index row that must lead to `uuid`: the row a put's update found its record through. */
+export interface PrimaryRowCheck {
+  readonly lookup: PrimaryLookup;
+  readonly uuid: string;
+}
+
+/** A tuple's key for JSON.stringify: a bigint as its digits, which it refuses. */
+const bigintAsText = (_key: string, value: unknown) =>
+  typeof value === 'bigint' ? `${value}n` : value;
+
 /**
- * A condition (an SQL expression with its values, to place inside another statement): the
- * primary-index row of the lookup's values exists and leads to `uuid`.
+ * A condition (an SQL expression with its values, to place inside another statement): every
+ * row checked exists and leads to its uuid. One COUNT per table over a row-constructor IN list,
+ * rather than an EXISTS per row: each subquery costs MariaDB about as much as the row it reads
+ * (eight checked appends in one round trip: 113 µs of MariaDB's CPU an append with one
+ * subquery, 151 with one each, 76 with none). Summed, not a UNION ALL, which would make MariaDB
+ * a temporary table. Inside an INSERT … SELECT they share-lock the rows they read until the
+ * transaction ends, as the EXISTS did.
  */
-export function primaryRowLeadsTo(lookup: PrimaryLookup, uuid: string): Statement {
-  return statement(
-    `EXISTS (SELECT 1 FROM \`${lookup.table}\` WHERE ${equalsAll(lookup.index)} AND \`uuid\` = ?)`,
-    [...(lookup.values as SqlValue[]), uuid],
-  );
+export function primaryRowsLeadTo(checks: readonly PrimaryRowCheck[]): Statement {
+  const byTable = new Map<string, { index: IndexSpec; tuples: Map<string, SqlValue[]> }>();
+  for (const { lookup, uuid } of checks) {
+    let table = byTable.get(lookup.table);
+    if (!table) byTable.set(lookup.table, (table = { index: lookup.index, tuples: new Map() }));
+    const tuple = [...(lookup.values as SqlValue[]), uuid];
+    // A row checked twice (two puts of one record) is one row to count.
+    table.tuples.set(JSON.stringify(tuple, bigintAsText), tuple);
+  }
+  let rows = 0;
+  const counts: string[] = [];
+  const values: SqlValue[] = [];
+  for (const [table, { index, tuples }] of byTable) {
+    rows += tuples.size;
+    const columns = columnList([...fieldNames(index), 'uuid']);
+    counts.push(`(SELECT COUNT(*) FROM \`${table}\` WHERE (${columns}) IN (?))`);
+    values.push([...tuples.values()]);
+  }
+  return statement(`${counts.join(' + ')} = ?`, [...values, rows]);
 }
 
 /** The uuid the primary index maps one tuple of values to, if any. */
