@@ -226,7 +226,7 @@ export const SETTINGS = {
     flag: '--write-groups <n>',
     env: 'SHAMELESS_WRITE_GROUPS',
     description:
-      'write transactions each partition runs at once; writes arriving while all are busy wait and share the next (group commit), and many waiting writes are shared among the free ones by shard',
+      'write transactions each partition runs at once; writes arriving while all are busy wait and share the next (group commit), and many waiting writes are shared among the free ones by shard; the creates of one event-loop turn put their content in as many shards',
     defaultValue: 2,
     parse: integer(1, 1000),
   },

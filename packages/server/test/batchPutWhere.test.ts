@@ -78,6 +78,15 @@ describe('batch RPCs: PutMany and WhereMany', function () {
       expect([first!.base!.refKey, second!.base!.refKey].sort()).to.deep.equal([0, 1]);
     });
 
+    it("puts a batch's new records in as many content shards as it has write transactions", async () => {
+      const puts = Array.from({ length: 16 }, (_, i) => putOf(rate(600 + i, '2026-01-01')));
+      const created = (await store.api.putMany({ puts })).results.map(written);
+      expect(created.every((put) => put.created)).to.equal(true);
+      const shards = new Set(created.map((put) => store.engine.layout.contentShard(put.uuid)));
+      // Random uuids would spread sixteen records over all four shards but once in 10,000.
+      expect(shards.size).to.equal(2);
+    });
+
     it('replays a batch sent again with the same request ids', async () => {
       const puts = [putOf(rate(504, '2026-01-01')), putOf(rate(505, '2026-01-01'))];
       const first = (await store.api.putMany({ puts })).results.map(written);

@@ -2,9 +2,11 @@ import { expect } from 'chai';
 import {
   contentShard,
   findShard,
+  lastContentShard,
   partitionOfShard,
   shardLayoutProblem,
   shardsOfPartition,
+  withContentShard,
 } from '../src/engine/sharding.js';
 import {
   contentTableName,
@@ -55,6 +57,39 @@ describe('sharding (pure)', () => {
     expect(contentShard('0000aaaa-0000-4000-8000-000000000000', 512)).to.equal(0);
     expect(contentShard('01ff0000-0000-4000-8000-000000000000', 512)).to.equal(0x01ff % 512);
     expect(contentShard('ffff0000-0000-4000-8000-000000000000', 512)).to.equal(0xffff % 512);
+  });
+
+  it('gives a uuid the content shard asked for, changing only its first four hex characters', () => {
+    const uuid = '3b1f0c2e-9d4a-4e6b-8c1d-2f3e4a5b6c7d';
+    for (const [shard, count] of [
+      [0, 16],
+      [15, 16],
+      [2, 3],
+      [0, 1],
+      [65_535, 100_000],
+      [12_345, 65_536],
+    ] as const) {
+      for (const fraction of [0, 0.25, 0.999_999]) {
+        const placed = withContentShard(uuid, shard, count, fraction);
+        expect(contentShard(placed, count), `${shard} of ${count}`).to.equal(shard);
+        expect(placed.slice(4)).to.equal(uuid.slice(4));
+        expect(placed).to.match(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        );
+      }
+    }
+    // Every prefix of the shard is reachable, from the lowest to the highest.
+    expect(withContentShard(uuid, 5, 16, 0).slice(0, 4)).to.equal('0005');
+    expect(withContentShard(uuid, 5, 16, 0.999_999).slice(0, 4)).to.equal('fff5');
+  });
+
+  it('knows the shards no uuid can lead to, past the 65,536 prefixes', () => {
+    expect(lastContentShard(16)).to.equal(15);
+    expect(lastContentShard(65_536)).to.equal(65_535);
+    expect(lastContentShard(999_999)).to.equal(65_535);
+    expect(() =>
+      withContentShard('3b1f0c2e-9d4a-4e6b-8c1d-2f3e4a5b6c7d', 65_536, 100_000, 0),
+    ).to.throw(RangeError, 'no uuid');
   });
 
   it('places contiguous blocks of shards on each partition', () => {

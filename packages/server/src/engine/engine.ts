@@ -1,5 +1,6 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
+import { CreateShards } from './createShards.js';
 import { type AppendOutcome, CellWriter } from './cellWriter.js';
 import type {
   EngineStats,
@@ -8,7 +9,7 @@ import type {
   RecordCacheStats,
   VersionCacheStats,
 } from './engineStats.js';
-import type { GroupLimits, GroupStats } from './groupCommit.js';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits, type GroupStats } from './groupCommit.js';
 import { parseBody } from './body.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limits.js';
@@ -185,6 +186,7 @@ export class Engine implements EngineStats {
       this.primaryKeys,
       indexColumns,
       tables,
+      new CreateShards(layout, (options.groupLimits ?? DEFAULT_GROUP_LIMITS).concurrency),
     );
     this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(

@@ -19,12 +19,12 @@
 // commit is finished, not abandoned at the call's deadline. A crash before them, or their
 // partition failing, leaves the record missing from those indices until the put is retried
 // with its request id, which writes them.
-import { randomUUID } from 'node:crypto';
 import { type Body, parseBody } from './body.js';
 import { withDeadline } from './callScope.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from './errors.js';
 import { requireCellSize } from './limits.js';
+import type { CreateShards } from './createShards.js';
 import type { IndexColumns } from './indexColumns.js';
 import type { KnownTables } from './knownTables.js';
 import { IndexValues, shardOnValue, withoutIndexFields } from './indexValues.js';
@@ -102,6 +102,7 @@ export class PutOperation {
     private readonly known: PrimaryKeyCache,
     private readonly indexColumns: IndexColumns,
     private readonly tables: KnownTables,
+    private readonly createShards: CreateShards,
   ) {}
 
   /**
@@ -235,7 +236,7 @@ export class PutOperation {
     rows: readonly PlacedRow[],
   ): Promise<{ kind: 'created'; result: PutResult } | { kind: 'taken'; owner: string }> {
     const home = rows[0]!.partition;
-    const uuid = this.uuidOnPartition(home);
+    const uuid = this.createShards.uuidOn(home);
     const outcome = await this.cells.create({
       model,
       uuid,
@@ -356,13 +357,5 @@ export class PutOperation {
       ),
     );
     throw uniqueIndexCollision(model, collided);
-  }
-
-  /** A random (v4) uuid whose content shard lives on `partition`: expected draws, the partition count. */
-  private uuidOnPartition(partition: number): string {
-    for (;;) {
-      const uuid = randomUUID();
-      if (this.layout.partitionOf(this.layout.contentShard(uuid)) === partition) return uuid;
-    }
   }
 }

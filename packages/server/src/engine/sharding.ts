@@ -19,6 +19,34 @@ export function contentShard(uuid: string, shardsCount: number): number {
   return findShard(Number.parseInt(uuid.slice(0, 4), 16), shardsCount);
 }
 
+/** The values a uuid's first 4 hex characters can take, which decide its content shard. */
+const UUID_PREFIXES = 0x10000;
+
+/** The last shard a uuid's content can lie in: a shard count may pass the 65,536 prefixes. */
+export function lastContentShard(shardsCount: number): number {
+  return Math.min(shardsCount, UUID_PREFIXES) - 1;
+}
+
+/**
+ * `uuid` with its first 4 hex characters chosen so that its content shard is `shard`: the
+ * `fraction`th (0 ≤ fraction < 1) of the prefixes that lead there. With a uniformly random
+ * fraction it is what redrawing a random uuid until it lands in the shard would give, and a v4
+ * uuid stays one (those characters are random in v4).
+ */
+export function withContentShard(
+  uuid: string,
+  shard: number,
+  shardsCount: number,
+  fraction: number,
+): string {
+  if (!(shard >= 0 && shard <= lastContentShard(shardsCount))) {
+    throw new RangeError(`no uuid's content lies in shard ${shard} of ${shardsCount}`);
+  }
+  const prefixes = Math.floor((UUID_PREFIXES - 1 - shard) / shardsCount) + 1;
+  const prefix = shard + shardsCount * Math.floor(fraction * prefixes);
+  return prefix.toString(16).padStart(4, '0') + uuid.slice(4);
+}
+
 /** Each partition holds a contiguous block of `shardsCount / partitionCount` shards. */
 export function partitionOfShard(shard: number, shardsCount: number, partitionCount: number) {
   return Math.floor(shard / (shardsCount / partitionCount));
