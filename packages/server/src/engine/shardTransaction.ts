@@ -31,7 +31,7 @@
 // first written in one round trip instead: START TRANSACTION; the log locks; a savepoint; the
 // creates' index rows (a plain INSERT: a key taken fails it); the INSERTs of base version 0 of
 // each create and of the versions after the remembered ones; COMMIT. The appends reached
-// through primary-index rows (a put's updates) carry the check of those rows, one subquery for
+// through primary-index rows (a put's updates) carry the check of those rows, one condition for
 // all, inside the INSERT of the first of them (insertCellIf), so that nothing is committed
 // unless every one holds. A remembered version that is no longer the latest makes an INSERT fail on the
 // (uuid, column_name, ref_key) key, which stops the round trip before its COMMIT: the group
