@@ -72,7 +72,7 @@ describe('Partitions: two databases on one server', function () {
       });
       const contentPlace = await store.api.findShard({ key: { $case: 'uuid', uuid: put.uuid } });
       expect(put.base!.shard).to.equal(contentPlace.shard);
-      // A create draws its uuid so that its content commits with its primary-index row.
+      // A create chooses its uuid so that its content commits with its primary-index row.
       expect(contentPlace.partition, 'content on the primary index row partition').to.equal(
         indexPlace.partition,
       );
