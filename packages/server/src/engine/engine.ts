@@ -164,6 +164,7 @@ export class Engine implements EngineStats {
       options.recordCacheEntries ?? DEFAULT_RECORD_CACHE_ENTRIES,
     );
     this.versions = new VersionCache(options.versionCacheBytes ?? DEFAULT_VERSION_CACHE_BYTES);
+    const groupLimits = options.groupLimits ?? DEFAULT_GROUP_LIMITS;
     this.cells = new CellWriter(
       layout,
       partitions,
@@ -172,7 +173,7 @@ export class Engine implements EngineStats {
       this.knownRecords,
       this.versions,
       logger,
-      options.groupLimits,
+      groupLimits,
     );
     this.primaryKeys = new PrimaryKeyCache(
       options.primaryKeyCacheEntries ?? DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
@@ -186,7 +187,7 @@ export class Engine implements EngineStats {
       this.primaryKeys,
       indexColumns,
       tables,
-      new CreateShards(layout, (options.groupLimits ?? DEFAULT_GROUP_LIMITS).concurrency),
+      new CreateShards(layout, groupLimits.concurrency),
     );
     this.latest = new LatestCells(layout, partitions, this.maxCellBytes);
     this.wheres = new WhereQuery(

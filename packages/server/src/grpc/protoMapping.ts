@@ -55,6 +55,11 @@ export function fromWireCursors(cursors: { [shard: number]: bigint }): Map<numbe
 }
 
 export function toCell(cell: StoredCell): Cell {
+  return cellWithBody(cell, cell.body);
+}
+
+/** The version on the wire, carrying `body` as its body. */
+function cellWithBody(cell: StoredCell, body: Buffer): Cell {
   return {
     id: toWireInteger(cell.id),
     shard: cell.shard,
@@ -62,7 +67,7 @@ export function toCell(cell: StoredCell): Cell {
     name: cell.name,
     refKey: cell.refKey,
     createdAt: cell.createdAt,
-    body: cell.body,
+    body,
   };
 }
 
@@ -77,9 +82,8 @@ function toWrittenCell(
   request: { readonly omitBodyAsSent?: boolean | undefined },
   sent: Buffer,
 ): { cell: Cell; bodyOmitted: boolean } {
-  const wire = toCell(cell);
   const bodyOmitted = request.omitBodyAsSent === true && sent.equals(cell.body);
-  return { cell: bodyOmitted ? { ...wire, body: EMPTY_BODY } : wire, bodyOmitted };
+  return { cell: cellWithBody(cell, bodyOmitted ? EMPTY_BODY : cell.body), bodyOmitted };
 }
 
 export function toRecord(record: FoundRecord): ProtoRecord {
