@@ -38,10 +38,10 @@ export interface WorkloadContext {
   readonly bodyBytes: number;
   readonly shardsCount: number;
   /**
-   * Where the log workloads' cells start on each of their shards (the id before the first):
-   * the rows after it are cells of this run's body size that their `prepare` wrote.
+   * The log workloads' shards, each with where its cells start (the id before the first): the
+   * rows after it are cells of this run's body size that their `prepare` wrote.
    */
-  readonly logCursors?: readonly ExactInteger[];
+  readonly log?: ReadonlyMap<number, ExactInteger>;
 }
 
 export interface Workload {
@@ -303,37 +303,58 @@ async function readRecords(reader: StatementReader, tables: BaselineTables, rows
 const LOG_PAGE = 1000;
 /** The longest body the server reads with a page's rows, its answer bounded by default. */
 const LOG_PAGE_BODY_BYTES = logPageBodyBytes(DEFAULT_MAX_MESSAGE_BYTES, LOG_PAGE);
-/** FetchLatestCells reads the first shards only, so filling them takes seconds. */
+/** The log workloads read this many shards only, so filling them takes seconds. */
 const LOG_SHARDS = 4;
 
 /**
  * Writes a page of cells of the run's body size to each log shard, after whatever the shard
  * already holds (the seeded records of every body size, earlier workloads' writes), and
- * answers where they start: reading from there reads cells of this size only.
+ * answers where they start: reading from there reads cells of this size only. The log shards
+ * are the first that hold seeded records: records created together share a content shard
+ * (createShards.ts), so a small seeded set can leave a shard without any.
  */
 async function writeLogPages(context: WorkloadContext): Promise<WorkloadContext> {
   const { rate, seeded, tables } = context;
-  const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
+  const byShard = new Map<number, string[]>();
+  for (const uuid of seeded.uuids) {
+    const shard = tables.contentShard(uuid);
+    const onShard = byShard.get(shard);
+    if (onShard) onShard.push(uuid);
+    else byShard.set(shard, [uuid]);
+  }
+  const shards = [...byShard.keys()].sort((a, b) => a - b).slice(0, LOG_SHARDS);
+  if (shards.length < LOG_SHARDS) {
+    throw new Error(
+      `the log workloads need seeded records on ${LOG_SHARDS} shards; ` +
+        `they lie on ${shards.length}: seed more hotels`,
+    );
+  }
   const maxIds = () => Promise.all(shards.map((shard) => rate.maxIdOnShard(shard)));
-  const logCursors = await maxIds();
-  const uuids = seeded.uuids.filter((uuid) => tables.contentShard(uuid) < LOG_SHARDS);
+  const cursors = await maxIds();
+  const uuids = shards.flatMap((shard) => byShard.get(shard)!);
   const body = payloadOf(seeded.bodyBytes);
   // Ids count rows on a shard's table: nothing is ever deleted.
   const filled = (ids: readonly ExactInteger[]) =>
-    ids.every((id, shard) => BigInt(id) - BigInt(logCursors[shard]!) >= LOG_PAGE);
+    ids.every((id, i) => BigInt(id) - BigInt(cursors[i]!) >= LOG_PAGE);
   while (!filled(await maxIds())) {
-    await rate.writeCells(
+    const results = await rate.writeCells(
       Array.from({ length: 1000 }, () => ({ uuid: pick(uuids), cell: 'meta', body })),
     );
+    for (const result of results) if (!result.ok) throw result.error;
   }
-  return { ...context, logCursors };
+  return { ...context, log: new Map(shards.map((shard, i) => [shard, cursors[i]!])) };
 }
 
-/** Where the log workloads' cells start on `shard`. */
-function logCursorOf(context: WorkloadContext, shard: number): ExactInteger {
-  const cursor = context.logCursors?.[shard];
-  if (cursor === undefined) throw new Error('a log workload ran without its prepare');
-  return cursor;
+/** A log shard of the run, at random, and where its cells start. */
+function randomLogShard(context: WorkloadContext): { shard: number; cursor: ExactInteger } {
+  const shards = [...logOf(context).keys()];
+  const shard = shards[Math.floor(Math.random() * shards.length)]!;
+  return { shard, cursor: logOf(context).get(shard)! };
+}
+
+function logOf(context: WorkloadContext): ReadonlyMap<number, ExactInteger> {
+  if (!context.log) throw new Error('a log workload ran without its prepare');
+  return context.log;
 }
 
 export const fetchLatestCells: Workload = {
@@ -342,16 +363,14 @@ export const fetchLatestCells: Workload = {
   unit: 'cells',
   prepare: writeLogPages,
   sdk: (context) => async () => {
-    const shard = Math.floor(Math.random() * LOG_SHARDS);
-    const cursor = logCursorOf(context, shard);
+    const { shard, cursor } = randomLogShard(context);
     const page = await context.rate.fetchLatestCells({ shard, cursor, limit: LOG_PAGE });
     return page.cells.length;
   },
   mysql:
     (context, { reader }) =>
     async () => {
-      const shard = Math.floor(Math.random() * LOG_SHARDS);
-      const cursor = logCursorOf(context, shard);
+      const { shard, cursor } = randomLogShard(context);
       const page = await readLogPage(reader, {
         table: context.tables.content(shard),
         cursor,
@@ -372,8 +391,9 @@ export const eachLog: Workload = {
   prepare: writeLogPages,
   sdk: (context) => async () => {
     let cells = 0;
-    const shards = Array.from({ length: LOG_SHARDS }, (_, shard) => shard);
-    const cursors = Object.fromEntries(shards.map((shard) => [shard, logCursorOf(context, shard)]));
+    const log = logOf(context);
+    const shards = [...log.keys()];
+    const cursors = Object.fromEntries(log);
     for await (const _cell of context.rate.each({ shards, cursors, batchSize: LOG_PAGE })) {
       if (++cells === EACH_CELLS) break;
     }
