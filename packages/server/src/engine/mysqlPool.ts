@@ -3,6 +3,7 @@
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import { type CallScope, currentScope, isAbandoned } from './callScope.js';
+import { formatQuery } from './queryText.js';
 import { isServerStatementTimeout } from './sqlErrors.js';
 
 /**
@@ -179,6 +180,8 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     timezone: 'Z',
     supportBigNumbers: true,
     charset: 'utf8mb4_bin',
+    // The same text as mysql2's own formatting, a large write's built several times faster.
+    queryFormat: formatQuery,
   });
   const timeout = options.statementTimeoutMs;
   // Connections handed out and not yet released or destroyed. mysql2's pool.end() queues a
