@@ -103,7 +103,7 @@ import {
 } from './sql/statement.js';
 import { duplicateKeyName, isDeadlock } from './sqlErrors.js';
 import type { StoredTimes } from './storedTimes.js';
-import type { VersionCache } from './versionCache.js';
+import { NO_VERSION, type VersionCache } from './versionCache.js';
 import {
   type CreateRequest,
   type IndexRowWrite,
@@ -258,7 +258,12 @@ export class ShardTransaction {
       // A replay answers an earlier version, not the latest.
       if (outcome.replayed) return;
       const { cell } = outcome;
-      this.versions.set(this.tableOf(item), cell.uuid, cell.name, cell.refKey, cell.body);
+      const table = this.tableOf(item);
+      this.versions.set(table, cell.uuid, cell.name, cell.refKey, cell.body);
+      if (item.kind !== 'create') return;
+      for (const other of item.model.spec.cells) {
+        this.versions.set(table, cell.uuid, other, NO_VERSION, undefined);
+      }
     });
     return result.outcomes;
   }
@@ -270,17 +275,23 @@ export class ShardTransaction {
   /**
    * What the usual attempt would read under the locks, from the version cache: undefined unless
    * every append of the group is to a remembered cell (with its body, for a merge; at the
-   * version it expects, if it expects one). Creates need nothing read, whether or not the
-   * cache remembers anything.
+   * version it expects, if it expects one), or to a cell remembered to have no version, of a
+   * record this server created. Creates need nothing read, whether or not the cache remembers
+   * anything.
    */
   private oneTripReads(items: readonly WriteItem[]): Map<string, TableReads> | undefined {
-    const reads = new Map<string, TableReads & { latest: Map<string, LatestVersion> }>();
+    const reads = new Map<
+      string,
+      TableReads & { latest: Map<string, LatestVersion>; existing: Set<string> }
+    >();
     for (const item of items) {
       if (item.kind !== 'append') continue;
       const table = this.tableOf(item);
       const version = this.versions.get(table, item.uuid, item.cell);
       if (!version) return undefined;
-      if (item.content.mode === 'merge' && version.body === undefined) return undefined;
+      // Never the base cell, which a check through the primary index (insertCellIf) writes.
+      const none = version.refKey === NO_VERSION;
+      if (item.content.mode === 'merge' && version.body === undefined && !none) return undefined;
       if (item.expectedRefKey !== undefined && item.expectedRefKey !== version.refKey) {
         return undefined;
       }
@@ -289,7 +300,9 @@ export class ShardTransaction {
         read = { latest: new Map(), applied: new Map(), existing: new Set() };
         reads.set(table, read);
       }
-      read.latest.set(cellKey(item.uuid, item.cell), version);
+      // Remembered without a version only when this server created the record.
+      if (none) read.existing.add(item.uuid);
+      else read.latest.set(cellKey(item.uuid, item.cell), version);
     }
     return reads;
   }

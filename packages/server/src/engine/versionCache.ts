@@ -10,6 +10,11 @@
 // the wrong body: versions are never changed or deleted, so a version seen committed with a
 // body still has that body, and when version refKey + 1 goes in, refKey was the latest.
 //
+// A record this server created has no version of its other cells yet: each is remembered at
+// NO_VERSION, so that its first write, the usual next step after a create, goes in one round trip
+// too. Such an entry is a hint like any other: the insert of version 0 is refused when another
+// writer got there first, because versions start at 0 and follow one another.
+//
 // Bounded by bytes, in two generations of half the bound each, as generationalMap.ts is by
 // entries: an entry counts its body and ENTRY_OVERHEAD_BYTES for its key and the maps' share;
 // bodies over MAX_REMEMBERED_BODY_BYTES are not kept (a merge onto such a cell reads it).
@@ -19,7 +24,11 @@ export const MAX_REMEMBERED_BODY_BYTES = 4 * 1024;
 /** What an entry holds besides its body: its key (a table name, a uuid, a cell name), the objects. */
 const ENTRY_OVERHEAD_BYTES = 200;
 
+/** The ref_key of a cell remembered to have no version. */
+export const NO_VERSION = -1;
+
 export interface CachedVersion {
+  /** {@link NO_VERSION} for a cell remembered to have none. */
   readonly refKey: number;
   /** The version's body; undefined when it was not read or is too large to keep. */
   readonly body: Buffer | undefined;

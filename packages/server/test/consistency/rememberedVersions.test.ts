@@ -194,6 +194,100 @@ describe('consistency: writes from remembered versions', function () {
     expect((await stored(uuids[1]!)).refKeys).to.deep.equal([0, 1, 2]);
   });
 
+  /** A write of `fields` to the meta cell of `uuid`, which Put does not write. */
+  const writeMeta = (
+    store: StoreFixture,
+    uuid: string,
+    fields: Record<string, unknown>,
+    options: { mode?: WriteMode; expectedRefKey?: number } = {},
+  ) =>
+    store.api.writeCell({
+      model: 'rate',
+      uuid,
+      cell: 'meta',
+      body: pack(fields),
+      mode: options.mode ?? WriteMode.WRITE_MODE_REPLACE,
+      requestId: requestId(),
+      ...(options.expectedRefKey === undefined ? {} : { expectedRefKey: options.expectedRefKey }),
+    });
+  /** The meta versions of `uuid` as stored, with their bodies. */
+  async function storedMeta(uuid: string): Promise<[number, Record<string, unknown>][]> {
+    const [rows] = await sql.query<mysql.RowDataPacket[]>(
+      `SELECT ref_key, body FROM \`${contentTable(uuid)}\`
+        WHERE uuid = ? AND column_name = 'meta' ORDER BY ref_key`,
+      [uuid],
+    );
+    return rows.map((row) => [Number(row.ref_key), unpack(row.body as Buffer)]);
+  }
+
+  it('a record it created has no version of its other cells: their first writes go from memory', () =>
+    withOwnServer(async (own) => {
+      const uuid = await putRate(own.api, nextHotel++);
+      const before = stats(own);
+      const first = await writeMeta(own, uuid, { n: 1 }, { mode: WriteMode.WRITE_MODE_MERGE });
+      const second = await writeMeta(own, uuid, { m: 2 }, { mode: WriteMode.WRITE_MODE_MERGE });
+      expect([first.cell!.refKey, second.cell!.refKey]).to.deep.equal([0, 1]);
+      const after = stats(own);
+      expect(after.hits - before.hits, 'both found remembered').to.equal(2);
+      expect(after.stale - before.stale).to.equal(0);
+      expect(await storedMeta(uuid)).to.deep.equal([
+        [0, { n: 1 }],
+        [1, { n: 1, m: 2 }],
+      ]);
+    }));
+
+  for (const [by, writeFirst] of [
+    ['another server', (uuid: string) => writeMeta(a, uuid, { by: 'another server' })],
+    [
+      'SQL, as the gem writes',
+      (uuid: string) =>
+        sql.query(
+          `INSERT INTO \`${contentTable(uuid)}\` (uuid, column_name, ref_key, body, created_at)
+            VALUES (?, 'meta', 0, ?, NOW(6))`,
+          [uuid, pack({ by: 'SQL, as the gem writes' })],
+        ),
+    ],
+  ] as const) {
+    it(`a first version written behind its back by ${by} is found, not overwritten`, () =>
+      withOwnServer(async (own) => {
+        const uuid = await putRate(own.api, nextHotel++);
+        await writeFirst(uuid);
+        const staleBefore = stats(own).stale;
+        const answer = await writeMeta(own, uuid, { n: 1 }, { mode: WriteMode.WRITE_MODE_MERGE });
+        expect(answer.cell!.refKey).to.equal(1);
+        expect(stats(own).stale, 'the remembered absence was tried').to.equal(staleBefore + 1);
+        expect(await storedMeta(uuid)).to.deep.equal([
+          [0, { by }],
+          [1, { by, n: 1 }],
+        ]);
+      }));
+  }
+
+  it('a first write expecting the cell to have no version, or one, is decided as ever', () =>
+    withOwnServer(async (own) => {
+      const uuid = await putRate(own.api, nextHotel++);
+      const refused = await own.api
+        .writeCell({
+          model: 'rate',
+          uuid,
+          cell: 'meta',
+          body: pack({ n: 0 }),
+          mode: WriteMode.WRITE_MODE_REPLACE,
+          requestId: requestId(),
+          expectedRefKey: 0,
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(String(refused)).to.match(/ABORTED|at version -1, not 0/);
+      const hitsBefore = stats(own).hits;
+      const first = await writeMeta(own, uuid, { n: 1 }, { expectedRefKey: -1 });
+      expect(first.cell!.refKey).to.equal(0);
+      expect(stats(own).hits - hitsBefore, 'from memory').to.equal(1);
+      expect(await storedMeta(uuid)).to.deep.equal([[0, { n: 1 }]]);
+    }));
+
   it('remembers nothing with --version-cache-bytes 0', async () => {
     const off = await shared.another({ versionCacheBytes: 0 });
     try {
