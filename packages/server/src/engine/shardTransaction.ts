@@ -289,7 +289,8 @@ export class ShardTransaction {
       const table = this.tableOf(item);
       const version = this.versions.get(table, item.uuid, item.cell);
       if (!version) return undefined;
-      // Never the base cell, which a check through the primary index (insertCellIf) writes.
+      // Only cells other than base are remembered without a version: a Put's check through the
+      // primary index (insertCellIf) writes base, so it always has a version to fail on.
       const none = version.refKey === NO_VERSION;
       if (item.content.mode === 'merge' && version.body === undefined && !none) return undefined;
       if (item.expectedRefKey !== undefined && item.expectedRefKey !== version.refKey) {
