@@ -5,14 +5,10 @@ import { BatchLoader } from './batchLoader.js';
 import type { PartitionSet } from './partitions.js';
 import { PARALLEL_READS, type ReadParts } from './readSplit.js';
 import type { Row } from './mysqlPool.js';
-import { type PrimaryLookup, primaryLookups } from './sql/indexTable.js';
+import { type PrimaryLookup, primaryKeyOf, primaryLookups } from './sql/indexTable.js';
 
 /** Lookups per SELECT at most; a turn with more, or enough for two, is made with several. */
 const READ_PARTS: ReadParts = { maxKeys: 1000, ...PARALLEL_READS };
-
-/** A tuple of primary values as one string: the key of lookups and of the primary-key cache. */
-export const primaryKeyOf = ({ table, values }: Pick<PrimaryLookup, 'table' | 'values'>) =>
-  `${table}/${JSON.stringify(values.map(String))}`;
 
 export class PrimaryLookups {
   private readonly loaders: BatchLoader<PrimaryLookup, string>[];

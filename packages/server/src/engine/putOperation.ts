@@ -32,7 +32,7 @@ import type { StoreLayout } from './layout.js';
 import { BASE_CELL, type CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
-import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
+import type { PrimaryLookups } from './primaryLookups.js';
 import { PutRoutes } from './putRoute.js';
 import type { StoredCell } from './sql/contentRows.js';
 import {
@@ -40,6 +40,7 @@ import {
   deleteIndexRows,
   indexRowHolders,
   insertIndexRows,
+  primaryKeyOf,
 } from './sql/indexTable.js';
 import { COMMIT, START_TRANSACTION, runTogether } from './sql/statement.js';
 import { PRIMARY_INDEX } from './tableNames.js';

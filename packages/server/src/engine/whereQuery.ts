@@ -22,13 +22,14 @@ import {
   cellKeyOf,
 } from './latestCells.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
-import { type PrimaryLookups, primaryKeyOf } from './primaryLookups.js';
+import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
 import {
   type IndexCondition,
   type IndexScalar,
   type Operator,
   type PrimaryLookup,
+  primaryKeyOf,
   queryIndex,
 } from './sql/indexTable.js';
 import { PRIMARY_INDEX } from './tableNames.js';

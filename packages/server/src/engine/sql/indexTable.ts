@@ -57,9 +57,12 @@ export interface PrimaryRowCheck {
   readonly uuid: string;
 }
 
-/** A tuple's key for JSON.stringify: a bigint as its digits, which it refuses. */
-const bigintAsText = (_key: string, value: unknown) =>
-  typeof value === 'bigint' ? `${value}n` : value;
+/**
+ * A tuple of primary values of a table as one string: the key of lookups, of the primary-key
+ * cache, and of a row checked twice.
+ */
+export const primaryKeyOf = ({ table, values }: Pick<PrimaryLookup, 'table' | 'values'>) =>
+  `${table}/${JSON.stringify(values.map(String))}`;
 
 /**
  * A condition (an SQL expression with its values, to place inside another statement): every
@@ -75,9 +78,8 @@ export function primaryRowsLeadTo(checks: readonly PrimaryRowCheck[]): Statement
   for (const { lookup, uuid } of checks) {
     let table = byTable.get(lookup.table);
     if (!table) byTable.set(lookup.table, (table = { index: lookup.index, tuples: new Map() }));
-    const tuple = [...(lookup.values as SqlValue[]), uuid];
     // A row checked twice (two puts of one record) is one row to count.
-    table.tuples.set(JSON.stringify(tuple, bigintAsText), tuple);
+    table.tuples.set(`${primaryKeyOf(lookup)} ${uuid}`, [...(lookup.values as SqlValue[]), uuid]);
   }
   let rows = 0;
   const counts: string[] = [];
