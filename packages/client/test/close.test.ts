@@ -53,12 +53,12 @@ describe('closing a store', function () {
     const inFlight = Rate.find(uuids[0]!);
     await sleep(50);
     // Made while a GetCell of its kind is out: held until that call answers, unsent.
-    const held = Rate.find(uuids[1]!);
+    const held = rejection(Rate.find(uuids[1]!));
     await sleep(20);
     await store.close();
 
     expect((await inFlight)?.uuid, 'a call already out is answered').to.equal(uuids[0]);
-    const error = await rejection(held);
+    const error = await held;
     expect(error).to.be.instanceOf(CancelledError);
     expect(error.message).to.match(/the transport is closed/);
     const after = store.transport.stats();

@@ -206,11 +206,12 @@ describe('Errors', function () {
       [writeCell({ expectedRefKey: -2 }), status.INVALID_ARGUMENT, /^expected_ref_key:/],
       [writeCell({ mode: 7 }), status.INVALID_ARGUMENT, /^mode:/],
     ];
-    for (const [call, code, pattern, field] of cases) {
-      const error = await rejection(call);
-      expectStatus(error, code, pattern);
-      if (field) expect(error.metadata.get('shameless-field')).to.deep.equal([field]);
-    }
+    // Every call is already on its way: each gets its handler now, not when the loop reaches it.
+    const errors = await Promise.all(cases.map(([call]) => rejection(call)));
+    cases.forEach(([, code, pattern, field], i) => {
+      expectStatus(errors[i]!, code, pattern);
+      if (field) expect(errors[i]!.metadata.get('shameless-field')).to.deep.equal([field]);
+    });
     expect(await rowCount()).to.equal(before);
   });
 
@@ -304,11 +305,11 @@ describe('Errors', function () {
         'puts[0].values',
       ],
     ];
-    for (const [call, pattern, field] of cases) {
-      const error = await rejection(call);
-      expectStatus(error, status.INVALID_ARGUMENT, pattern);
-      expect(error.metadata.get('shameless-field')).to.deep.equal([field]);
-    }
+    const errors = await Promise.all(cases.map(([call]) => rejection(call)));
+    cases.forEach(([, pattern, field], i) => {
+      expectStatus(errors[i]!, status.INVALID_ARGUMENT, pattern);
+      expect(errors[i]!.metadata.get('shameless-field')).to.deep.equal([field]);
+    });
     expect(await rowCount()).to.equal(before);
   });
 
@@ -337,13 +338,14 @@ describe('Errors', function () {
         'uuid',
       ],
     ];
-    for (const [call, code, pattern, field] of cases) {
-      const error = await rejection(call);
+    const errors = await Promise.all(cases.map(([call]) => rejection(call)));
+    cases.forEach(([, code, pattern, field], i) => {
+      const error = errors[i]!;
       expectStatus(error, code, pattern);
       expect(Buffer.byteLength(error.details)).to.be.at.most(2048);
       expect(error.details).to.match(/\(\d+ more bytes\)$/);
       expect(error.metadata.get('shameless-field')).to.deep.equal(field ? [field] : []);
-    }
+    });
   });
 
   it('rejects bad reads with the field named', async () => {
@@ -416,7 +418,8 @@ describe('Errors', function () {
         /^model.primary_index: is required/,
       ],
     ];
-    for (const [call, code, pattern] of cases) expectStatus(await rejection(call), code, pattern);
+    const errors = await Promise.all(cases.map(([call]) => rejection(call)));
+    cases.forEach(([, code, pattern], i) => expectStatus(errors[i]!, code, pattern));
   });
 
   it('rejects bad queries with the field named', async () => {
