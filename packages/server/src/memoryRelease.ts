@@ -22,7 +22,7 @@ export const DEFAULT_MEMORY_RELEASE: MemoryReleaseOptions = {
 };
 
 /** V8's full collection, reached without `--expose-gc` on the command line. */
-function fullCollection(): () => void {
+export function fullCollection(): () => void {
   const exposed = (globalThis as { gc?: () => void }).gc;
   if (typeof exposed === 'function') return exposed;
   setFlagsFromString('--expose-gc');

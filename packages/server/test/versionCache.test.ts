@@ -1,8 +1,14 @@
 // The version cache and the backoff of one-round-trip writes, alone: what is remembered, what
 // is not, and how often a partition tries again after stale tries.
 import { expect } from 'chai';
+import { testMysqlUrl } from '@shameless/testkit';
+import mysql from 'mysql2/promise';
 import { OneTripBackoff } from '../src/engine/oneTripBackoff.js';
 import { MAX_REMEMBERED_BODY_BYTES, VersionCache } from '../src/engine/versionCache.js';
+import { fullCollection } from '../src/memoryRelease.js';
+
+/** A full collection, so that what nothing holds is freed now. */
+const collectGarbage = fullCollection();
 
 describe('VersionCache', () => {
   it('answers the version last remembered for a cell of a table, and counts lookups', () => {
@@ -20,9 +26,49 @@ describe('VersionCache', () => {
     const cache = new VersionCache(10);
     cache.set('t', 'u', 'base', 1, Buffer.alloc(MAX_REMEMBERED_BODY_BYTES + 1));
     expect(cache.get('t', 'u', 'base')).to.deep.include({ refKey: 1, body: undefined });
-    const fits = Buffer.alloc(MAX_REMEMBERED_BODY_BYTES);
+    const fits = Buffer.alloc(MAX_REMEMBERED_BODY_BYTES, 7);
     cache.set('t', 'u', 'base', 2, fits);
-    expect(cache.get('t', 'u', 'base')?.body).to.equal(fits);
+    expect(cache.get('t', 'u', 'base')?.body).to.deep.equal(fits);
+  });
+
+  it('keeps a copy of a body, not the memory the body was a view into', async () => {
+    const cache = new VersionCache(1_000_000);
+    // As a network chunk holding a whole result, of which the cache keeps one body.
+    const chunk = ((): WeakRef<ArrayBufferLike> => {
+      const bytes = Buffer.alloc(1024 * 1024, 1);
+      cache.set('t', 'u', 'base', 1, bytes.subarray(5000, 5022));
+      return new WeakRef(bytes.buffer);
+    })();
+    await new Promise(setImmediate);
+    collectGarbage();
+    expect(chunk.deref(), 'the chunk, freed').to.equal(undefined);
+    expect(cache.get('t', 'u', 'base')!.body).to.deep.equal(Buffer.alloc(22, 1));
+  });
+
+  it('keeps every byte of a body read by mysql2, which reads it as a view into a packet', async () => {
+    const connection = await mysql.createConnection(await testMysqlUrl());
+    try {
+      const [rows] = await connection.query<mysql.RowDataPacket[]>(
+        "SELECT CAST(X'81a16100ff80' AS BINARY) AS body, REPEAT('x', 2000) AS other",
+      );
+      const read = rows[0]!.body as Buffer;
+      expect(read.buffer.byteLength, 'mysql2 reads a view').to.be.above(2000);
+      const cache = new VersionCache(1_000_000);
+      cache.set('t', 'u', 'base', 0, read);
+      const body = Buffer.from([0x81, 0xa1, 0x61, 0x00, 0xff, 0x80]);
+      expect(cache.get('t', 'u', 'base')!.body).to.deep.equal(body);
+    } finally {
+      await connection.end();
+    }
+  });
+
+  it('keeps bodies of every byte value exactly', () => {
+    const cache = new VersionCache(1_000_000);
+    const body = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    cache.set('t', 'u', 'base', 0, body);
+    expect(cache.get('t', 'u', 'base')!.body).to.deep.equal(body);
+    cache.set('t', 'v', 'base', 0, Buffer.alloc(0));
+    expect(cache.get('t', 'v', 'base')!.body).to.deep.equal(Buffer.alloc(0));
   });
 
   it('forgets a stale cell and counts it', () => {
@@ -35,14 +81,17 @@ describe('VersionCache', () => {
 
   it('holds at most about its bytes, those used lately, and nothing with 0 bytes', () => {
     const body = Buffer.alloc(1000);
-    const cache = new VersionCache(120_000); // about 100 cells of 1,000 bytes and their keys
+    const probe = new VersionCache(1_000_000);
+    probe.set('t', 'u0', 'base', 0, body);
+    const capacity = 100 * probe.stats().bytes; // 100 cells of 1,000 bytes with their keys
+    const cache = new VersionCache(capacity);
     cache.set('t', 'kept', 'base', 0, body);
     for (let i = 0; i < 1000; i++) {
       cache.set('t', `u${i}`, 'base', i, body);
       expect(cache.get('t', 'kept', 'base'), `in use, after ${i}`).to.not.equal(undefined);
     }
     const { bytes, entries } = cache.stats();
-    expect(bytes).to.be.at.most(120_000);
+    expect(bytes).to.be.at.most(capacity);
     expect(entries).to.be.within(50, 100);
     expect(cache.get('t', 'u999', 'base')?.refKey).to.equal(999);
     expect(cache.get('t', 'u0', 'base')).to.equal(undefined);

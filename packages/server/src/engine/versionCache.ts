@@ -16,13 +16,24 @@
 // writer got there first, because versions start at 0 and follow one another.
 //
 // Bounded by bytes, in two generations of half the bound each, as generationalMap.ts is by
-// entries: an entry counts its body and ENTRY_OVERHEAD_BYTES for its key and the maps' share;
-// bodies over MAX_REMEMBERED_BODY_BYTES are not kept (a merge onto such a cell reads it).
+// entries: an entry counts its key, its objects and its body, as measured below. Bodies over
+// MAX_REMEMBERED_BODY_BYTES are not kept (a merge onto such a cell reads it).
+//
+// A body is kept as a copy, a Latin-1 string of its bytes (one character a byte). It reaches
+// the cache as a view into memory it does not own: a network chunk of mysql2's holding a whole
+// result, or a slab of Node's allocation pool shared with a request's short-lived buffers. Kept
+// as it came, it would keep all of that alive (single writes of 22-byte bodies held 1.6 KB each
+// beyond what the cache counted: its bound did not bound its memory). A buffer of its own costs
+// an allocation outside V8's heap, which V8 frees late (measured, a 1 KB body: 6 µs a copy,
+// against nothing for the string, which V8 allocates and frees as any small object). Only a
+// merge from memory needs the body, and turns the string back into a buffer.
 
 /** Larger bodies are not remembered. */
 export const MAX_REMEMBERED_BODY_BYTES = 4 * 1024;
-/** What an entry holds besides its body: its key (a table name, a uuid, a cell name), the objects. */
-const ENTRY_OVERHEAD_BYTES = 200;
+// Measured: 100,000 entries of random uuids held 262 bytes each without a body (the key, the
+// entry, the maps' share); a body's string holds its bytes and 16 more, rounded up to 8.
+const ENTRY_OVERHEAD_BYTES = 280;
+const BODY_OVERHEAD_BYTES = 24;
 
 /** The ref_key of a cell remembered to have no version. */
 export const NO_VERSION = -1;
@@ -34,8 +45,26 @@ export interface CachedVersion {
   readonly body: Buffer | undefined;
 }
 
-interface Entry extends CachedVersion {
+interface Entry {
+  readonly refKey: number;
+  /** The body's bytes as a Latin-1 string; undefined when not kept. */
+  readonly body: string | undefined;
   readonly bytes: number;
+}
+
+/** What a lookup answers: the entry, with its body made a buffer when first asked for. */
+class Remembered implements CachedVersion {
+  readonly refKey: number;
+  private buffer: Buffer | undefined;
+
+  constructor(private readonly entry: Entry) {
+    this.refKey = entry.refKey;
+  }
+
+  get body(): Buffer | undefined {
+    if (this.entry.body === undefined) return undefined;
+    return (this.buffer ??= Buffer.from(this.entry.body, 'latin1'));
+  }
 }
 
 export class VersionCache {
@@ -65,18 +94,26 @@ export class VersionCache {
         this.remember(key, entry);
       }
     }
-    if (entry === undefined) this.counters.misses += 1;
-    else this.counters.hits += 1;
-    return entry;
+    if (entry === undefined) {
+      this.counters.misses += 1;
+      return undefined;
+    }
+    this.counters.hits += 1;
+    return new Remembered(entry);
   }
 
   /** Remembers a version seen committed (written, or read under the log lock). */
   set(table: string, uuid: string, cell: string, refKey: number, body: Buffer | undefined): void {
     if (this.capacityBytes === 0) return;
-    const kept = body !== undefined && body.length <= MAX_REMEMBERED_BODY_BYTES ? body : undefined;
+    const kept =
+      body !== undefined && body.length <= MAX_REMEMBERED_BODY_BYTES
+        ? body.toString('latin1')
+        : undefined;
+    const bytes =
+      ENTRY_OVERHEAD_BYTES + (kept === undefined ? 0 : BODY_OVERHEAD_BYTES + kept.length);
     const key = keyOf(table, uuid, cell);
     this.drop(this.old, key);
-    this.remember(key, { refKey, body: kept, bytes: ENTRY_OVERHEAD_BYTES + (kept?.length ?? 0) });
+    this.remember(key, { refKey, body: kept, bytes });
   }
 
   /** Forgets a cell whose entry turned out stale. */
