@@ -46,6 +46,14 @@ const positiveInteger = (value: string) => {
   return parsed;
 };
 
+const wholeNumber = (value: string) => {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) {
+    throw new InvalidArgumentError('expected a whole number (0 or more)');
+  }
+  return parsed;
+};
+
 const HELP_AFTER = `
 The gem-shaped baseline sends, for each operation, the statements of the Ruby gem
 shameless (Sequel over mysql2), each on its own (autocommit), one connection per worker:
@@ -92,7 +100,7 @@ const program = new Command('bench')
   )
   .option(
     '--quick',
-    'about a minute: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
+    'about two minutes: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
       'workloads with a gem-shaped baseline',
     false,
   )
@@ -112,6 +120,14 @@ const program = new Command('bench')
     'unmeasured time before each run (default 400, quick 200), after 1,000 unmeasured calls ' +
       '(8 batch calls; at most 3 s) that let V8 optimise the code the run measures',
     positiveInteger,
+  )
+  .option(
+    '--server-warmup-ms <ms>',
+    'before the first run, every workload of the run mixed, through the SDK and the ' +
+      'baselines (16 in flight, then 1), so that the runs measure code V8 has optimised, as ' +
+      'in a server that has been up a while (default 40000, quick 20000); 0 measures a ' +
+      'server fresh from its start',
+    wholeNumber,
   )
   .option(
     '--mysql-url <url>',
@@ -183,6 +199,7 @@ const options = program.opts<{
   workloads: string[];
   durationMs?: number;
   warmupMs?: number;
+  serverWarmupMs?: number;
   mysqlUrl: string;
   database: string;
   shardsCount: number;
@@ -538,6 +555,7 @@ function planFromOptions(): SuitePlan {
       only: options.workloads,
       durationMs: options.durationMs,
       warmupMs: options.warmupMs,
+      serverWarmupMs: options.serverWarmupMs,
     });
   } catch (error) {
     return program.error(`error: ${(error as Error).message}`);

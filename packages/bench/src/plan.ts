@@ -1,4 +1,4 @@
-// What `pnpm bench` runs: the full suite (about 5 minutes on 2 cores) or `--quick` (about 1).
+// What `pnpm bench` runs: the full suite (about 8 minutes on 2 cores) or `--quick` (about 2).
 import type { SuitePlan } from './suite.js';
 import { BATCH_WORKLOADS } from './batchWorkloads.js';
 import { type Workload, UNARY_WORKLOADS } from './workloads.js';
@@ -11,6 +11,7 @@ export interface PlanOptions {
   readonly only: readonly string[];
   readonly durationMs?: number;
   readonly warmupMs?: number;
+  readonly serverWarmupMs?: number;
 }
 
 const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOADS];
@@ -68,6 +69,7 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     }
   }
   return {
+    serverWarmupMs: options.serverWarmupMs ?? (options.quick ? 20_000 : 40_000),
     warmupMs: options.warmupMs ?? (options.quick ? 200 : 400),
     durationMs: options.durationMs ?? (options.quick ? 1000 : 2000),
     seedHotels: options.quick ? 10 : 40,

@@ -12,6 +12,7 @@ import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
 import type { SdkProfiler } from './sdkProfiler.js';
+import { warmUp } from './warmUp.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
 export interface PlannedRun {
@@ -23,6 +24,8 @@ export interface PlannedRun {
 }
 
 export interface SuitePlan {
+  /** The warm-up of the server and the baselines before the first run (warmUp.ts). */
+  readonly serverWarmupMs: number;
   readonly warmupMs: number;
   readonly durationMs: number;
   /** Seeded records per body size: hotels × rates per hotel (Where reads 100 of one hotel). */
@@ -88,6 +91,14 @@ export async function runSuite(
     }
   }
 
+  const tables = new BaselineTables('rate', bench.settings.shardsCount);
+  await warmUp(
+    bench,
+    { tables, seeded, baselineSeeded },
+    { workloads: plan.runs, durationMs: plan.serverWarmupMs },
+    progress,
+  );
+
   const load: LoadOptions = {
     concurrency: 1,
     warmupMs: plan.warmupMs,
@@ -130,7 +141,6 @@ export async function runSuite(
     return baseline(result, meter.perOperation(result.operations));
   };
 
-  const tables = new BaselineTables('rate', bench.settings.shardsCount);
   const total = plan.runs.reduce((sum, run) => sum + run.concurrency.length, 0);
   let done = 0;
   const rows: RunRow[] = [];

@@ -3,9 +3,7 @@
 // gem is), its update appends the merged next version, and its reads return what the server
 // holds. Against a real `shameless serve` and MariaDB.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mysqlUrlFromEnv } from '@shameless/testkit';
-import { type BenchStore, openBenchStore, payloadOf, seededRate } from '../src/benchStore.js';
+import { type BenchStore, payloadOf, seededRate } from '../src/benchStore.js';
 import {
   type GemShapedClient,
   gemCreate,
@@ -16,6 +14,7 @@ import {
 } from '../src/gemShapedClient.js';
 import { BaselineTables } from '../src/mysqlBaseline.js';
 import { getCell, putCreate, putUpdate, whereOne, type WorkloadContext } from '../src/workloads.js';
+import { openTestBenchStore } from './support/testBenchStore.js';
 
 const PRIMARY = {
   name: 'primary',
@@ -42,14 +41,7 @@ describe('gem-shaped client', () => {
   let tables: BaselineTables;
 
   before(async () => {
-    bench = await openBenchStore({
-      mysqlUrl: mysqlUrlFromEnv(),
-      database: `shameless_test_bench_${process.pid}_${randomBytes(3).toString('hex')}`,
-      shardsCount: 4,
-      poolSize: 4,
-      coalesce: true,
-      pipeline: true,
-    });
+    bench = await openTestBenchStore();
     client = openGemShapedClient(bench.partitionUrl, 2);
     tables = new BaselineTables('rate', bench.settings.shardsCount);
   });

@@ -1,0 +1,16 @@
+// A bench store for tests: a real `shameless serve` of 4 shards over a throwaway database of
+// the test MariaDB, dropped when the store closes.
+import { randomBytes } from 'node:crypto';
+import { mysqlUrlFromEnv } from '@shameless/testkit';
+import { type BenchStore, openBenchStore } from '../../src/benchStore.js';
+
+export function openTestBenchStore(): Promise<BenchStore> {
+  return openBenchStore({
+    mysqlUrl: mysqlUrlFromEnv(),
+    database: `shameless_test_bench_${process.pid}_${randomBytes(3).toString('hex')}`,
+    shardsCount: 4,
+    poolSize: 4,
+    coalesce: true,
+    pipeline: true,
+  });
+}
