@@ -162,7 +162,8 @@ const program = new Command('bench')
   .option(
     '--profile [dir]',
     'write a CPU profile of the server, its whole life, to dir (default <out>/profiles; open it ' +
-      'in Chrome DevTools or speedscope) and print its top 15 frames by self time',
+      'in Chrome DevTools or speedscope) and print its top 15 frames by self time from the ' +
+      "suite's first run on (the warm-up's samples left out)",
   )
   .option(
     '--profile-sdk',
@@ -258,18 +259,21 @@ const settings = {
 const sdkProfiler = options.profileSdk
   ? new SdkProfiler(profileDir, `${reportName}-sdk`)
   : undefined;
+/** When the suite's first run began: the server profile's samples before it are the warm-up's. */
+let runsFrom: number | undefined;
 try {
   if (options.scale) await scaleMode(options.scale === true ? DEFAULT_SCALE : options.scale);
   else if (options.soak) await soakMode(options.soak === true ? 5 : options.soak);
   else if (options.memory) await memoryMode();
-  else await suiteMode();
+  else runsFrom = await suiteMode();
 } finally {
   sdkProfiler?.close();
   await bench.close();
 }
-await printProfiles();
+await printProfiles(runsFrom);
 
-async function suiteMode() {
+/** Runs the suite and prints its report; when its first run began (profileClockMicros). */
+async function suiteMode(): Promise<number> {
   const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
     name: 'echo baseline',
   });
@@ -329,6 +333,7 @@ async function suiteMode() {
       targets,
       memory: { summary: steady, samples: series.samples },
     });
+    return result.runsFrom;
   } finally {
     memory.stop();
     await echo.kill();
@@ -473,8 +478,11 @@ function processCpu(serverPid: number | undefined, mariadb: DatabasePid) {
   return { cpu, ticks, cpuNotes };
 }
 
-/** The server's and the SDK's top frames, once the server has exited and written its profile. */
-async function printProfiles() {
+/**
+ * The server's and the SDK's top frames, once the server has exited and written its profile;
+ * the server's from `runsFrom` on, when the suite gives it.
+ */
+async function printProfiles(runsFrom: number | undefined) {
   const locator = new SourceLocator(REPO);
   if (options.profile) {
     // node --cpu-prof names the file CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
@@ -486,8 +494,10 @@ async function printProfiles() {
       console.log(`\nNo server profile found in ${relative(process.cwd(), profileDir)}`);
     } else {
       const paths = mine.map((name) => join(profileDir, name));
-      const summary = await summariseProfiles(paths, locator);
-      console.log(`\n${formatProfileSummary('Server profile', summary)}`);
+      const summary = await summariseProfiles(paths, locator, { fromMicros: runsFrom });
+      const title =
+        runsFrom === undefined ? 'Server profile' : 'Server profile, from the first run';
+      console.log(`\n${formatProfileSummary(title, summary)}`);
       console.log(
         `\nServer profile: ${paths.map((path) => relative(process.cwd(), path)).join(', ')}`,
       );

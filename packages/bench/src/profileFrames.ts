@@ -1,7 +1,9 @@
 // The top frames of CPU profiles by self time, read from the .cpuprofile JSON V8 writes (nodes
 // of the call tree, and the node each sample landed in), so a note on a change can quote where
 // the time goes without opening a flame graph. A function's samples are summed over every call
-// path it appears on; several profiles (one per SDK run) are summed the same way.
+// path it appears on; several profiles (one per SDK run) are summed the same way. The server's
+// profile covers its whole life; only its samples from the first measured run on are counted,
+// so that the warm-up, where V8 compiles the server's code, does not stand in for the runs.
 import { readFile } from 'node:fs/promises';
 import type { SourceLocator } from './sourceLocations.js';
 
@@ -37,6 +39,25 @@ interface CpuProfile {
     readonly hitCount?: number;
   }[];
   readonly samples?: readonly number[];
+  /** When the profile started, in µs of the clock profileClockMicros reads. */
+  readonly startTime?: number;
+  /** Each sample's time after the one before (the first's after startTime), in µs. */
+  readonly timeDeltas?: readonly number[];
+}
+
+/**
+ * Now, in µs of the clock V8's CPU profiles keep time with (the system's monotonic clock, in
+ * every process alike): a time to compare a profile's samples with.
+ */
+export function profileClockMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+export interface SummaryOptions {
+  /** Frames to keep (default 15). */
+  readonly top?: number;
+  /** Count only samples taken at or after this time (profileClockMicros). */
+  readonly fromMicros?: number;
 }
 
 const IDLE = '(idle)';
@@ -44,7 +65,7 @@ const IDLE = '(idle)';
 export async function summariseProfiles(
   paths: readonly string[],
   locator: SourceLocator,
-  top = 15,
+  { top = 15, fromMicros }: SummaryOptions = {},
 ): Promise<ProfileSummary> {
   const byFrame = new Map<string, { functionName: string; location: string; samples: number }>();
   let total = 0;
@@ -53,7 +74,11 @@ export async function summariseProfiles(
     const profile = JSON.parse(await readFile(path, 'utf8')) as CpuProfile;
     const hits = new Map<number, number>();
     if (profile.samples) {
-      for (const id of profile.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
+      const times = fromMicros === undefined ? undefined : sampleTimes(profile);
+      profile.samples.forEach((id, i) => {
+        if (times && times[i]! < fromMicros!) return;
+        hits.set(id, (hits.get(id) ?? 0) + 1);
+      });
     } else {
       for (const node of profile.nodes) hits.set(node.id, node.hitCount ?? 0);
     }
@@ -92,6 +117,13 @@ export async function summariseProfiles(
     idleShare: total > 0 ? idle / total : 0,
     frames,
   };
+}
+
+/** Each sample's time: Infinity, so that every sample counts, in a profile without times. */
+function sampleTimes(profile: CpuProfile): number[] {
+  let time = profile.startTime ?? Infinity;
+  const deltas = profile.timeDeltas ?? [];
+  return (profile.samples ?? []).map((_, i) => (time += deltas[i] ?? 0));
 }
 
 /** The summary as a Markdown table under a title line. */

@@ -9,6 +9,7 @@ import { openGemShapedClient } from './gemShapedClient.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
 import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
+import { profileClockMicros } from './profileFrames.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
 import type { SdkProfiler } from './sdkProfiler.js';
@@ -51,6 +52,8 @@ const HALF_LOAD_BODY = 1024;
 export interface SuiteResult {
   readonly rows: RunRow[];
   readonly follow: FollowResult;
+  /** When the warm-up ended and the first run began (profileClockMicros). */
+  readonly runsFrom: number;
 }
 
 /** What the suite measures with besides the store. */
@@ -98,6 +101,7 @@ export async function runSuite(
     { workloads: plan.runs, durationMs: plan.serverWarmupMs },
     progress,
   );
+  const runsFrom = profileClockMicros();
 
   const load: LoadOptions = {
     concurrency: 1,
@@ -279,7 +283,7 @@ export async function runSuite(
     durationMs: plan.follow.durationMs,
     bodyBytes: first.bodyBytes,
   });
-  return { rows, follow };
+  return { rows, follow, runsFrom };
 }
 
 /** The unary echo, then the stream echo, of `bodyBytes` under `load`, each on a client of its own. */

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type ProfileFrame,
   formatProfileSummary,
+  profileClockMicros,
   summariseProfiles,
 } from '../src/profileFrames.js';
 import { SdkProfiler } from '../src/sdkProfiler.js';
@@ -36,8 +37,10 @@ describe('profile frames', () => {
     const directory = await mkdtemp(join(tmpdir(), 'bench-profile-'));
     directories.push(directory);
     const profiler = new SdkProfiler(directory, 'test');
+    let between = 0;
     try {
       await profiler.profile('first', async () => void spinForProfile(300));
+      between = profileClockMicros();
       await profiler.profile('second', async () => void spinForProfile(300));
     } finally {
       profiler.close();
@@ -48,7 +51,7 @@ describe('profile frames', () => {
     ]);
 
     const locator = new SourceLocator(REPO);
-    const both = await summariseProfiles(profiler.paths, locator, 5);
+    const both = await summariseProfiles(profiler.paths, locator, { top: 5 });
     // The spinning is this file's: once V8 inlines spinForProfile, its samples land on the
     // caller, an arrow function of this file too, so the location is what is certain.
     const top = both.frames[0]!;
@@ -62,10 +65,17 @@ describe('profile frames', () => {
     );
 
     const all = Number.MAX_SAFE_INTEGER;
-    const first = await summariseProfiles([profiler.paths[0]!], locator, all);
-    const second = await summariseProfiles([profiler.paths[1]!], locator, all);
+    const first = await summariseProfiles([profiler.paths[0]!], locator, { top: all });
+    const second = await summariseProfiles([profiler.paths[1]!], locator, { top: all });
     assert.equal(both.profiles, 2);
     assert.equal(both.samples, first.samples + second.samples);
+    // Counted from a time between the two: the second's samples alone.
+    const fromBetween = await summariseProfiles(profiler.paths, locator, {
+      top: all,
+      fromMicros: between,
+    });
+    assert.ok(first.samples > 0 && second.samples > 0);
+    assert.equal(fromBetween.samples, second.samples);
     const samplesOf = (frames: readonly ProfileFrame[]) =>
       frames
         .filter(
