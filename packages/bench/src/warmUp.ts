@@ -2,10 +2,11 @@
 // baselines, mixed, before the first measured run. A production server has long since run its
 // code hot; a server started for the benchmark has not, and V8 takes tens of thousands of calls
 // to optimise it. Measured (2026-11-27, Put (update) at 16 in flight from the server's start, in
-// 2 s windows): the server's CPU a put was 585 µs in the first window, 350–370 at 6–10 s, and
-// 160–200 from 16 s on, the threads on which V8 compiles going from 232 µs a put to 10–20. The
-// runs' own warm-ups (1,000 calls and a few hundred ms) leave a run inside that curve, so its
-// figures measured V8 compiling the server as much as the server.
+// 2 s windows): the server's CPU a put was 521 µs in the first window (196 of them on the threads
+// where V8 compiles), 322 at 6 s and 221–237 from 14 s on (those threads 7–24). The runs' own
+// warm-ups (1,000 calls and a few hundred ms) leave a run inside that curve, so its figures
+// measured V8 compiling the server as much as the server. See the performance journal, "A warm
+// server".
 import type { BenchStore, SeededSet } from './benchStore.js';
 import { runClosedLoop } from './closedLoop.js';
 import { openGemShapedClient } from './gemShapedClient.js';
