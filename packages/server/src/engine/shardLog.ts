@@ -171,16 +171,28 @@ export class ShardLog {
       : undefined;
     // Shards that may have rows past their cursor; all of them to begin with.
     let pending = new Set(shards);
+    // The first round, and each after a wait, reads every pending shard at once, sharing the
+    // read-ahead evenly: a follower woken by a commit that wrote several shards reads them in
+    // one round trip, not one after another. Later rounds read the shards that had more to
+    // read, in full pages, as many as the read-ahead holds.
+    let sharedRound = true;
     let lastSent = Date.now();
 
     try {
       while (!signal.aborted) {
         // Several shards' next pages per read (one round trip per partition); each shard's
         // pages still come in id order. Large cells make smaller pages (fewer cells a message).
-        const aheadCells = Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes);
-        const pageSize = Math.max(1, Math.min(batchSize, Math.floor(aheadCells)));
-        const shardsPerRead = Math.max(1, Math.floor(aheadCells / pageSize));
-        const round = [...pending].slice(0, shardsPerRead);
+        const aheadCells = Math.max(
+          1,
+          Math.floor(Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes)),
+        );
+        const fullPage = Math.max(1, Math.min(batchSize, aheadCells));
+        const round = [...pending].slice(
+          0,
+          sharedRound ? aheadCells : Math.max(1, Math.floor(aheadCells / fullPage)),
+        );
+        const pageSize = Math.max(1, Math.min(fullPage, Math.floor(aheadCells / round.length)));
+        sharedRound = false;
         watch?.reading(round);
         const pages = await this.readPages(model, round, cursors, pageSize);
         this.learnCellBytes(pages.flatMap(({ cells }) => cells));
@@ -211,6 +223,7 @@ export class ShardLog {
         // when the next heartbeat is due; a failed poll of one of the shards throws here, as
         // the stream's own read would.
         pending = await watch.moved(Math.max(1, heartbeatMs - (Date.now() - lastSent)), signal);
+        sharedRound = true;
       }
     } finally {
       watch?.close();
