@@ -297,7 +297,7 @@ export const SETTINGS = {
     flag: '--max-open-streams <n>',
     env: 'SHAMELESS_MAX_OPEN_STREAMS',
     description:
-      'Each streams (log reads and followers, which last as long as their clients keep them) open at once, apart from --max-concurrent-calls so that they never leave short calls without a slot; each reserves about 768 KiB of --max-in-flight-bytes while open (its messages not yet sent and cells read ahead); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+      'Each streams (log reads and followers, which last as long as their clients keep them) open at once, apart from --max-concurrent-calls so that they never leave short calls without a slot; each reserves about 832 KiB of --max-in-flight-bytes while open (its messages not yet sent, cells read ahead and cells handed over by commits); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
     defaultValue: 128,
     parse: integer(1, 1_000_000),
   },

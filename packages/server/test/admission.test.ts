@@ -30,7 +30,7 @@ import {
 
 const PUSHBACK_MS = 250;
 /** What an Each stream reserves besides its message: 512 KiB unsent, 256 KiB read ahead. */
-const EACH_BUFFER_BYTES = 768 * 1024;
+const EACH_BUFFER_BYTES = 832 * 1024;
 
 function expectBusy(error: ServiceError, limit: string): void {
   expect(error.code, error.details).to.equal(status.RESOURCE_EXHAUSTED);

@@ -132,10 +132,10 @@ describe('serve --metrics-listen and the access log', function () {
     await new Promise((resolve) => stream.once('data', resolve)); // the first heartbeat: it is open
     const open = await scrape();
     expect(sample(open, 'shameless_open_streams', { method: 'Each' })).to.equal(1);
-    // Admission: the follower holds a stream slot and what it may buffer (768 KiB), beside the
+    // Admission: the follower holds a stream slot and what it may buffer (832 KiB), beside the
     // defaults' bounds.
     expect(sample(open, 'shameless_admission_held', { kind: 'streams' })).to.equal(1);
-    expect(sample(open, 'shameless_admission_held', { kind: 'bytes' })).to.be.at.least(768 * 1024);
+    expect(sample(open, 'shameless_admission_held', { kind: 'bytes' })).to.be.at.least(832 * 1024);
     expect(sample(open, 'shameless_admission_limit', { kind: 'calls' })).to.equal(256);
     expect(sample(open, 'shameless_admission_limit', { kind: 'streams' })).to.equal(128);
     expect(sample(open, 'shameless_admission_limit', { kind: 'bytes' })).to.equal(

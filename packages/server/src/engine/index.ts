@@ -28,10 +28,10 @@ export { BASE_CELL } from './model.js';
 export type { PoolUsage } from './mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
 export {
+  EACH_CELLS_HELD_BYTES,
   type EachEvent,
   type EachInput,
   logPageBodyBytes,
-  MAX_READ_AHEAD_BYTES,
 } from './shardLog.js';
 export type { StoredCell } from './sql/contentRows.js';
 export type { IndexScalar, Operator } from './sql/indexTable.js';

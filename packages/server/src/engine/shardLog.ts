@@ -10,7 +10,7 @@ import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { requireLimit, requireShard } from './requestFields.js';
 import type { Row } from './mysqlPool.js';
-import { ShardWatch } from './shardWatch.js';
+import { MAX_HANDED_OVER_BYTES, ShardWatch } from './shardWatch.js';
 import { readLogPage, readLogPages } from './sql/contentReads.js';
 import { type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { readBodiesInto } from './unreadBodies.js';
@@ -42,7 +42,9 @@ const DEFAULT_HEARTBEAT_MS = 1000;
  * taken them yet (a client that does not read holds its stream at that).
  */
 const MAX_READ_AHEAD_CELLS = 5000;
-export const MAX_READ_AHEAD_BYTES = 256 * 1024;
+const MAX_READ_AHEAD_BYTES = 256 * 1024;
+/** The most bytes of cells an Each stream holds besides its messages: read, or handed over. */
+export const EACH_CELLS_HELD_BYTES = MAX_READ_AHEAD_BYTES + MAX_HANDED_OVER_BYTES;
 /** What a cell is assumed to weigh until streams have read some. */
 const ASSUMED_CELL_BYTES = 16 * 1024;
 /** Weight of the latest read in the running average of a cell's weight. */
@@ -193,8 +195,7 @@ export class ShardLog {
         );
         const pageSize = Math.max(1, Math.min(fullPage, Math.floor(aheadCells / round.length)));
         sharedRound = false;
-        watch?.reading(round);
-        const pages = await this.readPages(model, round, cursors, pageSize);
+        const pages = await this.nextPages(model, round, cursors, pageSize, watch);
         this.learnCellBytes(pages.flatMap(({ cells }) => cells));
         const deferred = round.filter((_, i) => pages[i]!.deferred);
         for (const [i, shard] of round.entries()) {
@@ -228,6 +229,35 @@ export class ShardLog {
     } finally {
       watch?.close();
     }
+  }
+
+  /**
+   * The next page of each shard of a round, in order: from the cells commits through this
+   * server handed over where they are the next ones, and read (readPages) for the others.
+   */
+  private async nextPages(
+    model: CompiledModel,
+    round: readonly number[],
+    cursors: ReadonlyMap<number, RowId>,
+    pageSize: number,
+    watch: ShardWatch | undefined,
+  ): Promise<{ cells: StoredCell[]; more: boolean; deferred: boolean }[]> {
+    const handedOver = new Map<number, StoredCell[]>();
+    if (watch) {
+      for (const shard of round) {
+        const cells = watch.handedOverPage(shard, cursors.get(shard)!, pageSize);
+        if (cells) handedOver.set(shard, cells);
+      }
+    }
+    const toRead = round.filter((shard) => !handedOver.has(shard));
+    watch?.reading(toRead);
+    const read = toRead.length > 0 ? await this.readPages(model, toRead, cursors, pageSize) : [];
+    let next = 0;
+    return round.map((shard) => {
+      const cells = handedOver.get(shard);
+      if (!cells) return read[next++]!;
+      return { cells, more: watch?.holdsHandedOver(shard) ?? false, deferred: false };
+    });
   }
 
   private learnCellBytes(cells: readonly StoredCell[]): void {

@@ -128,10 +128,11 @@ const STALE = Symbol('stale');
 const REQUEST_APPLIED = Symbol('request applied');
 type Retry = typeof RETRY_WITH_LOOKUPS | typeof RETRY_AFTER_DEADLOCK;
 
-/** What a transaction that committed did: one outcome per item, and the tables it wrote. */
+/** What a transaction that committed did: one outcome per item, and the cells it stored. */
 interface Written {
   readonly outcomes: ItemOutcome[];
-  readonly written: string[];
+  /** Every cell the commit stored, by content table, in id order. */
+  readonly written: ReadonlyMap<string, readonly StoredCell[]>;
 }
 
 /** The items of a group that write one content table. */
@@ -249,7 +250,7 @@ export class ShardTransaction {
 
   /** Tells the log's followers, and remembers what the group's commit made known. */
   private committed(items: readonly WriteItem[], result: Written): ItemOutcome[] {
-    for (const table of result.written) this.notifier.notify(table);
+    for (const [table, cells] of result.written) this.notifier.notify(table, cells);
     result.outcomes.forEach((outcome, i) => {
       const item = items[i]!;
       if (outcome.status !== 'written') return;
@@ -435,7 +436,7 @@ export class ShardTransaction {
     }
     return {
       outcomes: plan.decisions.map((decision) => outcomeOf(decision, stored)),
-      written: [...plan.inserts.keys()],
+      written: stored,
     };
   }
 
@@ -484,13 +485,13 @@ export class ShardTransaction {
       if (plan.inserts.size === 0) {
         await runTogether(connection, [ROLLBACK]);
         open = false;
-        return { outcomes: plan.decisions.map((d) => outcomeOf(d, new Map())), written: [] };
+        return { outcomes: plan.decisions.map((d) => outcomeOf(d, new Map())), written: new Map() };
       }
       const stored = await this.insertAndCommit(connection, plan, tables, items, reads.fates);
       open = false;
       return {
         outcomes: plan.decisions.map((decision) => outcomeOf(decision, stored)),
-        written: [...plan.inserts.keys()],
+        written: stored,
       };
     } catch (error) {
       if (isDeadlock(error)) return RETRY_AFTER_DEADLOCK; // InnoDB rolled it back

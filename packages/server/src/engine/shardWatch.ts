@@ -2,9 +2,40 @@
 // of them a write through this server touched, and their max ids as the process's poller last
 // read them. The stream reads a shard again only when one of these says it moved past its
 // cursor, so an idle follower costs MySQL nothing of its own.
-import type { RowId } from './exactInteger.js';
+//
+// A commit through this server also hands over the cells it stored, and the stream sends them
+// without reading the shard when they begin right after its cursor and follow one another:
+// ids are unique, so no other cell lies between them. Any other case (cells of another
+// server's commit first, a stream still catching up, more than it keeps) falls back to the
+// read, and a write the cells did not show is found by the poll as before.
+import { type RowId, offsetId } from './exactInteger.js';
 import type { LogNotifier } from './logNotifier.js';
 import type { MaxIdPoll, MaxIdPoller } from './maxIdPoller.js';
+import type { StoredCell } from './sql/contentRows.js';
+
+/**
+ * The most bytes of committed cells a stream keeps to send without a read; past them it drops
+ * them and reads. Admission reserves them with the stream's read-ahead.
+ */
+export const MAX_HANDED_OVER_BYTES = 64 * 1024;
+/** What a kept cell weighs besides its body. */
+const CELL_OVERHEAD_BYTES = 128;
+
+/**
+ * The cells one commit stored in one table, as handed over: their bodies share one buffer
+ * (logNotifier.ts), held until the last of them is sent, so they count as one.
+ */
+interface Commit {
+  readonly bytes: number;
+  kept: number;
+}
+
+interface KeptCell {
+  readonly cell: StoredCell;
+  readonly commit: Commit;
+}
+
+const sameId = (a: RowId, b: RowId) => !(a < b) && !(a > b);
 
 export interface FollowedShard {
   readonly shard: number;
@@ -23,6 +54,14 @@ export class ShardWatch {
   private readonly notified = new Set<number>();
   /** The highest max id polls have read of each shard: it stays news until read past. */
   private readonly maxIds = new Map<number, RowId>();
+  /**
+   * Cells commits through this server stored in each shard since its last read, one after
+   * another by id; a shard in `mustRead` has none kept.
+   */
+  private readonly handedOver = new Map<number, KeptCell[]>();
+  private handedOverBytes = 0;
+  /** Shards a commit wrote with cells not kept: only a read sees them. */
+  private readonly mustRead = new Set<number>();
   /** Shards whose last poll failed, and why: the stream ends with it, as with its own reads. */
   private readonly failures = new Map<number, unknown>();
   private wake: (() => void) | undefined;
@@ -39,8 +78,10 @@ export class ShardWatch {
     this.shardOf = new Map(shards.map(({ shard, table }) => [table, shard]));
     this.unsubscribe = notifier.subscribe(
       shards.map(({ table }) => table),
-      (table) => {
-        this.notified.add(this.shardOf.get(table)!);
+      (table, cells) => {
+        const shard = this.shardOf.get(table)!;
+        this.notified.add(shard);
+        this.keep(shard, cells);
         this.wake?.();
       },
     );
@@ -54,7 +95,33 @@ export class ShardWatch {
 
   /** A read of these shards is about to start: it will see every write notified so far. */
   reading(shards: Iterable<number>): void {
-    for (const shard of shards) this.notified.delete(shard);
+    for (const shard of shards) {
+      this.notified.delete(shard);
+      this.mustRead.delete(shard);
+    }
+  }
+
+  /**
+   * The next at most `limit` cells of `shard` after `cursor` from what commits handed over,
+   * when they are the very next ones (none when the stream has sent them all); undefined when
+   * the shard must be read. Once every kept cell is sent, so is every write notified: the
+   * shard needs no read for them.
+   */
+  handedOverPage(shard: number, cursor: RowId, limit: number): StoredCell[] | undefined {
+    const kept = this.handedOver.get(shard);
+    if (!kept || this.mustRead.has(shard)) return undefined;
+    let sent = 0;
+    while (sent < kept.length && !(kept[sent]!.cell.id > cursor)) sent += 1;
+    const next = kept.slice(sent, sent + limit).map(({ cell }) => cell);
+    if (next.length > 0 && !sameId(next[0]!.id, offsetId(cursor, 1))) return undefined;
+    this.drop(shard, sent + next.length);
+    if (!this.handedOver.has(shard)) this.notified.delete(shard);
+    return next;
+  }
+
+  /** Whether cells handed over for `shard` are still kept. */
+  holdsHandedOver(shard: number): boolean {
+    return this.handedOver.has(shard);
   }
 
   /**
@@ -83,6 +150,47 @@ export class ShardWatch {
   close(): void {
     this.unsubscribe();
     this.unwatch();
+    this.handedOver.clear();
+    this.handedOverBytes = 0;
+  }
+
+  /**
+   * Keeps a commit's cells of `shard` when they follow those kept, one id after another, and
+   * fit; otherwise the shard must be read, and nothing of it is kept until then.
+   */
+  private keep(shard: number, cells: readonly StoredCell[]): void {
+    if (this.mustRead.has(shard)) return;
+    const kept = this.handedOver.get(shard) ?? [];
+    let last = kept[kept.length - 1]?.cell.id;
+    let follows = cells.length > 0;
+    for (const cell of cells) {
+      if (last !== undefined && !sameId(cell.id, offsetId(last, 1))) follows = false;
+      last = cell.id;
+    }
+    const commit: Commit = {
+      bytes: cells.reduce((sum, cell) => sum + cell.body.length + CELL_OVERHEAD_BYTES, 0),
+      kept: cells.length,
+    };
+    if (!follows || this.handedOverBytes + commit.bytes > MAX_HANDED_OVER_BYTES) {
+      this.drop(shard, kept.length);
+      this.mustRead.add(shard);
+      return;
+    }
+    for (const cell of cells) kept.push({ cell, commit });
+    this.handedOver.set(shard, kept);
+    this.handedOverBytes += commit.bytes;
+  }
+
+  /** Drops the first `count` cells kept of `shard`; a commit counts until its last goes. */
+  private drop(shard: number, count: number): void {
+    const kept = this.handedOver.get(shard);
+    if (!kept) return;
+    for (const { commit } of kept.slice(0, count)) {
+      commit.kept -= 1;
+      if (commit.kept === 0) this.handedOverBytes -= commit.bytes;
+    }
+    if (count >= kept.length) this.handedOver.delete(shard);
+    else this.handedOver.set(shard, kept.slice(count));
   }
 
   private take(): Set<number> {

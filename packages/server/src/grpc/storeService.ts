@@ -3,9 +3,9 @@
 import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
 import {
   ANSWER_BYTES_PER_CELL,
+  EACH_CELLS_HELD_BYTES,
   type Engine,
   type FoundRecord,
-  MAX_READ_AHEAD_BYTES,
   type StoredCell,
 } from '../engine/index.js';
 import type { HandlerFactory } from './handlers.js';
@@ -113,7 +113,7 @@ export function createStoreService(
       },
       // A log read to its end, or followed until cancelled, lasts as long as its client
       // wants: it is admitted as a stream, not as a call.
-      { longLived: true, readAheadBytes: MAX_READ_AHEAD_BYTES },
+      { longLived: true, readAheadBytes: EACH_CELLS_HELD_BYTES },
     ),
   };
 }
