@@ -2,6 +2,7 @@
 // meaning. The CLI's options, --help and the precedence rules are all built from this table.
 import { readFileSync } from 'node:fs';
 import {
+  DEFAULT_GROUP_LIMITS,
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
   DEFAULT_VERSION_CACHE_BYTES,
@@ -243,8 +244,9 @@ export const SETTINGS = {
     scope: 'server',
     flag: '--write-group-max-bytes <n>',
     env: 'SHAMELESS_WRITE_GROUP_MAX_BYTES',
-    description: 'most bytes of bodies one transaction takes from the queue',
-    defaultValue: 8 * 1024 * 1024,
+    description:
+      'most bytes of bodies one transaction takes from the queue (a larger single call goes alone); at the default a group goes in one round trip when the server remembers its cells, a larger one reads them first',
+    defaultValue: DEFAULT_GROUP_LIMITS.maxBytes as number,
     parse: integer(1024),
   },
   writeQueueMaxBytes: {

@@ -6,10 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
-import { Engine } from '../src/engine/engine.js';
-import { silentLogger } from '../src/engine/logger.js';
-import { createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
-import { Partition, PartitionSet } from '../src/engine/partitions.js';
+import type { Engine } from '../src/engine/engine.js';
+import { Partition } from '../src/engine/partitions.js';
 import type { EachEvent } from '../src/engine/shardLog.js';
 import type { StoredCell } from '../src/engine/sql/contentRows.js';
 import type { StatementReader } from '../src/engine/sql/statement.js';
@@ -20,6 +18,7 @@ import {
   requestId,
   startStoreFixture,
 } from './support/storeFixture.js';
+import { startObservedEngine } from './support/observedEngine.js';
 
 const SHARDS = 4;
 /** Cells of a kilobyte: a read-ahead of 256 KiB holds a page of a shard's default batch. */
@@ -115,17 +114,11 @@ describe('Each follow: delivering what commits', function () {
   before(async () => {
     store = await startStoreFixture({ shardsCount: SHARDS });
     await store.api.defineModel({ model: RATE_MODEL });
-    const location = parseMysqlUrl(store.partitionUrls[0]!);
-    partition = new PageCountingPartition(
-      0,
-      location,
-      createMysqlPool(location, { connectionLimit: 4, connectTimeoutMs: 2000 }),
-    );
-    engine = new Engine(store.engine.layout, new PartitionSet([partition], SHARDS), silentLogger, {
-      followPollIntervalMs: 50,
-      maxCellBytes: 1024 * 1024,
-    });
-    await engine.models.refresh();
+    ({ engine, partition } = await startObservedEngine(
+      store,
+      (location, pool) => new PageCountingPartition(0, location, pool),
+      { followPollIntervalMs: 50 },
+    ));
     rates = new Map();
     let created = 0;
     for (let hotelId = 1; rates.size < SHARDS && hotelId < 1000; hotelId++, created++) {

@@ -18,7 +18,12 @@ export type {
   RecordCacheStats,
 } from './engineStats.js';
 export * from './errors.js';
-export { GROUP_SIZE_BOUNDS, type GroupActivity, type GroupStats } from './groupCommit.js';
+export {
+  DEFAULT_GROUP_LIMITS,
+  GROUP_SIZE_BOUNDS,
+  type GroupActivity,
+  type GroupStats,
+} from './groupCommit.js';
 export { ANSWER_BYTES_PER_CELL } from './latestCells.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 export type { Logger } from './logger.js';
