@@ -18,7 +18,7 @@ import type { StoredCell } from './sql/contentRows.js';
  * them and reads. Admission reserves them with the stream's read-ahead.
  */
 export const MAX_HANDED_OVER_BYTES = 64 * 1024;
-/** What a kept cell weighs besides its body. */
+/** About what a kept cell weighs besides its body (its object, id, uuid and name). */
 const CELL_OVERHEAD_BYTES = 128;
 
 /**
@@ -47,16 +47,16 @@ export interface FollowedShard {
 export class ShardWatch {
   private readonly shardOf: ReadonlyMap<string, number>;
   /**
-   * Shards written through this server since their last read began. A notified shard is read
-   * whatever the polls say: a poll that started before the write's commit would say it had
-   * not moved.
+   * Shards written through this server since their last read began. A notified shard is read,
+   * or sent from the cells its commits handed over, whatever the polls say: a poll that
+   * started before the write's commit would say it had not moved.
    */
   private readonly notified = new Set<number>();
   /** The highest max id polls have read of each shard: it stays news until read past. */
   private readonly maxIds = new Map<number, RowId>();
   /**
-   * Cells commits through this server stored in each shard since its last read, one after
-   * another by id; a shard in `mustRead` has none kept.
+   * Cells commits through this server stored in each shard, one after another by id, kept
+   * until sent or dropped; a shard in `mustRead` has none kept.
    */
   private readonly handedOver = new Map<number, KeptCell[]>();
   private handedOverBytes = 0;
