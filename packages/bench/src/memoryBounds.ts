@@ -1,6 +1,6 @@
 // The server's memory under the loads that once grew it without bound (issue 12), read with a
 // raw gRPC client so that every status is seen as the server answered it (the SDK would retry
-// RESOURCE_EXHAUSTED): many concurrent GetCells of 16 MiB answers, and Each streams whose
+// RESOURCE_EXHAUSTED): many concurrent GetCells of 15 MiB answers, and Each streams whose
 // client never reads. RSS is sampled every 100 ms; the peaks and what is left after are the
 // figures.
 import { setTimeout as sleep } from 'node:timers/promises';
