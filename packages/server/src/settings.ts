@@ -245,7 +245,7 @@ export const SETTINGS = {
     flag: '--write-group-max-bytes <n>',
     env: 'SHAMELESS_WRITE_GROUP_MAX_BYTES',
     description:
-      'most bytes of bodies one transaction takes from the queue (a larger single call goes alone); at the default a group goes in one round trip when the server remembers its cells, a larger one reads them first',
+      'most bytes of bodies one transaction takes from the queue (a larger single call goes alone); at the default a group of replaced bodies goes in one round trip when the server remembers its cells, a larger one reads them first',
     defaultValue: DEFAULT_GROUP_LIMITS.maxBytes as number,
     parse: integer(1024),
   },

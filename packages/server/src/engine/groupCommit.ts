@@ -41,7 +41,9 @@ export const DEFAULT_GROUP_LIMITS = {
   // INSERTs' text (bodies as hex, twice their size, and each row's other values) stays within
   // the 4 MiB a round trip carries (shardTransaction.ts). A larger group would read its cells
   // under its locks first: at 8 MiB, WriteCells of 500 cells at 16 in flight formed groups of
-  // some 1,200 writes, most of them too large for one trip, and ran a third slower.
+  // some 1,200 writes, most of them too large for one trip, and ran a third slower. A merge
+  // counts its patch here, and stores the merged body: merges onto large bodies may still
+  // make a group too large for one trip.
   maxBytes: 1536 * 1024,
   maxQueuedBytes: 64 * 1024 * 1024,
   minSplitItems: 8,
