@@ -32,7 +32,7 @@ import { PrimaryLookups } from './primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
 import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { type AnswerBound, LatestCells, answerOverBound, cellKeyOf } from './latestCells.js';
+import { type AnswerBound, LatestCells, answerOverBound } from './latestCells.js';
 import { readCell } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import {
@@ -383,7 +383,7 @@ export class Engine implements EngineStats {
       throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
     }
     if (refKey === undefined) {
-      const found = (await this.latest.read(model, [{ uuid, cell }])).get(cellKeyOf(uuid, cell));
+      const [found] = await this.latest.read(model, [{ uuid, cell }]);
       if (!found) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version`);
       return found;
     }
@@ -416,12 +416,11 @@ export class Engine implements EngineStats {
       }
       cells.push({ uuid: key.uuid, cell });
     }
-    const found = await this.latest.read(
+    return this.latest.read(
       model,
       cells,
       this.answerBound(1, 'ask for fewer keys (GetCells) or read them one at a time'),
     );
-    return cells.map(({ uuid, cell }) => found.get(cellKeyOf(uuid, cell)));
   }
 
   /** A share of maxAnswerBytes for one of `parts` reads of an answer; none when unbounded. */

@@ -5,29 +5,25 @@
 // table.
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
-import { BatchLoader } from './batchLoader.js';
+import { BatchLoader, type Found } from './batchLoader.js';
 import { AnswerTooLargeError } from './errors.js';
 import type { StoreLayout } from './layout.js';
 import type { CompiledModel } from './model.js';
 import type { PartitionSet } from './partitions.js';
 import { PARALLEL_READS, type ReadParts } from './readSplit.js';
-import { readLatestCells } from './sql/contentReads.js';
+import { type LatestKey, readLatestCells } from './sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
 import { readBodiesInto } from './unreadBodies.js';
 
-/** The key of a cell in {@link LatestCells.read}'s answer. */
-export const cellKeyOf = (uuid: string, cell: string) => `${uuid}/${cell}`;
-
-/** A cell located in its content table. */
-interface PlacedCell {
+/** A cell located in its content table, whose latest version is read with its body. */
+interface PlacedCell extends LatestKey {
   readonly table: string;
   readonly shard: number;
-  readonly uuid: string;
-  readonly cell: string;
   /** A longer body is not read with the cell, only its length; any body when left out. */
   readonly maxBodyBytes?: number;
 }
 
+/** The same cell, read with the same bound: one key for the turn's read. */
 const placedKey = ({ table, uuid, cell, maxBodyBytes }: PlacedCell) =>
   `${table}/${uuid}/${cell}/${maxBodyBytes ?? ''}`;
 
@@ -92,16 +88,16 @@ export class LatestCells {
   }
 
   /**
-   * The latest version of each of the cells that has one, keyed by {@link cellKeyOf}. With a
-   * bound, each cell's body is read with it only when within the cell's even share of the
-   * bound; the others' lengths are added up first, and their bodies read by id only if the
+   * The latest version of each of the cells, at its position; undefined where a cell has none.
+   * With a bound, each cell's body is read with it only when within the cell's even share of
+   * the bound; the others' lengths are added up first, and their bodies read by id only if the
    * whole answer fits. So at most about `bound.maxBytes` of bodies are held for the answer.
    */
   async read(
     model: CompiledModel,
     cells: readonly CellKey[],
     bound?: AnswerBound,
-  ): Promise<Map<string, StoredCell>> {
+  ): Promise<(StoredCell | undefined)[]> {
     const share =
       bound === undefined
         ? undefined
@@ -112,33 +108,38 @@ export class LatestCells {
     const maxBodyBytes = share === undefined || share >= this.maxCellBytes ? undefined : share;
     const placed = cells.map(({ uuid, cell }): PlacedCell => {
       const shard = this.layout.contentShard(uuid);
-      return { table: this.layout.contentTable(model, shard), shard, uuid, cell, maxBodyBytes };
+      const table = this.layout.contentTable(model, shard);
+      return { table, shard, uuid, cell, withBody: true, maxBodyBytes };
     });
-    const byPartition = this.layout.byPartition(placed, (cell) => cell.shard);
-    const answers = await Promise.all(
-      [...byPartition].map(([partition, keys]) => this.loaders[partition]!.load(keys)),
-    );
-    // The answer holds the cell objects themselves: a body read afterwards fills them in.
-    const found = new Map<string, StoredCell>();
-    const bodyBytes = new Map<string, number>();
-    const unread: LatestCell[] = [];
-    for (const answer of answers) {
-      for (const latest of answer.values()) {
-        const key = cellKeyOf(latest.cell.uuid, latest.cell.name);
-        found.set(key, latest.cell);
-        if (bound !== undefined) bodyBytes.set(key, latest.bodyBytes);
-        if (latest.bodyUnread) unread.push(latest);
-      }
-    }
+    const latest = await this.load(placed);
     if (bound !== undefined) {
       let bytes = 0;
-      for (const { uuid, cell } of cells) {
-        bytes += ANSWER_BYTES_PER_CELL + (bodyBytes.get(cellKeyOf(uuid, cell)) ?? 0);
-      }
+      for (const found of latest) bytes += ANSWER_BYTES_PER_CELL + (found?.bodyBytes ?? 0);
       if (bytes > bound.maxBytes) throw answerOverBound(bound, bytes);
     }
-    await this.readUnreadBodies(unread);
-    return found;
+    // A cell asked for twice is one LatestCell at both positions: its body is read once.
+    const unread = new Set<LatestCell>();
+    for (const found of latest) if (found?.bodyUnread) unread.add(found);
+    await this.readUnreadBodies([...unread]);
+    // The answer holds the cell objects themselves, which a body read afterwards filled in.
+    return latest.map((found) => found?.cell);
+  }
+
+  /** Each cell's latest version, at its position: each partition's cells in one turn's read. */
+  private async load(placed: readonly PlacedCell[]): Promise<Found<LatestCell>> {
+    const byPartition = this.layout.byPartition(placed.keys(), (i) => placed[i]!.shard);
+    if (byPartition.size === 1) {
+      const [partition] = byPartition.keys();
+      return this.loaders[partition!]!.load(placed);
+    }
+    const latest = new Array<LatestCell | undefined>(placed.length).fill(undefined);
+    await Promise.all(
+      [...byPartition].map(async ([partition, positions]) => {
+        const found = await this.loaders[partition]!.load(positions.map((i) => placed[i]!));
+        positions.forEach((position, i) => (latest[position] = found[i]));
+      }),
+    );
+    return latest;
   }
 
   /** Reads, by id, the bodies left out of a bounded read, into their cells. */
@@ -161,47 +162,99 @@ export class LatestCells {
     );
   }
 
-  /** One partition's read of distinct cells, by {@link placedKey}; `apart` from the turn's others. */
+  /**
+   * One partition's read of distinct cells (by {@link placedKey}), answered at their positions;
+   * `apart` from the turn's others.
+   */
   private async readOn(
     partition: number,
     cells: readonly PlacedCell[],
     apart: boolean,
-  ): Promise<Map<string, LatestCell>> {
+  ): Promise<Found<LatestCell>> {
     // One part per table and body bound: a part's cells share one keyed query.
-    const byPart = new Map<string, PlacedCell[]>();
-    for (const cell of cells) {
-      const part = `${cell.table}/${cell.maxBodyBytes ?? ''}`;
-      const list = byPart.get(part);
-      if (list) list.push(cell);
-      else byPart.set(part, [cell]);
-    }
-    const parts = [...byPart.values()];
+    const parts: ReadPart[] = [];
+    const partsOfTable = new Map<string, ReadPart[]>();
+    cells.forEach((cell, position) => {
+      let ofTable = partsOfTable.get(cell.table);
+      if (ofTable === undefined) partsOfTable.set(cell.table, (ofTable = []));
+      let part = ofTable.find(({ maxBodyBytes }) => maxBodyBytes === cell.maxBodyBytes);
+      if (part === undefined) {
+        part = { cells: [], positions: [], maxBodyBytes: cell.maxBodyBytes };
+        ofTable.push(part);
+        parts.push(part);
+      }
+      part.cells.push(cell);
+      part.positions.push(position);
+    });
     const rows = await this.partitions.at(partition).read(
       (reader) =>
         readLatestCells(
           reader,
-          parts.map((list) => ({
-            table: list[0]!.table,
-            keys: list.map(({ uuid, cell }) => ({ uuid, cell, withBody: true })),
-            maxBodyBytes: list[0]!.maxBodyBytes,
+          parts.map(({ cells: keys, maxBodyBytes }) => ({
+            table: keys[0]!.table,
+            keys,
+            maxBodyBytes,
+            // The turn's keys are distinct (placedKey), and a part's share a table and bound.
+            distinct: true,
           })),
         ),
       apart,
     );
-    const found = new Map<string, LatestCell>();
+    const found = new Array<LatestCell | undefined>(cells.length).fill(undefined);
     rows.forEach((partRows, t) => {
-      const { table, shard, maxBodyBytes } = parts[t]![0]!;
+      const { cells: keys, positions } = parts[t]!;
+      const byUuid = positionsByUuid(keys);
       for (const row of partRows) {
-        const cell = toStoredCell(row, shard);
+        const asked = positionOf(keys, byUuid, String(row.uuid), String(row.column_name));
+        // Never so: a row answers a cell asked for.
+        if (asked === undefined) continue;
+        const { table, shard } = keys[asked]!;
         const bodyBytes = Number(row.body_bytes ?? 0);
-        found.set(placedKey({ table, shard, uuid: cell.uuid, cell: cell.name, maxBodyBytes }), {
-          cell,
+        found[positions[asked]!] = {
+          cell: toStoredCell(row, shard),
           table,
           bodyBytes,
           bodyUnread: row.body === null && bodyBytes > 0,
-        });
+        };
       }
     });
     return found;
   }
+}
+
+/**
+ * Where each record's keys lie among `keys`: a position, or several for a record with several
+ * cells asked for. Keyed by the uuid alone, a string each key and row holds already, so that no
+ * string is built for each cell.
+ */
+function positionsByUuid(keys: readonly CellKey[]): Map<string, number | number[]> {
+  const byUuid = new Map<string, number | number[]>();
+  keys.forEach(({ uuid }, k) => {
+    const seen = byUuid.get(uuid);
+    if (seen === undefined) byUuid.set(uuid, k);
+    else if (typeof seen === 'number') byUuid.set(uuid, [seen, k]);
+    else seen.push(k);
+  });
+  return byUuid;
+}
+
+/**
+ * The position among `keys` of the key of cell `name` of record `uuid`, which a row answers: a
+ * record's only key, or the one of its keys that names the cell.
+ */
+function positionOf(
+  keys: readonly CellKey[],
+  byUuid: ReadonlyMap<string, number | number[]>,
+  uuid: string,
+  name: string,
+): number | undefined {
+  const at = byUuid.get(uuid);
+  return typeof at === 'number' ? at : at?.find((k) => keys[k]!.cell === name);
+}
+
+/** The cells of one table read with one body bound, and their positions in the turn's read. */
+interface ReadPart {
+  readonly cells: PlacedCell[];
+  readonly positions: number[];
+  readonly maxBodyBytes: number | undefined;
 }

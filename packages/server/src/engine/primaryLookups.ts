@@ -1,7 +1,7 @@
 // Put's first step, the lookup of its primary values: the lookups that puts make on one
 // partition in the same turn of the event loop (a PutMany, or puts arriving together) are made
 // together (batchLoader.ts): one SELECT, or two on two connections for 8 lookups or more.
-import { BatchLoader } from './batchLoader.js';
+import { BatchLoader, type Found } from './batchLoader.js';
 import type { PartitionSet } from './partitions.js';
 import { PARALLEL_READS, type ReadParts } from './readSplit.js';
 import type { Row } from './mysqlPool.js';
@@ -26,18 +26,21 @@ export class PrimaryLookups {
 
   /** The uuid of the record the values belong to, if any. `partition` holds `lookup.table`. */
   async find(partition: number, lookup: PrimaryLookup): Promise<string | undefined> {
-    const found = await this.loaders[partition]!.load([lookup]);
-    return found.get(primaryKeyOf(lookup));
+    const [uuid] = await this.loaders[partition]!.load([lookup]);
+    return uuid;
   }
 
   private async readOn(
     partition: number,
     lookups: readonly PrimaryLookup[],
     apart: boolean,
-  ): Promise<Map<string, string>> {
+  ): Promise<Found<string>> {
     const [rows = []] = (await this.partitions
       .at(partition)
       .read((reader) => reader.read([primaryLookups(lookups)]), apart)) as Row[][];
-    return new Map(rows.map((row) => [primaryKeyOf(lookups[Number(row.part)]!), String(row.uuid)]));
+    // Each row names its lookup's position (`part`).
+    const uuids = new Array<string | undefined>(lookups.length).fill(undefined);
+    for (const row of rows) uuids[Number(row.part)] = String(row.uuid);
+    return uuids;
   }
 }

@@ -15,12 +15,7 @@ import { BASE_CELL, type CompiledModel, type IndexSpec } from './model.js';
 import type { ModelRegistry } from './modelRegistry.js';
 import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
-import {
-  ANSWER_BYTES_PER_CELL,
-  type AnswerBound,
-  type LatestCells,
-  cellKeyOf,
-} from './latestCells.js';
+import { ANSWER_BYTES_PER_CELL, type AnswerBound, type LatestCells } from './latestCells.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
 import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from './sql/contentRows.js';
@@ -206,8 +201,12 @@ export class WhereQuery {
   ): Promise<Map<string, StoredCell[]>> {
     const keys = uuids.flatMap((uuid) => cells.map((cell) => ({ uuid, cell })));
     const found = await this.latest.read(model, keys, bound);
+    // Each record's cells lie together in the answer, in the order asked for.
     return new Map(
-      uuids.map((uuid) => [uuid, cells.flatMap((cell) => found.get(cellKeyOf(uuid, cell)) ?? [])]),
+      uuids.map((uuid, r) => [
+        uuid,
+        found.slice(r * cells.length, (r + 1) * cells.length).filter((cell) => cell !== undefined),
+      ]),
     );
   }
 }

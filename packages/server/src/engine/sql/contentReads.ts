@@ -44,6 +44,8 @@ export interface TableLatest {
    * they fit. Every body is read when left out.
    */
   readonly maxBodyBytes?: number;
+  /** The keys name distinct cells: they are read as they are, without a pass for repeats. */
+  readonly distinct?: boolean;
 }
 
 /**
@@ -97,8 +99,8 @@ function bodyColumns(
  */
 export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
   const branches: Statement[] = [];
-  tables.forEach(({ table, keys: asked, records = [], maxBodyBytes }, part) => {
-    const keys = distinctKeys(asked);
+  tables.forEach(({ table, keys: asked, records = [], maxBodyBytes, distinct }, part) => {
+    const keys = distinct ? asked : distinctKeys(asked);
     if (keys.length <= DIVES_PER_TABLE) {
       for (const key of keys) {
         const { body, bodyBytes, values } = bodyColumns(key.withBody, maxBodyBytes);
