@@ -11,6 +11,7 @@ import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
 import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
+import { bufferPoolNote } from './bufferPool.js';
 import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
 import { memorySummary, sampleMemory } from './memorySampler.js';
 import {
@@ -96,7 +97,8 @@ const program = new Command('bench')
       'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB.\n\n' +
       'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
       'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
-      'stderr. Uses a throwaway database.',
+      "stderr. Uses a throwaway database. Says so when MySQL's buffer pool is under 2 GiB, " +
+      "which the suite's tables outgrow (writes then go at the pace of its page flushing).",
   )
   .option(
     '--quick',
@@ -232,6 +234,8 @@ const environment = await describeEnvironment(options.mysqlUrl).catch((error: Er
 progress.note(
   `${environment.cpus} × ${environment.cpuModel}, Node ${process.version}, ${environment.database}`,
 );
+const poolNote = bufferPoolNote(environment.bufferPoolBytes);
+if (poolNote) progress.note(poolNote);
 const profileDir =
   typeof options.profile === 'string' ? options.profile : join(options.out, 'profiles');
 const bench = await openBenchStore({
@@ -310,6 +314,7 @@ async function suiteMode(): Promise<number> {
       );
     }
     console.log(`\n${formatTargets(targets)}`);
+    if (poolNote) console.log(`\n${poolNote}`);
     await save(reportName, {
       plan: {
         ...plan,
@@ -560,6 +565,7 @@ async function describeEnvironment(mysqlUrl: string) {
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown CPU',
       node: process.version,
       database: `MySQL ${String(row.version)} (innodb_flush_log_at_trx_commit=${String(row.flush)}, buffer pool ${Math.round(Number(row.pool) / 1024 / 1024)} MiB)`,
+      bufferPoolBytes: Number(row.pool),
       mariadb,
     };
   } finally {
