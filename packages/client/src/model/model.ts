@@ -421,7 +421,7 @@ export class Model<S extends ModelSchema = ModelSchema> {
   /** A version read from the store, as a read cell of its own record handle. */
   #cellOf(wire: WireCell): Cell<S> {
     return this.#context
-      .newRecord(wire.uuid, new Map([[wire.name, wire]]))
+      .newRecord(wire.uuid, new Map<string, WireCell>().set(wire.name, wire))
       .cell(wire.name as CellName<S>);
   }
 

@@ -34,14 +34,18 @@ export class ModelRecord<S extends ModelSchema = ModelSchema> {
     this.#context = context;
     this.#uuid = uuid;
     // The declared cells, then any other cell the store knows (e.g. one declared by another
-    // client) that arrived with the record, such as a cell read from the log.
-    for (const name of new Set([...context.schema.cells, ...known.keys()])) {
-      const version = known.has(name) ? (known.get(name) ?? null) : undefined;
-      this.#cells.set(
-        name,
-        new Cell<S>(context, this as unknown as RecordOf<S>, name as CellName<S>, version),
-      );
-    }
+    // client) that arrived with the record, such as a cell read from the log. Two loops rather
+    // than a set of both: a batch read makes a record for each of its cells.
+    for (const name of context.schema.cells) this.#addCell(name, known);
+    for (const name of known.keys()) if (!this.#cells.has(name)) this.#addCell(name, known);
+  }
+
+  #addCell(name: string, known: KnownVersions): void {
+    const version = known.has(name) ? (known.get(name) ?? null) : undefined;
+    this.#cells.set(
+      name,
+      new Cell<S>(this.#context, this as unknown as RecordOf<S>, name as CellName<S>, version),
+    );
   }
 
   /** The record's UUID (36 lowercase characters with hyphens). */
