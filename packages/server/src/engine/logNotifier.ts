@@ -54,14 +54,6 @@ function withOwnBodies(cells: readonly StoredCell[]): StoredCell[] {
   return cells.map((cell) => {
     const body = bodies.subarray(at, at + cell.body.length);
     at += cell.body.copy(bodies, at);
-    return {
-      id: cell.id,
-      shard: cell.shard,
-      uuid: cell.uuid,
-      name: cell.name,
-      refKey: cell.refKey,
-      createdAt: cell.createdAt,
-      body,
-    };
+    return { ...cell, body };
   });
 }

@@ -35,7 +35,11 @@ interface KeptCell {
   readonly commit: Commit;
 }
 
-const sameId = (a: RowId, b: RowId) => !(a < b) && !(a > b);
+/** Whether `id` is the one right after `previous`; by order, not ===: an id may be a bigint. */
+const comesRightAfter = (id: RowId, previous: RowId) => {
+  const next = offsetId(previous, 1);
+  return !(id < next) && !(id > next);
+};
 
 export interface FollowedShard {
   readonly shard: number;
@@ -113,7 +117,7 @@ export class ShardWatch {
     let sent = 0;
     while (sent < kept.length && !(kept[sent]!.cell.id > cursor)) sent += 1;
     const next = kept.slice(sent, sent + limit).map(({ cell }) => cell);
-    if (next.length > 0 && !sameId(next[0]!.id, offsetId(cursor, 1))) return undefined;
+    if (next.length > 0 && !comesRightAfter(next[0]!.id, cursor)) return undefined;
     this.drop(shard, sent + next.length);
     if (!this.handedOver.has(shard)) this.notified.delete(shard);
     return next;
@@ -164,7 +168,7 @@ export class ShardWatch {
     let last = kept[kept.length - 1]?.cell.id;
     let follows = cells.length > 0;
     for (const cell of cells) {
-      if (last !== undefined && !sameId(cell.id, offsetId(last, 1))) follows = false;
+      if (last !== undefined && !comesRightAfter(cell.id, last)) follows = false;
       last = cell.id;
     }
     const commit: Commit = {
