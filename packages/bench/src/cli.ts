@@ -98,7 +98,8 @@ const program = new Command('bench')
       'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
       'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
       "stderr. Uses a throwaway database. Says so when MySQL's buffer pool is under 2 GiB, " +
-      "which the suite's tables outgrow (writes then go at the pace of its page flushing).",
+      "which the suite's tables outgrow (writes then go at the pace of its page flushing, and " +
+      'reads wait for pages from disk).',
   )
   .option(
     '--quick',
