@@ -4,9 +4,12 @@
 // credentials layer against scripted servers: test/transport/middleware/credentials.test.ts.
 
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import {
   createTestDatabases,
   makeTestCertificates,
@@ -21,11 +24,16 @@ import {
   connect,
   type ConnectOptions,
 } from '../src/index.js';
+import { startConnectProxy } from './support/connectProxy.js';
 import { RATE_SCHEMA, rateValues } from './support/rateModel.js';
 import { startServeProcess, type ServeProcess } from './support/serveProcess.js';
 import { rejection } from './support/storeFixture.js';
 
 const TOKENS = { admin: 'admin-token-1', writer: 'writer-token-2', reader: 'reader-token-3' };
+const TLS_CONNECT_PROCESS = join(
+  dirname(fileURLToPath(import.meta.url)),
+  'support/tlsConnectProcess.js',
+);
 
 describe('the SDK with mutual TLS and tokens, against real servers', function () {
   this.timeout(60_000);
@@ -153,6 +161,67 @@ describe('the SDK with mutual TLS and tokens, against real servers', function ()
     const stats = store.transport.stats();
     expect(stats.pipelinedAttempts, 'every call over the Pipeline').to.equal(stats.attempts);
     await store.close();
+  });
+
+  describe('the name a connection sends and checks the certificate against', () => {
+    /** The SDK in a process of its own (Node prints a deprecation warning once a process). */
+    const connectFromProcess = (endpoint: string, env: NodeJS.ProcessEnv = {}) =>
+      promisify(execFile)(
+        process.execPath,
+        [
+          TLS_CONNECT_PROCESS,
+          endpoint,
+          certs.paths.ca,
+          certs.paths.clientCert,
+          certs.paths.clientKey,
+        ],
+        {
+          timeout: 15_000,
+          env: {
+            ...process.env,
+            ...{ grpc_proxy: undefined, https_proxy: undefined, http_proxy: undefined },
+            SHAMELESS_TEST_TOKEN: TOKENS.reader,
+            ...env,
+          },
+        },
+      );
+    const portOf = (endpoint: string) => endpoint.split(':').pop()!;
+
+    it('an IP address goes without a TLS server name, so Node prints no DEP0123 warning', async () => {
+      const ip = `127.0.0.1:${portOf(endpoints[0]!)}`;
+      const { stdout, stderr } = await connectFromProcess(ip);
+      expect(stdout).to.equal('connected: 2 shards\n');
+      expect(stderr).to.not.include('DEP0123');
+    });
+
+    it("through an HTTP proxy, the certificate is checked against the server's name, not the proxy's", async () => {
+      // The proxy listens on 127.0.0.2, which the server's certificate does not name.
+      const proxy = await startConnectProxy('127.0.0.2');
+      try {
+        const target = `localhost:${portOf(endpoints[0]!)}`;
+        const { stdout } = await connectFromProcess(target, { grpc_proxy: proxy.url });
+        expect(stdout).to.equal('connected: 2 shards\n');
+        expect(proxy.targets).to.include(target);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('grpc.ssl_target_name_override is the name the certificate must hold', async () => {
+      const ip = `127.0.0.1:${portOf(endpoints[0]!)}`;
+      const overridden = (name: string) => ({
+        endpoints: [ip],
+        token: TOKENS.reader,
+        retry: false as const,
+        channelOptions: { 'grpc.ssl_target_name_override': name },
+      });
+      const named = await open(overridden('localhost'));
+      expect(named.shardsCount).to.equal(2);
+      await named.close();
+      const error = await rejection(open(overridden('elsewhere.example')));
+      expect(error).to.be.instanceOf(UnavailableError);
+      expect(error.message).to.include('elsewhere.example');
+    });
   });
 
   it('hedged reads over two TLS servers carry the token on every attempt', async () => {

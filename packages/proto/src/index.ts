@@ -17,3 +17,5 @@ export { fileDescriptorsOf, storeDescriptorSet } from './fileDescriptors.js';
 export * from './messagePack/index.js';
 // A CA certificate file checked before Node takes it (the server's flags, the SDK's tls.ca).
 export { caFileProblem } from './tls/caCertificates.js';
+// TLS credentials that send no server name for an IP address (the SDK's tls, the commands').
+export { type TlsFiles, tlsCredentials } from './tls/tlsCredentials.js';

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import { tlsCredentials } from '@shameless/proto';
 import {
   type TestCertificates,
   type TestDatabases,
@@ -112,8 +113,9 @@ describe('security: the serve process', function () {
       file,
     ]);
     const port = server.address.split(':').pop();
+    // Not grpc-js's createSsl, which sends the IP address as the TLS server name (DEP0123).
     const api = connectStore(`127.0.0.1:${port}`, {
-      credentials: credentials.createSsl(certs.ca),
+      credentials: tlsCredentials({ ca: certs.ca }),
       token: writer.token,
     });
     const plaintext = connectStore(`127.0.0.1:${port}`, { token: writer.token });

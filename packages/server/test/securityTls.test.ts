@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import { tlsCredentials } from '@shameless/proto';
 import { type TestCertificates, makeTestCertificates } from '@shameless/testkit';
 import { TlsConfigError, serverCredentials, tlsFilesOf } from '../src/grpc/serverCredentials.js';
 import { type ConnectOptions, connectStore } from './support/grpcCalls.js';
@@ -40,7 +41,8 @@ describe('security: TLS and mutual TLS', function () {
         clientCaFile: mutual ? certs.paths.ca : undefined,
       }),
     });
-  const trusting = (ca: Buffer) => ({ credentials: credentials.createSsl(ca) });
+  // The credentials the client commands and the SDK use: no TLS server name for an IP address.
+  const trusting = (ca: Buffer) => ({ credentials: tlsCredentials({ ca }) });
 
   describe('a TLS server', () => {
     let store: StoreFixture;
@@ -73,7 +75,7 @@ describe('security: TLS and mutual TLS', function () {
 
     it('serves a client with a certificate signed by the client CA', async () => {
       const withCertificate = {
-        credentials: credentials.createSsl(certs.ca, certs.clientKey, certs.clientCert),
+        credentials: tlsCredentials({ ca: certs.ca, cert: certs.clientCert, key: certs.clientKey }),
       };
       expect(await statusConnecting(store.address, withCertificate)).to.equal(status.OK);
     });

@@ -2,12 +2,8 @@
 // layers (chain.ts) over the gRPC call that every unary call, collected stream and server
 // stream goes through.
 
-import {
-  credentials as grpcCredentials,
-  type ChannelCredentials,
-  type ChannelOptions,
-} from '@grpc/grpc-js';
-import { caFileProblem } from '@shameless/proto';
+import type { ChannelCredentials, ChannelOptions } from '@grpc/grpc-js';
+import { caFileProblem, tlsCredentials } from '@shameless/proto';
 import type { RandomSource } from './backoff.js';
 import { TokenBudget, type BudgetOptions } from './budget.js';
 import { transportChain } from './chain.js';
@@ -55,7 +51,11 @@ export interface TlsOptions {
 export interface TransportOptions {
   /** Server addresses, `host:port`. Calls are spread over them round robin. */
   endpoints: readonly string[];
-  /** TLS to the servers (with `cert` and `key`: mutual TLS). Default: plaintext. */
+  /**
+   * TLS to the servers (with `cert` and `key`: mutual TLS). Default: plaintext. An IP address is
+   * dialled without a TLS server name (RFC 6066): its certificate must name the address, or the
+   * name in `channelOptions['grpc.ssl_target_name_override']`.
+   */
   tls?: TlsOptions;
   /**
    * A bearer token sent as `authorization: Bearer <token>` on every attempt (retries and
@@ -264,11 +264,12 @@ function channelCredentials(options: TransportOptions): ChannelCredentials | und
   if ((tls.cert === undefined) !== (tls.key === undefined)) {
     throw new TypeError('tls.cert and tls.key go together: pass both for mutual TLS, or neither');
   }
-  const pem = (value: string | Buffer | undefined): Buffer | null =>
-    value === undefined ? null : Buffer.isBuffer(value) ? value : Buffer.from(value);
+  const pem = (value: string | Buffer | undefined): Buffer | undefined =>
+    value === undefined ? undefined : Buffer.isBuffer(value) ? value : Buffer.from(value);
   const ca = pem(tls.ca);
-  // grpc-js takes any bytes as the CA; a wrong one would fail every handshake, as UNAVAILABLE.
+  // Node takes any bytes as the CA; a wrong one would fail every handshake, as UNAVAILABLE.
   const caProblem = ca && caFileProblem(ca, 'server');
   if (caProblem) throw new InvalidArgumentError(`tls.ca ${caProblem}`);
-  return grpcCredentials.createSsl(ca, pem(tls.key), pem(tls.cert));
+  // Not grpc-js's createSsl: it sends an IP address as the TLS server name (see tlsCredentials).
+  return tlsCredentials({ ca, cert: pem(tls.cert), key: pem(tls.key) });
 }

@@ -12,10 +12,9 @@ import {
   Metadata,
   credentials,
 } from '@grpc/grpc-js';
-import { StoreClient } from '@shameless/proto';
+import { StoreClient, tlsCredentials } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { INT32_MAX, integerArgument } from './integerArgument.js';
-import { tlsCredentials } from './tlsCredentials.js';
 import { checkTlsFiles } from './tlsFileCheck.js';
 import { UsageError } from './usageError.js';
 

@@ -3,8 +3,7 @@
 // start line"), which name neither the file nor the flag, as a failed call with exit 1; and it
 // takes a --tls-ca that holds no CA certificate without a word, to fail every handshake.
 import { createSecureContext } from 'node:tls';
-import { caFileProblem } from '@shameless/proto';
-import type { TlsFiles } from './tlsCredentials.js';
+import { type TlsFiles, caFileProblem } from '@shameless/proto';
 import { UsageError } from './usageError.js';
 
 /**
