@@ -179,7 +179,9 @@ describe('the SDK with mutual TLS and tokens, against real servers', function ()
           timeout: 15_000,
           env: {
             ...process.env,
+            // No proxy but the one a test gives, and no host kept from it.
             ...{ grpc_proxy: undefined, https_proxy: undefined, http_proxy: undefined },
+            ...{ no_grpc_proxy: undefined, no_proxy: undefined },
             SHAMELESS_TEST_TOKEN: TOKENS.reader,
             ...env,
           },
