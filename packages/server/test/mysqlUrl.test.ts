@@ -18,6 +18,40 @@ describe('partition URLs (pure)', function () {
     expect(parseMysqlUrl('mysql://127.0.0.1/store')).to.include({ user: 'root', port: 3306 });
   });
 
+  it('reads TLS from ssl-mode, ssl-ca, ssl-cert and ssl-key, as MySQL clients name them', () => {
+    const tlsOf = (query: string) => parseMysqlUrl(`mysql://app@db.local/store?${query}`).tls;
+    expect(tlsOf('ssl-ca=/etc/ca.pem')).to.deep.equal({
+      mode: 'verify-identity',
+      caFile: '/etc/ca.pem',
+    });
+    expect(tlsOf('ssl-mode=VERIFY_CA&ssl-ca=/ca.pem&ssl-cert=/c.pem&ssl-key=/k.pem')).to.deep.equal(
+      { mode: 'verify-ca', caFile: '/ca.pem', certFile: '/c.pem', keyFile: '/k.pem' },
+    );
+    expect(tlsOf('ssl-mode=required')).to.deep.equal({ mode: 'required' });
+    expect(tlsOf('ssl-mode=verify-identity')).to.deep.equal({ mode: 'verify-identity' });
+    expect(tlsOf('ssl-mode=disabled')).to.equal(undefined);
+    expect(parseMysqlUrl('mysql://app@db.local/store')).to.not.have.property('tls');
+  });
+
+  it('refuses TLS parameters that contradict each other, saying which', () => {
+    const refusals: [string, string][] = [
+      ['ssl-mode=sometimes', 'ssl-mode=sometimes is not one of disabled, required, verify-ca'],
+      ['ssl-mode=disabled&ssl-ca=/ca.pem', 'ssl-mode=disabled takes no ssl-ca'],
+      ['ssl-cert=/c.pem', 'ssl-cert and ssl-key go together'],
+      ['ssl-mode=required&ssl-ca=/ca.pem', 'ssl-mode=required does not check the certificate'],
+      ['ssl=1', 'unknown parameter ssl in'],
+    ];
+    for (const [query, problem] of refusals) {
+      expect(() => parseMysqlUrl(`mysql://app:s3cret@db.local/store?${query}`), query)
+        .to.throw(Error)
+        .that.satisfies((error: Error) => {
+          expect(error.message).to.include(problem).and.include('app:***@');
+          expect(error.message).to.not.include('s3cret');
+          return true;
+        });
+    }
+  });
+
   const secrets: [string, string, string][] = [
     [
       'a plain password',

@@ -3,6 +3,7 @@
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import { type CallScope, currentScope, isAbandoned } from './callScope.js';
+import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
 import { isServerStatementTimeout } from './sqlErrors.js';
 
@@ -91,13 +92,18 @@ export interface MysqlLocation {
   database: string;
   /** A Unix socket to connect through instead of host:port (a server on the same machine). */
   socketPath?: string;
+  /** TLS to the server (`ssl-mode`, `ssl-ca`, ... in the URL); plaintext when absent. */
+  tls?: MysqlTls;
 }
+
+const URL_PARAMETERS: readonly string[] = ['socket', ...TLS_PARAMETERS];
 
 const DATABASE_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
 /**
  * Parses `mysql://user:password@host:port/database`, optionally with `?socket=/path` to reach
- * a server on the same machine through its Unix socket (no TCP stack: cheaper per query).
+ * a server on the same machine through its Unix socket (no TCP stack: cheaper per query), and
+ * with `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` for TLS (mysqlTls.ts).
  */
 export function parseMysqlUrl(url: string): MysqlLocation {
   let parsed: URL;
@@ -117,11 +123,17 @@ export function parseMysqlUrl(url: string): MysqlLocation {
       `database name missing or invalid in ${redactUrl(url)}; expected letters, digits and _ after the last /`,
     );
   }
-  const unknown = [...parsed.searchParams.keys()].filter((key) => key !== 'socket');
+  const unknown = [...parsed.searchParams.keys()].filter((key) => !URL_PARAMETERS.includes(key));
   if (unknown.length > 0) {
     throw new Error(
-      `unknown parameter ${unknown.join(', ')} in ${redactUrl(url)}; the only one is socket=/path`,
+      `unknown parameter ${unknown.join(', ')} in ${redactUrl(url)}; known: ${URL_PARAMETERS.join(', ')}`,
     );
+  }
+  let tls: MysqlTls | undefined;
+  try {
+    tls = tlsOfParameters(parsed.searchParams);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}, in ${redactUrl(url)}`);
   }
   const socketPath = parsed.searchParams.get('socket');
   return {
@@ -131,6 +143,22 @@ export function parseMysqlUrl(url: string): MysqlLocation {
     password: decodeURIComponent(parsed.password),
     database,
     ...(socketPath ? { socketPath } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/**
+ * How mysql2 reaches the location's server: address, credentials and TLS (its files read now;
+ * an Error names the parameter and the file it could not use).
+ */
+export function serverConnection(location: MysqlLocation): mysql.ConnectionOptions {
+  return {
+    host: location.host,
+    port: location.port,
+    user: location.user,
+    password: location.password,
+    ...(location.socketPath ? { socketPath: location.socketPath } : {}),
+    ...(location.tls ? { ssl: sslOptionsOf(location.tls) } : {}),
   };
 }
 
@@ -164,12 +192,8 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
   // The callback API, wrapped here: mysql2's promise wrapper builds an Error for every query
   // to keep the caller's stack, a measurable share of a small query's cost.
   const pool = mysql.createPool({
-    host: location.host,
-    port: location.port,
-    user: location.user,
-    password: location.password,
+    ...serverConnection(location),
     database: location.database,
-    ...(location.socketPath ? { socketPath: location.socketPath } : {}),
     connectionLimit: options.connectionLimit,
     connectTimeout: options.connectTimeoutMs,
     maxIdle: options.connectionLimit,
@@ -329,11 +353,7 @@ export function createDatabaseSql(database: string): string {
 /** A connection to the location's server, without choosing its database. */
 function connectToServer(location: MysqlLocation, connectTimeoutMs: number) {
   return mysqlPromise.createConnection({
-    host: location.host,
-    port: location.port,
-    user: location.user,
-    password: location.password,
-    ...(location.socketPath ? { socketPath: location.socketPath } : {}),
+    ...serverConnection(location),
     connectTimeout: connectTimeoutMs,
   });
 }

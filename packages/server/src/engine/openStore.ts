@@ -14,11 +14,12 @@ import {
   ensureDatabase,
   parseMysqlUrl,
   redactUrl,
+  serverConnection,
 } from './mysqlPool.js';
 import { Partition, PartitionSet } from './partitions.js';
 import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
 import { shardLayoutProblem } from './sharding.js';
-import { isAccessDenied } from './sqlErrors.js';
+import { isAccessDenied, isTlsFailure } from './sqlErrors.js';
 import type { CreatedAtKind } from './sql/contentRows.js';
 import { inspectTables } from './sql/schemaInspection.js';
 import { readTimeLimitFor } from './sql/readTimeLimit.js';
@@ -88,7 +89,10 @@ export function checkStoreShape(config: StoreShape): {
   if (layoutProblem) throw new StoreConfigError(layoutProblem);
   const locations = config.partitionUrls.map((url, i) => {
     try {
-      return parseMysqlUrl(url);
+      const location = parseMysqlUrl(url);
+      // Its TLS files read now: one that cannot be used stops the start, naming it.
+      serverConnection(location);
+      return location;
     } catch (error) {
       throw new StoreConfigError(`partition ${i}: ${(error as Error).message}`);
     }
@@ -223,7 +227,18 @@ async function waitForDatabase(
         throw new StoreConfigError(
           `partition ${index} at ${describeLocation(location)} refused user ${location.user} (${reason}). ` +
             `Check the user name and password in --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}), ` +
-            `and that the user may create and use database ${location.database}.`,
+            `and that the user may create and use database ${location.database}` +
+            (location.tls
+              ? '.'
+              : ` (a user created REQUIRE SSL also needs ssl-mode or ssl-ca in the URL).`),
+        );
+      }
+      if (isTlsFailure(error)) {
+        throw new StoreConfigError(
+          `partition ${index} at ${describeLocation(location)}: TLS failed (${(error as Error).message}). ` +
+            `Check ssl-mode and ssl-ca in --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}): ` +
+            "ssl-ca is the PEM file of the CA that signed the server's certificate, which must name the host dialled for ssl-mode=verify-identity; " +
+            'and that the server has TLS on.',
         );
       }
       if (Date.now() >= deadline) {

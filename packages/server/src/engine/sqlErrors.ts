@@ -96,6 +96,15 @@ export function isAccessDenied(error: unknown): boolean {
   return code !== undefined && ACCESS_CODES.has(code);
 }
 
+/**
+ * True when a connection failed on TLS (the server's certificate not trusted or not naming the
+ * host, a server without TLS): waiting does not change that either.
+ */
+export function isTlsFailure(error: unknown): boolean {
+  const code = asDriverError(error)?.code;
+  return code !== undefined && /^(HANDSHAKE_SSL_|HANDSHAKE_NO_SSL|ERR_TLS_|ERR_SSL_)/.test(code);
+}
+
 /** The unique key a duplicate-entry error names, or undefined for any other error. */
 export function duplicateKeyName(error: unknown): string | undefined {
   const driverError = asDriverError(error);
