@@ -4,7 +4,7 @@
 //   deadline         one deadline and one AbortSignal per call
 //   counting         calls, failures
 //   retry            transient failures sent again, after backoff, within the budget
-//   hedge            slow reads raced against another endpoint
+//   hedge            slow reads raced against another endpoint (with hedging and 2+ endpoints)
 //   budget           each attempt's account: success earns, transient failure costs
 //   endpoint         which server; marked down/up; waiting for a restarting server
 //   token            authorization: Bearer <token>
@@ -62,14 +62,20 @@ export function transportChain(parts: ChainParts, terminal: CallNext): CallNext 
       // many calls may share).
       countingLayer(counters),
       retryLayer({ retry: parts.retry, budget, clock, counters }),
-      hedgeLayer({
-        hedge: parts.hedge,
-        budget,
-        latency: parts.latency,
-        clock,
-        counters,
-        endpointCount: parts.endpoints.addresses.length,
-      }),
+      // Only where a hedge can go (a policy, and another endpoint to send it to): elsewhere the
+      // layer would only time each call for a delay nothing uses, two async generators a call.
+      ...(parts.hedge === null || parts.endpoints.addresses.length < 2
+        ? []
+        : [
+            hedgeLayer({
+              hedge: parts.hedge,
+              budget,
+              latency: parts.latency,
+              clock,
+              counters,
+              endpointCount: parts.endpoints.addresses.length,
+            }),
+          ]),
       budgetLayer(budget),
       endpointLayer({
         endpoints: parts.endpoints,

@@ -355,6 +355,16 @@ describe('unary pipeline policy (ManualClock, scripted attempts)', () => {
       expect(latency.p95('getCell')).to.equal(8);
     });
 
+    it('has no hedge layer with one endpoint: nothing times its calls for a delay', async () => {
+      const latency = new LatencyTracker({ minSamples: 1 });
+      const single = harness({ hedge: { fallbackDelayMs: 500 }, latency, endpoints: ['a:1'] });
+      const { outcome } = single.call(READ);
+      await single.clock.advance(8);
+      single.attempt(0).succeed('ok');
+      expect((await outcome).value).to.equal('ok');
+      expect(latency.p95('getCell')).to.equal(undefined);
+    });
+
     it('a non-retryable error from any attempt fails the call and cancels the rest', async () => {
       const h = harness({ hedge: { delayMs: 50 } });
       const { outcome } = h.call(READ);
