@@ -281,7 +281,7 @@ export const SETTINGS = {
     flag: '--version-cache-bytes <n>',
     env: 'SHAMELESS_VERSION_CACHE_BYTES',
     description:
-      'bytes of the latest versions of cells (with their bodies, if at most 4 KiB each; about 300 bytes more a cell) the server remembers, so that a write to one takes one round trip instead of two; 0 for none',
+      'bytes of the latest versions of cells (with their bodies, if at most 4 KiB each; about 300 bytes more a cell) the server remembers, so that a write to one takes one round trip instead of two (a quarter of them for the cells of records just created, until written to); 0 for none',
     defaultValue: DEFAULT_VERSION_CACHE_BYTES as number,
     parse: integer(0, 2 ** 40),
   },

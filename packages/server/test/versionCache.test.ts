@@ -79,26 +79,57 @@ describe('VersionCache', () => {
     expect(cache.stats()).to.deep.include({ entries: 0, stale: 1 });
   });
 
+  /** A capacity of `cells` cells of 1,000-byte bodies with their keys. */
+  const capacityOf = (cells: number) => {
+    const probe = new VersionCache(1_000_000);
+    probe.set('t', 'u0', 'base', 0, Buffer.alloc(1000));
+    return cells * probe.stats().bytes;
+  };
+
   it('holds at most about its bytes, those used lately, and nothing with 0 bytes', () => {
     const body = Buffer.alloc(1000);
-    const probe = new VersionCache(1_000_000);
-    probe.set('t', 'u0', 'base', 0, body);
-    const capacity = 100 * probe.stats().bytes; // 100 cells of 1,000 bytes with their keys
+    const capacity = capacityOf(100);
     const cache = new VersionCache(capacity);
     cache.set('t', 'kept', 'base', 0, body);
     for (let i = 0; i < 1000; i++) {
       cache.set('t', `u${i}`, 'base', i, body);
+      cache.setCreated('t', `c${i}`, 'base', 0, body);
       expect(cache.get('t', 'kept', 'base'), `in use, after ${i}`).to.not.equal(undefined);
     }
     const { bytes, entries } = cache.stats();
     expect(bytes).to.be.at.most(capacity);
+    // Three quarters for cells written to, a quarter for those of records created, each
+    // between half full (just after its older half went) and full.
     expect(entries).to.be.within(50, 100);
     expect(cache.get('t', 'u999', 'base')?.refKey).to.equal(999);
+    expect(cache.get('t', 'c999', 'base')?.refKey).to.equal(0);
     expect(cache.get('t', 'u0', 'base')).to.equal(undefined);
+    expect(cache.get('t', 'c0', 'base')).to.equal(undefined);
     const none = new VersionCache(0);
     none.set('t', 'u', 'base', 1, undefined);
+    none.setCreated('t', 'v', 'base', 0, undefined);
     expect(none.get('t', 'u', 'base')).to.equal(undefined);
+    expect(none.get('t', 'v', 'base')).to.equal(undefined);
     expect(none.stats().entries).to.equal(0);
+  });
+
+  it('keeps the cells written to through any number of records created', () => {
+    const body = Buffer.alloc(1000);
+    const capacity = capacityOf(100);
+    const cache = new VersionCache(capacity);
+    const written = Array.from({ length: 30 }, (_, i) => `w${i}`);
+    for (const uuid of written) cache.set('t', uuid, 'base', 1, body);
+    // A record created and then written to: its cell is in use from the write's lookup on.
+    cache.setCreated('t', 'created', 'base', 0, body);
+    expect(cache.get('t', 'created', 'base')?.refKey).to.equal(0);
+    // As a stream of creates, or an import: records never written to again.
+    for (let i = 0; i < 10_000; i++) cache.setCreated('t', `new${i}`, 'base', 0, body);
+    for (const uuid of [...written, 'created']) {
+      expect(cache.get('t', uuid, 'base'), uuid).to.not.equal(undefined);
+    }
+    expect(cache.get('t', 'new9999', 'base')?.refKey, 'the last created').to.equal(0);
+    expect(cache.get('t', 'new0', 'base'), 'the first created').to.equal(undefined);
+    expect(cache.stats().bytes).to.be.at.most(capacity);
   });
 
   it('counts an entry once, however often it is set or forgotten', () => {

@@ -260,10 +260,13 @@ export class ShardTransaction {
       if (outcome.replayed) return;
       const { cell } = outcome;
       const table = this.tableOf(item);
-      this.versions.set(table, cell.uuid, cell.name, cell.refKey, cell.body);
-      if (item.kind !== 'create') return;
+      if (item.kind !== 'create') {
+        this.versions.set(table, cell.uuid, cell.name, cell.refKey, cell.body);
+        return;
+      }
+      this.versions.setCreated(table, cell.uuid, cell.name, cell.refKey, cell.body);
       for (const other of item.model.spec.cells) {
-        this.versions.set(table, cell.uuid, other, NO_VERSION, undefined);
+        this.versions.setCreated(table, cell.uuid, other, NO_VERSION, undefined);
       }
     });
     return result.outcomes;
