@@ -1,6 +1,7 @@
 // `serve --metrics-listen` and the access log, through the real binary over a real MariaDB:
-// /metrics counts calls by method and code, times them, gauges streams (Pipelines too), pools
-// and write groups; at debug level each call logs one line without its metadata.
+// /metrics counts calls by method and code, times them, gauges streams (Pipelines too), pools,
+// write groups and the version cache; at debug level each call logs one line without its
+// metadata.
 import { Metadata } from '@grpc/grpc-js';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import { expect } from 'chai';
@@ -11,7 +12,7 @@ import {
   startServerProcess,
 } from './support/serverProcess.js';
 import { RawPipeline } from './support/pipelineClient.js';
-import { RATE_MODEL, pack } from './support/storeFixture.js';
+import { RATE_MODEL, pack, putRate } from './support/storeFixture.js';
 
 const SECRET = 'metrics-test-secret-token';
 
@@ -117,6 +118,24 @@ describe('serve --metrics-listen and the access log', function () {
       sample(text, 'shameless_write_group_size_bucket', { partition: '0', le: '+Inf' }),
     ).to.equal(groups);
     expect(sample(text, 'shameless_writes_total', { partition: '0' })).to.be.at.least(2);
+  });
+
+  it('gauges the version cache by part: the cells of records just created, and those written to', async () => {
+    const bytes = (text: string, part: string) =>
+      sample(text, 'shameless_version_cache_bytes', { part })!;
+    const before = await scrape();
+    await putRate(api, 8, '2026-02-01');
+    const afterCreate = await scrape();
+    // Its base version 0 and its meta cell at no version, each a key and an entry at least.
+    expect(bytes(afterCreate, 'created') - bytes(before, 'created')).to.be.at.least(2 * 256);
+    expect(bytes(afterCreate, 'written')).to.equal(bytes(before, 'written'));
+    // The same values again: an update, which asks for base; meta stays where it was.
+    await putRate(api, 8, '2026-02-01');
+    const afterUpdate = await scrape();
+    expect(bytes(afterUpdate, 'created'))
+      .to.be.above(bytes(before, 'created'))
+      .and.below(bytes(afterCreate, 'created'));
+    expect(bytes(afterUpdate, 'written') - bytes(before, 'written')).to.be.at.least(256);
   });
 
   it('gauges open streams, and what admission holds, while a follow stream is open', async () => {

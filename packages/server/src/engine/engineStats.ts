@@ -28,6 +28,8 @@ export interface VersionCacheStats {
   readonly entries: number;
   /** Bytes the entries count (bodies and keys), at most about `capacityBytes`. */
   readonly bytes: number;
+  /** Of those, the cells of records just created, not written to since: at most a quarter. */
+  readonly createdBytes: number;
   readonly capacityBytes: number;
   /** Writes that found their cell remembered. */
   readonly hits: number;

@@ -144,6 +144,7 @@ export class VersionCache {
     return {
       entries: this.created.size + this.inUse.size,
       bytes: this.created.weight + this.inUse.weight,
+      createdBytes: this.created.weight,
       capacityBytes: this.capacityBytes,
       ...this.counters,
     };

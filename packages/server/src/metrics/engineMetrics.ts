@@ -100,6 +100,16 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
     [],
     (metric) => metric.set(stats.versionCacheStats().entries),
   );
+  gauge(
+    'shameless_version_cache_bytes',
+    'Bytes the remembered cells count (bodies and keys), by part: the cells of records just created (at most a quarter of --version-cache-bytes), and those written to',
+    ['part'],
+    (metric) => {
+      const { bytes, createdBytes } = stats.versionCacheStats();
+      metric.set({ part: 'created' }, createdBytes);
+      metric.set({ part: 'written' }, bytes - createdBytes);
+    },
+  );
   new Counter({
     name: 'shameless_version_cache_lookups_total',
     help: 'Writes that asked the version cache for their cell, by result (hit, miss, stale: remembered but no longer the latest)',
