@@ -27,7 +27,15 @@ import { ProcessCpu, clockTicks } from './processCpu.js';
 import { formatProfileSummary, summariseProfiles } from './profileFrames.js';
 import { stderrProgress } from './progress.js';
 import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
-import { formatTable, saveReport, tableLegend, vsEcho, vsGem, vsMysql } from './report.js';
+import {
+  formatCacheSection,
+  formatTable,
+  saveReport,
+  tableLegend,
+  vsEcho,
+  vsGem,
+  vsMysql,
+} from './report.js';
 import { SdkProfiler } from './sdkProfiler.js';
 import { SourceLocator } from './sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
@@ -74,6 +82,10 @@ baseline's mysql2 client, and the load loop; process.cpuUsage()) and MariaDB (th
 mariadbd, found through its pid file; other clients' load on it counts too). /proc counts
 in clock ticks (getconf CLK_TCK; 100 assumed, and said so, if that fails), so figures from
 short windows are coarse. Profiling adds to the CPU it measures.
+
+Under the table, what the server's caches answered in each SDK run's window (read from its
+metrics at the window's edges): the version cache's and the primary-key cache's hits and
+misses. A miss costs its call a round trip more, which the CPU figures alone do not say.
 
 Targets (issue 10), printed at the end with this run's figure and whether it is met:
   Put (update), Put (create) ≥ 1.2× and Where (1 record), GetCell ≥ 0.6× the gem-shaped
@@ -248,7 +260,8 @@ const bench = await openBenchStore({
   pipeline: options.pipeline,
   maxBatchesInFlight: options.maxBatchesInFlight,
   ...(options.profile ? { profileDir } : {}),
-  ...(options.memory ? { metrics: true } : {}),
+  // Its caches' counters go with each SDK run (serverCaches.ts); --memory reads its heap.
+  metrics: true,
 });
 const serverPid = bench.server.process.pid;
 const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
@@ -302,6 +315,8 @@ async function suiteMode(): Promise<number> {
     });
     console.log(formatTable(result.rows));
     console.log(`\n${tableLegend(cpuNotes)}`);
+    const caches = formatCacheSection(result.rows);
+    if (caches !== '') console.log(`\n${caches}`);
     if (oneAtATime.length > 0) console.log(`\n${formatOneAtATime(oneAtATime)}`);
     console.log(
       `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +

@@ -8,6 +8,14 @@ export interface MeasuredWindow {
   close(): void;
 }
 
+/** One window that opens and closes each of `windows`, in their order. */
+export function allWindows(...windows: readonly MeasuredWindow[]): MeasuredWindow {
+  return {
+    open: () => windows.forEach((window) => window.open()),
+    close: () => windows.forEach((window) => window.close()),
+  };
+}
+
 /**
  * Opens `window` after `openAfterMs`; the load closes it with `close` where its window ends
  * (opening it first, if its timer has not fired). `finish` fires whichever edge has not fired

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LatencySummary } from './latency.js';
 import type { CpuPerOperation } from './processCpu.js';
+import { type CacheLookups, formatCacheLookups } from './serverCaches.js';
 
 /** A baseline's run, at the same payload and concurrency (or rate) as its row's. */
 export interface Baseline {
@@ -34,6 +35,8 @@ export interface RunRow {
   readonly firstError?: string;
   /** CPU per operation of the server, the SDK's process and MariaDB over the measured window. */
   readonly cpu: CpuPerOperation;
+  /** What the server's caches answered in the window (when the bench reads its metrics). */
+  readonly serverCaches?: CacheLookups;
   /** The bare grpc-js echo of the same payload at the same concurrency, as unary calls. */
   readonly echo?: Baseline;
   /** The same echo as messages of one stream: the road the SDK's Pipeline takes. */
@@ -160,6 +163,25 @@ export function tableLegend(cpu: { clock: string; mariadb: string }): string {
     'µs/op: CPU time per operation completed in the measured window. server = `shameless serve`;',
     'client = this process (the SDK, or the gem-shaped client, and the load loop);',
     `MariaDB = ${cpu.mariadb}, with any other client's load on it. ${cpu.clock}`,
+  ].join('\n');
+}
+
+/**
+ * What the server's caches answered in each SDK run that asked them: a miss costs its call a
+ * round trip more. Empty when no run has the counters.
+ */
+export function formatCacheSection(rows: readonly RunRow[]): string {
+  const lines = rows.flatMap((row) => {
+    const said = row.serverCaches ? formatCacheLookups(row.serverCaches) : '';
+    if (said === '') return [];
+    const load =
+      row.openLoopRate === undefined ? `${row.concurrency} in flight` : `${row.openLoopRate}/s`;
+    return [`  ${row.workload}, ${size(row.bodyBytes)}, ${load}: ${said}`];
+  });
+  if (lines.length === 0) return '';
+  return [
+    "The server's caches in each SDK run's window (a miss costs its call a round trip more):",
+    ...lines,
   ].join('\n');
 }
 

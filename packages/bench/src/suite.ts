@@ -5,6 +5,7 @@ import { type BenchStore, type SeededSet, formatBytes, seedRates } from './bench
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { type EchoClient, connectEcho, connectStreamEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
+import { allWindows } from './measuredWindow.js';
 import { openGemShapedClient } from './gemShapedClient.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
@@ -13,6 +14,7 @@ import { profileClockMicros } from './profileFrames.js';
 import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
 import type { SdkProfiler } from './sdkProfiler.js';
+import { type CacheLookups, CacheMeter, formatCacheLookups } from './serverCaches.js';
 import { warmUp } from './warmUp.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
@@ -126,9 +128,15 @@ export async function runSuite(
     measure: (window: LoadOptions['window']) => Promise<LoadResult>,
   ) => {
     const meter = cpu.meter(['server', 'client', 'mariadb']);
-    const run = () => measure(meter);
+    const caches = bench.metricsUrl ? new CacheMeter(bench.metricsUrl) : undefined;
+    const run = () => measure(caches ? allWindows(meter, caches) : meter);
     const result = sdkProfiler ? await sdkProfiler.profile(label, run) : await run();
-    return { result, cpu: meter.perOperation(result.operations) };
+    const lookups = await caches?.lookups();
+    return {
+      result,
+      cpu: meter.perOperation(result.operations),
+      ...(lookups ? { serverCaches: lookups } : {}),
+    };
   };
   const baselineRun = async (
     operation: (worker: number) => Promise<number | void>,
@@ -162,7 +170,11 @@ export async function runSuite(
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
       const { echo, streamEcho } = await echoAt(run.bodyBytes, concurrency);
-      const { result: sdk, cpu: sdkCpu } = await sdkRun(
+      const {
+        result: sdk,
+        cpu: sdkCpu,
+        serverCaches,
+      } = await sdkRun(
         `${run.workload.id}-${formatBytes(run.bodyBytes).replace(' ', '')}-${concurrency}`,
         (window) =>
           runClosedLoop(run.workload.sdk(context), {
@@ -210,6 +222,7 @@ export async function runSuite(
         errors: sdk.errors,
         ...(sdk.firstError === undefined ? {} : { firstError: sdk.firstError }),
         cpu: sdkCpu,
+        ...(serverCaches ? { serverCaches } : {}),
         echo,
         streamEcho,
         ...(mysql ? { mysql } : {}),
@@ -224,7 +237,8 @@ export async function runSuite(
           (sdk.windowMs > 1.5 * load.durationMs
             ? `, measured over ${(sdk.windowMs / 1000).toFixed(1)} s (slow calls)`
             : '') +
-          (gem && gem.errors > 0 ? `; gem-shaped: ${gem.errors} errors: ${gem.firstError}` : ''),
+          (gem && gem.errors > 0 ? `; gem-shaped: ${gem.errors} errors: ${gem.firstError}` : '') +
+          cachesNote(serverCaches),
       );
     }
   }
@@ -242,7 +256,11 @@ export async function runSuite(
       bodyBytes: HALF_LOAD_BODY,
       shardsCount: bench.settings.shardsCount,
     };
-    const { result, cpu: sdkCpu } = await sdkRun(`${workload.id}-half-peak`, (window) =>
+    const {
+      result,
+      cpu: sdkCpu,
+      serverCaches,
+    } = await sdkRun(`${workload.id}-half-peak`, (window) =>
       runOpenLoop(workload.sdk(context), { ...load, ratePerSecond, window }),
     );
     // The echoes at the same rate: the latency this machine's scheduling alone adds.
@@ -262,6 +280,7 @@ export async function runSuite(
       errors: result.errors,
       ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
       cpu: sdkCpu,
+      ...(serverCaches ? { serverCaches } : {}),
       echo,
       streamEcho,
     };
@@ -269,7 +288,8 @@ export async function runSuite(
     progress.note(
       `${workload.name} at ${ratePerSecond}/s (half its peak): p50 ${result.latency.p50.toFixed(2)} ms, ` +
         `p99 ${result.latency.p99.toFixed(2)} ms (echo at that rate: p99 ${echo.p99.toFixed(2)} ms, ` +
-        `stream echo ${streamEcho.p99.toFixed(2)} ms)`,
+        `stream echo ${streamEcho.p99.toFixed(2)} ms)` +
+        cachesNote(serverCaches),
     );
   }
 
@@ -316,4 +336,10 @@ function baseline(result: LoadResult, cpu?: CpuPerOperation): Baseline {
     ...(result.firstError === undefined ? {} : { firstError: result.firstError }),
     ...(cpu ? { cpu } : {}),
   };
+}
+
+/** The progress line's note of what the server's caches answered in the window, if anything. */
+function cachesNote(lookups: CacheLookups | undefined): string {
+  const said = lookups ? formatCacheLookups(lookups) : '';
+  return said === '' ? '' : `; ${said}`;
 }

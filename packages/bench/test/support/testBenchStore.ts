@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { mysqlUrlFromEnv } from '@shameless/testkit';
 import { type BenchStore, openBenchStore } from '../../src/benchStore.js';
 
-export function openTestBenchStore(): Promise<BenchStore> {
+/** With `metrics`, the server serves its Prometheus metrics too. */
+export function openTestBenchStore(options: { metrics?: boolean } = {}): Promise<BenchStore> {
   return openBenchStore({
     mysqlUrl: mysqlUrlFromEnv(),
     database: `shameless_test_bench_${process.pid}_${randomBytes(3).toString('hex')}`,
@@ -12,5 +13,6 @@ export function openTestBenchStore(): Promise<BenchStore> {
     poolSize: 4,
     coalesce: true,
     pipeline: true,
+    ...(options.metrics ? { metrics: true } : {}),
   });
 }
