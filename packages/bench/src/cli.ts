@@ -83,9 +83,10 @@ mariadbd, found through its pid file; other clients' load on it counts too). /pr
 in clock ticks (getconf CLK_TCK; 100 assumed, and said so, if that fails), so figures from
 short windows are coarse. Profiling adds to the CPU it measures.
 
-Under the table, what the server's caches answered in each SDK run's window (read from its
-metrics at the window's edges): the version cache's and the primary-key cache's hits and
-misses. A miss costs its call a round trip more, which the CPU figures alone do not say.
+With --server-caches, under the table, what the server's caches answered in each SDK run's
+window (read from its metrics at the window's edges): the version cache's and the
+primary-key cache's hits and misses. A miss costs its call a round trip more, which the CPU
+figures alone do not say.
 
 Targets (issue 10), printed at the end with this run's figure and whether it is met:
   Put (update), Put (create) ≥ 1.2× and Where (1 record), GetCell ≥ 0.6× the gem-shaped
@@ -188,6 +189,13 @@ const program = new Command('bench')
     false,
   )
   .option(
+    '--server-caches',
+    "serve the server's metrics and print, under the table, what its version and primary-key " +
+      "caches answered in each SDK run's window (hits, misses; a miss costs a round trip more). " +
+      'The metrics layer adds its work to every call, so runs with it and without it do not compare',
+    false,
+  )
+  .option(
     '--previous <report>',
     "an earlier run's JSON report, whose Each follow p99 that target compares with (default " +
       `${relative(process.cwd(), REFERENCE_RUN)}, when present)`,
@@ -229,6 +237,7 @@ const options = program.opts<{
   memory?: boolean;
   profile?: string | true;
   profileSdk: boolean;
+  serverCaches: boolean;
   previous?: string;
 }>();
 if (options.profileSdk && (options.scale || options.soak || options.memory)) {
@@ -260,8 +269,8 @@ const bench = await openBenchStore({
   pipeline: options.pipeline,
   maxBatchesInFlight: options.maxBatchesInFlight,
   ...(options.profile ? { profileDir } : {}),
-  // Its caches' counters go with each SDK run (serverCaches.ts); --memory reads its heap.
-  metrics: true,
+  // --memory reads its heap, --server-caches its caches' counters (serverCaches.ts).
+  ...(options.memory || options.serverCaches ? { metrics: true } : {}),
 });
 const serverPid = bench.server.process.pid;
 const { cpu, ticks, cpuNotes } = processCpu(serverPid, environment.mariadb);
