@@ -17,12 +17,12 @@
 //
 // Bounded by bytes: an entry counts its key, its objects and its body, as measured below. Bodies
 // over MAX_REMEMBERED_BODY_BYTES are not kept (a merge onto such a cell reads it). The cells of
-// records just created are kept apart, in a quarter of the bytes, until a write asks for one;
-// the cells written to or read for a write take the rest. Each part is a generationalMap.ts
-// weighed in bytes. So a stream of creates or an import, whose records may never be written
-// again, replaces itself and never pushes out the cells that writes keep coming back to. With
-// one part for all, the 46,000 creates of a full `pnpm bench` between its warm-up and its updates
-// of 4,000 records pushed those out, and most updates went the usual way, a round trip more each.
+// records just created are kept apart, in a quarter of the bytes, until a write asks for one; the
+// cells written to or read for a write take the rest. Each part is a generationalMap.ts weighed in
+// bytes. So a stream of creates or an import, whose records may never be written again, replaces
+// itself and never pushes out the cells that writes keep coming back to. With one part for all, the
+// tens of thousands of creates of a full `pnpm bench` between its warm-up and its updates of 4,000
+// records pushed those out, and most updates went the usual way, a round trip more each.
 //
 // A body is kept as a copy, a Latin-1 string of its bytes (one character a byte). It reaches
 // the cache as a view into memory it does not own: a network chunk of mysql2's holding a whole
