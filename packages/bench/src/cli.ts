@@ -75,6 +75,10 @@ Its errors are the gem's own race: two updates of one record read version n at o
 The baselines work on records of their own, seeded as the SDK's are (as many, as large, in
 the same tables): the server remembers the versions it writes, and writes to its records
 from outside would measure their interference with that memory, not the store.
+Each run of Put (update), Where (1 record) and GetCell, and each of its baselines', starts
+with one unmeasured pass over the records it works on (each one's primary-index row and
+latest base cell): once the tables outgrow MySQL's buffer pool, the first run after a change
+of working set would read from disk pages that the runs after it find cached.
 
 CPU µs/op is the CPU a process spent in the measured window over the operations completed
 in it: server (shameless serve, /proc/<pid>/stat), client (this process: the SDK or a

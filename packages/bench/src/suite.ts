@@ -15,6 +15,7 @@ import type { Progress } from './progress.js';
 import type { Baseline, RunRow } from './report.js';
 import type { SdkProfiler } from './sdkProfiler.js';
 import { type CacheLookups, CacheMeter, formatCacheLookups } from './serverCaches.js';
+import { touchRecords } from './touchRecords.js';
 import { warmUp } from './warmUp.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
@@ -24,6 +25,8 @@ export interface PlannedRun {
   readonly concurrency: readonly number[];
   /** Operations each of its runs (and their baselines) completes before the timed warm-up. */
   readonly warmupOperations: number;
+  /** Whether each of its runs, and each baseline's, starts with a pass over its records. */
+  readonly touchesRecords: boolean;
 }
 
 export interface SuitePlan {
@@ -170,6 +173,10 @@ export async function runSuite(
       done += 1;
       const label = `[${done}/${total}] ${run.workload.name}, ${formatBytes(run.bodyBytes)}, ${concurrency} in flight`;
       const { echo, streamEcho } = await echoAt(run.bodyBytes, concurrency);
+      const touch = async (set: SeededSet) => {
+        if (run.touchesRecords) await touchRecords(bench.partitionUrl, tables, set);
+      };
+      await touch(context.seeded);
       const {
         result: sdk,
         cpu: sdkCpu,
@@ -186,6 +193,7 @@ export async function runSuite(
       );
       let mysql: Baseline | undefined;
       if (run.workload.mysql) {
+        await touch(baselineContext.seeded);
         const pools = await openBaselinePools(bench.partitionUrl, concurrency, tables);
         try {
           mysql = await baselineRun(
@@ -199,6 +207,7 @@ export async function runSuite(
       }
       let gem: Baseline | undefined;
       if (run.workload.gem) {
+        await touch(baselineContext.seeded);
         const client = openGemShapedClient(bench.partitionUrl, concurrency);
         try {
           gem = await baselineRun(
