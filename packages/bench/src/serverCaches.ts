@@ -4,6 +4,7 @@
 // more: CPU per operation shows what that costs, these show why (a full run's updates of records
 // created long before, say, against a quick run's).
 import type { MeasuredWindow } from './measuredWindow.js';
+import { scrapeMetrics } from './metricsScrape.js';
 
 export interface CacheLookups {
   readonly versionHits: number;
@@ -22,33 +23,24 @@ const COUNTERS: Readonly<Record<keyof CacheLookups, string>> = {
   primaryKeyMisses: 'shameless_primary_key_cache_lookups_total{result="miss"}',
 };
 
-/** The lookup counters in a scrape of the server's /metrics; a counter not there reads 0. */
-export function cacheLookupsOf(scrape: string): CacheLookups {
-  const values = new Map<string, number>();
-  for (const line of scrape.split('\n')) {
-    const space = line.lastIndexOf(' ');
-    if (space > 0 && !line.startsWith('#'))
-      values.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  const read = (name: string) => values.get(name) ?? 0;
-  return {
-    versionHits: read(COUNTERS.versionHits),
-    versionMisses: read(COUNTERS.versionMisses),
-    versionStale: read(COUNTERS.versionStale),
-    primaryKeyHits: read(COUNTERS.primaryKeyHits),
-    primaryKeyMisses: read(COUNTERS.primaryKeyMisses),
-  };
+const LOOKUPS = Object.keys(COUNTERS) as (keyof CacheLookups)[];
+
+/** Each lookup's count, as `count` gives it. */
+function eachLookup(count: (lookup: keyof CacheLookups) => number): CacheLookups {
+  return Object.fromEntries(LOOKUPS.map((lookup) => [lookup, count(lookup)])) as Record<
+    keyof CacheLookups,
+    number
+  >;
+}
+
+/** The lookup counters among a scrape's samples (metricsScrape.ts); a counter not there reads 0. */
+export function cacheLookupsOf(samples: ReadonlyMap<string, number>): CacheLookups {
+  return eachLookup((lookup) => samples.get(COUNTERS[lookup]) ?? 0);
 }
 
 /** The lookups counted from `before` to `after`. */
 export function lookupsBetween(before: CacheLookups, after: CacheLookups): CacheLookups {
-  return {
-    versionHits: after.versionHits - before.versionHits,
-    versionMisses: after.versionMisses - before.versionMisses,
-    versionStale: after.versionStale - before.versionStale,
-    primaryKeyHits: after.primaryKeyHits - before.primaryKeyHits,
-    primaryKeyMisses: after.primaryKeyMisses - before.primaryKeyMisses,
-  };
+  return eachLookup((lookup) => after[lookup] - before[lookup]);
 }
 
 /** As the progress line says it; empty when the run asked neither cache. */
@@ -102,7 +94,6 @@ export class CacheMeter implements MeasuredWindow {
   }
 
   private async read(): Promise<CacheLookups> {
-    const response = await fetch(this.metricsUrl);
-    return cacheLookupsOf(await response.text());
+    return cacheLookupsOf(await scrapeMetrics(this.metricsUrl));
   }
 }

@@ -1,6 +1,8 @@
 // Where the server's memory is, read from its Prometheus metrics: the V8 heap (used and
 // reserved) and external memory (Buffers and array buffers outside the heap). What RSS holds
 // beyond these is native: the allocator's pages, grpc-js and mysql2 included.
+import { scrapeMetrics } from './metricsScrape.js';
+
 export interface MemoryParts {
   rssMiB: number;
   heapUsedMiB: number;
@@ -16,11 +18,11 @@ const METRICS = {
 } as const;
 
 export async function serverMemory(metricsUrl: string): Promise<MemoryParts> {
-  const text = await (await fetch(metricsUrl)).text();
+  const samples = await scrapeMetrics(metricsUrl);
   const read = (name: string): number => {
-    const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
-    if (line === undefined) throw new Error(`${metricsUrl} has no ${name}`);
-    return Number(line.slice(name.length + 1)) / 1024 / 1024;
+    const bytes = samples.get(name);
+    if (bytes === undefined) throw new Error(`${metricsUrl} has no ${name}`);
+    return bytes / 1024 / 1024;
   };
   return {
     rssMiB: read(METRICS.rssMiB),

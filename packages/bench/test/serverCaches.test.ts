@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { type BenchStore, seededRate } from '../src/benchStore.js';
 import { runClosedLoop } from '../src/closedLoop.js';
+import { samplesOf } from '../src/metricsScrape.js';
 import { CacheMeter, cacheLookupsOf, formatCacheLookups } from '../src/serverCaches.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 
@@ -40,12 +41,14 @@ describe('server caches in a run window', function () {
 
   it('reads 0 for a counter a scrape does not have, and says nothing of caches not asked', () => {
     const lookups = cacheLookupsOf(
-      [
-        '# HELP shameless_version_cache_lookups_total Writes that asked the version cache',
-        '# TYPE shameless_version_cache_lookups_total counter',
-        'shameless_version_cache_lookups_total{result="hit"} 12',
-        'shameless_version_cache_lookups_total{result="miss"} 3',
-      ].join('\n'),
+      samplesOf(
+        [
+          '# HELP shameless_version_cache_lookups_total Writes that asked the version cache',
+          '# TYPE shameless_version_cache_lookups_total counter',
+          'shameless_version_cache_lookups_total{result="hit"} 12',
+          'shameless_version_cache_lookups_total{result="miss"} 3',
+        ].join('\n'),
+      ),
     );
     assert.deepEqual(lookups, {
       versionHits: 12,
