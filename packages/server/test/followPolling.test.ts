@@ -97,7 +97,11 @@ interface Follower {
   /** How the stream ended: its error, or 'end'. */
   readonly ended: Promise<ServiceError | 'end'>;
   /** Resolves with the milliseconds from now until the cell with `id` arrived. */
-  arrival(id: bigint, withinMs: number): Promise<number>;
+  /**
+   * Resolves with the ms until the cell of `shard` with `id` arrived (ids are unique within a
+   * shard only: a follower of several shards sees the same id in each).
+   */
+  arrival(cell: { shard: number; id: bigint }, withinMs: number): Promise<number>;
 }
 
 function follow(
@@ -125,11 +129,11 @@ function follow(
       stream.on('error', (error: ServiceError) => resolve(error));
       stream.on('end', () => resolve('end'));
     }),
-    async arrival(id, withinMs) {
+    async arrival({ shard, id }, withinMs) {
       const started = Date.now();
-      while (!follower.cells.some((cell) => cell.id === id)) {
+      while (!follower.cells.some((cell) => cell.shard === shard && cell.id === id)) {
         if (Date.now() - started > withinMs) {
-          throw new Error(`cell ${id} did not arrive within ${withinMs} ms`);
+          throw new Error(`cell ${id} of shard ${shard} did not arrive within ${withinMs} ms`);
         }
         await sleep(5);
       }
@@ -216,7 +220,7 @@ describe('following: one poll of max ids per process', function () {
         const latencies: number[] = [];
         for (let n = 0; n < 5; n++) {
           const written = await writeMeta(other.api, rate.uuid, { n });
-          latencies.push(await follower.arrival(written.id, 5000));
+          latencies.push(await follower.arrival(written, 5000));
         }
         follower.stream.cancel();
         await follower.ended;
@@ -241,7 +245,7 @@ describe('following: one poll of max ids per process', function () {
           'INSERT INTO `test_rate_000003` (`uuid`, `column_name`, `ref_key`, `body`, `created_at`) VALUES (?, ?, ?, ?, NOW(6))',
           [rate.uuid, 'meta', 0, pack({ from: 'sql' })],
         );
-        await follower.arrival(BigInt(inserted.insertId), 5000);
+        await follower.arrival({ shard: 3, id: BigInt(inserted.insertId) }, 5000);
       } finally {
         await sql.end();
         follower.stream.cancel();
@@ -374,8 +378,8 @@ describe('following: one poll of max ids per process', function () {
       const dropped = (await ofDroppedTable.ended) as ServiceError;
       expect(dropped.code, dropped.details).to.equal(status.INTERNAL);
       const before = await writeMeta(other.api, rate.uuid, { n: 1 });
-      await survivor.arrival(before.id, 5000);
-      await ofBoth.arrival(before.id, 5000);
+      await survivor.arrival(before, 5000);
+      await ofBoth.arrival(before, 5000);
 
       // Partition 1 goes down.
       proxy.setFaults({ refuseConnections: true });
@@ -384,7 +388,7 @@ describe('following: one poll of max ids per process', function () {
       expect(down.code, down.details).to.equal(status.UNAVAILABLE);
       expect(((await ofBoth.ended) as ServiceError).code).to.equal(status.UNAVAILABLE);
       const after = await writeMeta(other.api, rate.uuid, { n: 2 });
-      await survivor.arrival(after.id, 5000);
+      await survivor.arrival(after, 5000);
       proxy.setFaults({});
 
       survivor.stream.cancel();
