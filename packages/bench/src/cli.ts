@@ -72,6 +72,11 @@ shameless (Sequel over mysql2), each on its own (autocommit), one connection per
   Where (1 record)  SELECT uuid FROM the primary index; SELECT * the latest base cell
   GetCell           SELECT * the latest base cell (ORDER BY ref_key DESC LIMIT 1)
 Its errors are the gem's own race: two updates of one record read version n at once.
+For GetCell and Where (1 record), the gem-shaped service runs the same reads in a bare
+grpc-js server of their own, one read per message of one stream (gemService.ts): the gem
+behind the hop the store has, with none of the store's work. Its rows show what the hop
+alone costs the gem at the same concurrency and, for GetCell, at the half-peak rate; the
+read targets name its ratio and p99 beside the SDK's. Its server µs/op is its own process's.
 The baselines work on records of their own, seeded as the SDK's are (as many, as large, in
 the same tables): the server remembers the versions it writes, and writes to its records
 from outside would measure their interference with that memory, not the store.
@@ -110,7 +115,9 @@ const program = new Command('bench')
     'Benchmarks Shameless through the SDK against baselines measured in the same run, at the ' +
       'same concurrency: a bare grpc-js unary echo of the same payload (the transport limit), ' +
       "raw mysql2 running the server's SQL (the database limit) and, where the Ruby gem has the " +
-      "operation, mysql2 running the gem's statements (the gem-shaped baseline, × gem). Every " +
+      "operation, mysql2 running the gem's statements (the gem-shaped baseline, × gem), and for " +
+      'the point reads the same statements behind a stream in a server of their own (the ' +
+      'gem-shaped service). Every ' +
       'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB.\n\n' +
       'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
       'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
@@ -308,12 +315,38 @@ async function suiteMode(): Promise<number> {
   const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
     name: 'echo baseline',
   });
+  const gemReads = [...plan.runs.map((run) => run.workload), ...plan.halfLoad].some(
+    (workload) => workload.gemService,
+  );
+  const gemService = gemReads
+    ? await startListeningProcess(
+        [
+          join(here, 'gemServiceMain.js'),
+          bench.partitionUrl,
+          String(bench.settings.shardsCount),
+          String(bench.settings.poolSize),
+        ],
+        { name: 'gem-shaped service' },
+      )
+    : undefined;
   const memory = sampleMemory(bench.server);
   const previousFollowP99 = await previousFollow();
   try {
     const result = await runSuite(
       bench,
-      { echoAddress: echo.address, cpu, ...(sdkProfiler ? { sdkProfiler } : {}) },
+      {
+        echoAddress: echo.address,
+        cpu,
+        ...(sdkProfiler ? { sdkProfiler } : {}),
+        ...(gemService
+          ? {
+              gemService: {
+                address: gemService.address,
+                cpu: processCpu(gemService.process.pid, environment.mariadb).cpu,
+              },
+            }
+          : {}),
+      },
       plan,
       progress,
     );
@@ -371,6 +404,7 @@ async function suiteMode(): Promise<number> {
   } finally {
     memory.stop();
     await echo.kill();
+    await gemService?.kill();
   }
 }
 

@@ -3,29 +3,12 @@
 // shape: as unary calls (the issue's echo), and as messages of one open stream (the road the
 // SDK's Pipeline takes). Whatever Shameless does beyond these is its own cost.
 import * as grpc from '@grpc/grpc-js';
-
-const identity = (bytes: Buffer) => bytes;
+import { rawBytesMethod } from './rawBytesMethod.js';
 
 export const ECHO_SERVICE = {
-  echo: {
-    path: '/shameless.bench.Echo/Echo',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
+  echo: rawBytesMethod('/shameless.bench.Echo/Echo', false),
   /** Every message sent back, in order, on one stream. */
-  pipe: {
-    path: '/shameless.bench.Echo/Pipe',
-    requestStream: true,
-    responseStream: true,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
+  pipe: rawBytesMethod('/shameless.bench.Echo/Pipe', true),
 } satisfies grpc.ServiceDefinition;
 
 /** Serves the echo on `127.0.0.1:0` and resolves with the bound port. */

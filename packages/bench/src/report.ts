@@ -45,6 +45,11 @@ export interface RunRow {
   readonly mysql?: Baseline;
   /** The Ruby gem's statements for the operation through mysql2 at the same concurrency. */
   readonly gem?: Baseline;
+  /**
+   * The gem's read run by the gem-shaped service (gemService.ts), a server of its own behind one
+   * stream, at the same concurrency or rate; its `cpu.server` is that server's.
+   */
+  readonly gemService?: Baseline;
 }
 
 const ratio = (value: number, baseline: Baseline | undefined) =>
@@ -123,26 +128,32 @@ export function formatTable(rows: readonly RunRow[]): string {
       micros(row.cpu.mariadb),
       String(row.errors),
     ];
-    if (!row.gem) return [line];
-    const gem = row.gem;
-    return [
-      line,
-      [
-        `${row.workload}, gem-shaped`,
+    // Each baseline that ran beside it in a row of its own: no echo, mysql2 or ratio columns.
+    const below = [
+      ['gem-shaped', row.gem],
+      ['gem-shaped service', row.gemService],
+    ] as const;
+    const lines = [line];
+    for (const [name, baseline] of below) {
+      if (!baseline) continue;
+      lines.push([
+        `${row.workload}, ${name}`,
         size(row.bodyBytes),
         load,
-        number(gem.opsPerSecond),
+        number(baseline.opsPerSecond),
         '',
-        ms(gem.p50),
-        ms(gem.p99),
-        ms(gem.p999),
-        // No echo, mysql2 or ratio columns, and no server: the gem-shaped client talks to MariaDB.
-        ...Array.from({ length: 9 }, () => '-'),
-        micros(gem.cpu?.client),
-        micros(gem.cpu?.mariadb),
-        String(gem.errors),
-      ],
-    ];
+        ms(baseline.p50),
+        ms(baseline.p99),
+        ms(baseline.p999),
+        ...Array.from({ length: 8 }, () => '-'),
+        // The gem-shaped client has no server: it talks to MariaDB itself.
+        micros(baseline.cpu?.server),
+        micros(baseline.cpu?.client),
+        micros(baseline.cpu?.mariadb),
+        String(baseline.errors),
+      ]);
+    }
+    return lines;
   });
   const widths = header.map((title, i) =>
     Math.max(title.length, ...lines.map((line) => line[i]!.length)),
@@ -160,6 +171,8 @@ export function tableLegend(cpu: { clock: string; mariadb: string }): string {
     'stream echo: the same payload as messages of one open stream, the road the SDK takes). gem-shaped: the Ruby',
     "gem's statements for the operation (autocommit, no lock) through mysql2, one connection per worker;",
     "its errors are the gem's own update race (two updates read version n, the second insert fails).",
+    'gem-shaped service: the same reads run by a bare grpc-js server of their own, one per message of one',
+    "stream, its CPU in the server column: the gem behind the store's hop.",
     'µs/op: CPU time per operation completed in the measured window. server = `shameless serve`;',
     'client = this process (the SDK, or the gem-shaped client, and the load loop);',
     `MariaDB = ${cpu.mariadb}, with any other client's load on it. ${cpu.clock}`,

@@ -5,8 +5,9 @@ import { type BenchStore, type SeededSet, formatBytes, seedRates } from './bench
 import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
 import { type EchoClient, connectEcho, connectStreamEcho } from './echoService.js';
 import { measureFollowLatency, type FollowResult } from './followLatency.js';
-import { allWindows } from './measuredWindow.js';
+import { type MeasuredWindow, allWindows } from './measuredWindow.js';
 import { openGemShapedClient } from './gemShapedClient.js';
+import { type GemServiceClient, connectGemService } from './gemService.js';
 import { runOpenLoop } from './openLoop.js';
 import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
 import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
@@ -68,11 +69,16 @@ export interface SuiteInstruments {
   readonly cpu: ProcessCpu;
   /** Profiles this process during the SDK runs (`--profile-sdk`). */
   readonly sdkProfiler?: SdkProfiler;
+  /**
+   * The gem-shaped service's server (gemService.ts), run beside the read workloads that have it
+   * and at their half-peak rates, and the CPU of the processes involved (its own as `server`).
+   */
+  readonly gemService?: { readonly address: string; readonly cpu: ProcessCpu };
 }
 
 export async function runSuite(
   bench: BenchStore,
-  { echoAddress, cpu, sdkProfiler }: SuiteInstruments,
+  { echoAddress, cpu, sdkProfiler, gemService }: SuiteInstruments,
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
@@ -219,6 +225,21 @@ export async function runSuite(
           await client.end();
         }
       }
+      let gemServiceRun: Baseline | undefined;
+      if (gemService && run.workload.gemService) {
+        await touch(baselineContext.seeded);
+        gemServiceRun = await gemServiceLoad(
+          gemService,
+          (service) => run.workload.gemService!(baselineContext, service),
+          (operation, window) =>
+            runClosedLoop(operation, {
+              ...load,
+              concurrency,
+              window,
+              warmupOperations: run.warmupOperations,
+            }),
+        );
+      }
       const row: RunRow = {
         workloadId: run.workload.id,
         workload: run.workload.name,
@@ -236,12 +257,14 @@ export async function runSuite(
         streamEcho,
         ...(mysql ? { mysql } : {}),
         ...(gem ? { gem } : {}),
+        ...(gemServiceRun ? { gemService: gemServiceRun } : {}),
       };
       rows.push(row);
       progress.note(
         `${label}: ${Math.round(sdk.opsPerSecond)} ops/s, p99 ${sdk.latency.p99.toFixed(2)} ms` +
           ` (echo ${Math.round(echo.opsPerSecond)}, stream echo ${Math.round(streamEcho.opsPerSecond)}${mysql ? `, mysql2 ${Math.round(mysql.opsPerSecond)}` : ''}` +
-          `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''})` +
+          `${gem ? `, gem-shaped ${Math.round(gem.opsPerSecond)}` : ''}` +
+          `${gemServiceRun ? `, gem-shaped service ${Math.round(gemServiceRun.opsPerSecond)}` : ''})` +
           (sdk.errors > 0 ? `, ${sdk.errors} errors: ${sdk.firstError}` : '') +
           (sdk.windowMs > 1.5 * load.durationMs
             ? `, measured over ${(sdk.windowMs / 1000).toFixed(1)} s (slow calls)`
@@ -276,6 +299,19 @@ export async function runSuite(
     const { echo, streamEcho } = await bothEchoes(echoAddress, HALF_LOAD_BODY, (operation) =>
       runOpenLoop(operation, { ...load, ratePerSecond }),
     );
+    // The gem's read behind the same hop, at the same rate, on the baselines' records.
+    const gemServiceRun =
+      gemService && workload.gemService
+        ? await gemServiceLoad(
+            gemService,
+            (service) =>
+              workload.gemService!(
+                { ...context, seeded: baselineSeeded.get(HALF_LOAD_BODY)! },
+                service,
+              ),
+            (operation, window) => runOpenLoop(operation, { ...load, ratePerSecond, window }),
+          )
+        : undefined;
     const row: RunRow = {
       workloadId: workload.id,
       workload: `${workload.name} at half peak`,
@@ -292,12 +328,15 @@ export async function runSuite(
       ...(serverCaches ? { serverCaches } : {}),
       echo,
       streamEcho,
+      ...(gemServiceRun ? { gemService: gemServiceRun } : {}),
     };
     rows.push(row);
     progress.note(
       `${workload.name} at ${ratePerSecond}/s (half its peak): p50 ${result.latency.p50.toFixed(2)} ms, ` +
         `p99 ${result.latency.p99.toFixed(2)} ms (echo at that rate: p99 ${echo.p99.toFixed(2)} ms, ` +
-        `stream echo ${streamEcho.p99.toFixed(2)} ms)` +
+        `stream echo ${streamEcho.p99.toFixed(2)} ms` +
+        (gemServiceRun ? `, gem-shaped service ${gemServiceRun.p99.toFixed(2)} ms` : '') +
+        ')' +
         cachesNote(serverCaches),
     );
   }
@@ -313,6 +352,28 @@ export async function runSuite(
     bodyBytes: first.bodyBytes,
   });
   return { rows, follow, runsFrom };
+}
+
+/**
+ * A load of the gem-shaped service's reads on a client of its own, with the CPU of the service's
+ * process (as `server`), this one and MariaDB.
+ */
+async function gemServiceLoad(
+  gemService: NonNullable<SuiteInstruments['gemService']>,
+  operationOf: (service: GemServiceClient) => (worker: number) => Promise<number | void>,
+  load: (
+    operation: (worker: number) => Promise<number | void>,
+    window: MeasuredWindow,
+  ) => Promise<LoadResult>,
+): Promise<Baseline> {
+  const service = connectGemService(gemService.address);
+  const meter = gemService.cpu.meter(['server', 'client', 'mariadb']);
+  try {
+    const result = await load(operationOf(service), meter);
+    return baseline(result, meter.perOperation(result.operations));
+  } finally {
+    service.close();
+  }
 }
 
 /** The unary echo, then the stream echo, of `bodyBytes` under `load`, each on a client of its own. */

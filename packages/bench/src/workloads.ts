@@ -25,6 +25,7 @@ import {
   gemLookup,
   gemUpdate,
 } from './gemShapedClient.js';
+import type { GemServiceClient } from './gemService.js';
 import { type BaselinePools, type BaselineTables, PRIMARY, SECONDARY } from './mysqlBaseline.js';
 
 /** One operation of a closed loop: resolves with the units it moved (1 when omitted). */
@@ -61,6 +62,11 @@ export interface Workload {
   mysql?(context: WorkloadContext, pools: BaselinePools): Operation;
   /** The Ruby gem's statements for the operation; undefined where the gem has no such call. */
   gem?(context: WorkloadContext, client: GemShapedClient): Operation;
+  /**
+   * The same gem read sent to the gem-shaped service (gemService.ts); undefined for the other
+   * workloads.
+   */
+  gemService?(context: WorkloadContext, service: GemServiceClient): Operation;
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
@@ -215,6 +221,8 @@ export const getCell: Workload = {
       throw new Error(`gem-shaped find: no base cell for ${uuid}`);
     }
   },
+  gemService: (context, service) => async () =>
+    void (await service.read({ op: 'find', uuid: randomSeeded(context).uuid })),
 };
 
 export const whereOne: Workload = {
@@ -258,6 +266,10 @@ export const whereOne: Workload = {
     const uuid = await gemLookup(session, context.tables, PRIMARY, values);
     if (uuid === undefined) return 0;
     return (await gemLatestBase(session, context.tables, uuid)) ? 1 : 0;
+  },
+  gemService: (context, service) => async () => {
+    await service.read({ op: 'where', values: randomSeeded(context).values });
+    return 1;
   },
 };
 

@@ -59,7 +59,12 @@ describe('targets', () => {
         bodyBytes: 16 * 1024,
         gem: baseline(1),
       }),
-      row('where-1', { concurrency: 16, opsPerSecond: 600, gem: baseline(1000) }),
+      row('where-1', {
+        concurrency: 16,
+        opsPerSecond: 600,
+        gem: baseline(1000),
+        gemService: baseline(450),
+      }),
     ];
     const results = evaluateTargets({ rows, follow: follow(20) });
     assert.equal(verdict(results, 'Put (update) ≥ 1.2×').met, true);
@@ -69,6 +74,10 @@ describe('targets', () => {
     );
     assert.equal(verdict(results, 'Put (create) ≥ 1.2×').met, false);
     assert.equal(verdict(results, 'Where (1 record) ≥ 0.6×').met, true);
+    assert.equal(
+      verdict(results, 'Where (1 record) ≥ 0.6×').reached,
+      '0.60× (600 vs 1,000 ops/s; gem-shaped service 0.45×)',
+    );
     assert.equal(verdict(results, 'GetCell ≥ 0.6×').met, undefined);
   });
 
@@ -164,7 +173,7 @@ describe('targets', () => {
     assert.equal(verdict(results, 'WriteCell p99 at half its peak').met, undefined);
   });
 
-  it("names the bare echo's p99 at the same rate beside a half-peak p99, where it ran", () => {
+  it("names the baselines' p99 at the same rate beside a half-peak p99, where they ran", () => {
     const openLoop = (echo?: Baseline) =>
       row('get-cell', {
         concurrency: 0,
@@ -187,6 +196,11 @@ describe('targets', () => {
     assert.equal(
       verdict(evaluateTargets({ rows: [withStream], follow: follow(20) }), target).reached,
       '3.00 ms at 1000/s (bare echo at that rate: 8.00 ms, stream echo 1.00 ms)',
+    );
+    const withService = { ...withStream, gemService: baseline(1000, 2) };
+    assert.equal(
+      verdict(evaluateTargets({ rows: [withService], follow: follow(20) }), target).reached,
+      '3.00 ms at 1000/s (bare echo at that rate: 8.00 ms, stream echo 1.00 ms, gem-shaped service 4.00 ms)',
     );
   });
 
