@@ -53,7 +53,7 @@ export async function serveGemService(
     pipe: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
       call.on('data', (message: Buffer) => {
         const id = message.readUInt32BE(0);
-        read(pool, tables, JSON.parse(message.toString('utf8', 4)) as GemRead).then(
+        read(pool, tables, message.subarray(4)).then(
           (answer) => call.write(frame(id, OK, answer)),
           (error: unknown) =>
             call.write(
@@ -82,7 +82,9 @@ export async function serveGemService(
   };
 }
 
-async function read(pool: MysqlPool, tables: BaselineTables, request: GemRead): Promise<Buffer> {
+/** The read a request names (JSON), answered with the body; a bad request is a failed read. */
+async function read(pool: MysqlPool, tables: BaselineTables, json: Buffer): Promise<Buffer> {
+  const request = JSON.parse(json.toString('utf8')) as GemRead;
   const uuid =
     request.op === 'find' ? request.uuid : await gemLookup(pool, tables, PRIMARY, request.values);
   const row = uuid === undefined ? undefined : await gemLatestBase(pool, tables, uuid);
