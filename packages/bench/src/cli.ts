@@ -342,7 +342,7 @@ async function suiteMode(): Promise<number> {
           ? {
               gemService: {
                 address: gemService.address,
-                cpu: processCpu(gemService.process.pid, environment.mariadb).cpu,
+                cpu: new ProcessCpu({ ...cpu.pids, server: gemService.process.pid }, cpu.ticks),
               },
             }
           : {}),

@@ -9,7 +9,7 @@
 // loop's piling calls those collisions, not the hop, would set its latency.
 import * as grpc from '@grpc/grpc-js';
 import { type MysqlPool, createMysqlPool, parseMysqlUrl } from '@shameless/server/sql';
-import { type GemValues, gemLatestBase, gemLookup } from './gemShapedClient.js';
+import { type GemValues, gemLatestBase, gemPointWhere } from './gemShapedClient.js';
 import { BaselineTables, PRIMARY } from './mysqlBaseline.js';
 import { rawBytesMethod } from './rawBytesMethod.js';
 
@@ -85,9 +85,10 @@ export async function serveGemService(
 /** The read a request names (JSON), answered with the body; a bad request is a failed read. */
 async function read(pool: MysqlPool, tables: BaselineTables, json: Buffer): Promise<Buffer> {
   const request = JSON.parse(json.toString('utf8')) as GemRead;
-  const uuid =
-    request.op === 'find' ? request.uuid : await gemLookup(pool, tables, PRIMARY, request.values);
-  const row = uuid === undefined ? undefined : await gemLatestBase(pool, tables, uuid);
+  const row =
+    request.op === 'find'
+      ? await gemLatestBase(pool, tables, request.uuid)
+      : await gemPointWhere(pool, tables, PRIMARY, request.values);
   if (!row) throw new Error(`gem-shaped service: no base cell for ${JSON.stringify(request)}`);
   return row.body as Buffer;
 }

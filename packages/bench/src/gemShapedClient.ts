@@ -103,6 +103,20 @@ export async function gemLatestBase(
 }
 
 /**
+ * A point `where` on the primary index and the record's base cell: `gemLookup`, then
+ * `gemLatestBase`. Undefined when no record holds the values, or it has no base cell.
+ */
+export async function gemPointWhere(
+  session: SqlSession,
+  tables: BaselineTables,
+  primary: IndexSpec,
+  values: GemValues,
+): Promise<Row | undefined> {
+  const uuid = await gemLookup(session, tables, primary, values);
+  return uuid === undefined ? undefined : gemLatestBase(session, tables, uuid);
+}
+
+/**
  * `record.base.update(changes)` on the record the primary values name: the index lookup, the
  * latest base version, the merge in process (decode, shallow merge, encode), and the insert of
  * the next version.

@@ -5,7 +5,7 @@
 // their baselines, paid for both. Each run now starts with its own records' pages read, as a run
 // on a warm database would.
 import { seededRate, type SeededSet } from './benchStore.js';
-import { gemLatestBase, gemLookup, openGemShapedClient } from './gemShapedClient.js';
+import { gemPointWhere, openGemShapedClient } from './gemShapedClient.js';
 import { type BaselineTables, PRIMARY } from './mysqlBaseline.js';
 
 /** Connections the pass reads on. */
@@ -25,8 +25,7 @@ export async function touchRecords(
         while (next < seeded.uuids.length) {
           const i = next++;
           const hotel = seeded.hotels[Math.floor(i / seeded.perHotel)]!;
-          await gemLookup(session, tables, PRIMARY, seededRate(hotel, i % seeded.perHotel));
-          await gemLatestBase(session, tables, seeded.uuids[i]!);
+          await gemPointWhere(session, tables, PRIMARY, seededRate(hotel, i % seeded.perHotel));
         }
       }),
     );

@@ -22,7 +22,7 @@ import {
   type GemShapedClient,
   gemCreate,
   gemLatestBase,
-  gemLookup,
+  gemPointWhere,
   gemUpdate,
 } from './gemShapedClient.js';
 import type { GemServiceClient } from './gemService.js';
@@ -263,9 +263,7 @@ export const whereOne: Workload = {
   gem: (context, client) => async (worker) => {
     const { values } = randomSeeded(context);
     const session = await client.session(worker);
-    const uuid = await gemLookup(session, context.tables, PRIMARY, values);
-    if (uuid === undefined) return 0;
-    return (await gemLatestBase(session, context.tables, uuid)) ? 1 : 0;
+    return (await gemPointWhere(session, context.tables, PRIMARY, values)) ? 1 : 0;
   },
   gemService: (context, service) => async () => {
     await service.read({ op: 'where', values: randomSeeded(context).values });

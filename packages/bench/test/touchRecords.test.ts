@@ -5,11 +5,9 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { type BenchStore, type SeededSet, seedRates } from '../src/benchStore.js';
 import { BaselineTables } from '../src/mysqlBaseline.js';
-import type { Progress } from '../src/progress.js';
 import { touchRecords } from '../src/touchRecords.js';
+import { silentProgress } from './support/silentProgress.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
-
-const silent: Progress = { task: () => ({ advance() {}, done() {} }), note() {} };
 
 describe('the pass over a run’s records', function () {
   this.timeout(60_000);
@@ -22,7 +20,7 @@ describe('the pass over a run’s records', function () {
     seeded = await seedRates(
       bench.rate,
       { firstHotel: 1, hotels: 3, perHotel: 10, bodyBytes: 100 },
-      silent,
+      silentProgress,
     );
     sql = await mysql.createConnection(bench.partitionUrl);
   });

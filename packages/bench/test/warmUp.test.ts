@@ -4,12 +4,10 @@
 import assert from 'node:assert/strict';
 import { type BenchStore, type SeededSet, seedRates } from '../src/benchStore.js';
 import { BaselineTables } from '../src/mysqlBaseline.js';
-import type { Progress } from '../src/progress.js';
 import { warmUp } from '../src/warmUp.js';
 import { type Workload, getCell, putUpdate } from '../src/workloads.js';
+import { silentProgress } from './support/silentProgress.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
-
-const silent: Progress = { task: () => ({ advance() {}, done() {} }), note() {} };
 
 /** How often, and at most how many at once, each of a workload's operations ran. */
 class Calls {
@@ -58,7 +56,7 @@ describe('the suite warm-up', function () {
   before(async () => {
     bench = await openTestBenchStore();
     const seed = (firstHotel: number) =>
-      seedRates(bench.rate, { firstHotel, hotels: 2, perHotel: 5, bodyBytes: 100 }, silent);
+      seedRates(bench.rate, { firstHotel, hotels: 2, perHotel: 5, bodyBytes: 100 }, silentProgress);
     seeded = await seed(1);
     baselineSeeded = await seed(101);
   });
@@ -90,7 +88,7 @@ describe('the suite warm-up', function () {
         })),
         durationMs: 2000,
       },
-      silent,
+      silentProgress,
     );
 
     for (const key of ['put-update/sdk', 'put-update/mysql', 'put-update/gem', 'get-cell/sdk']) {
