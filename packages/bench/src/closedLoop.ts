@@ -61,8 +61,12 @@ export async function runClosedLoop(
 ): Promise<LoadResult> {
   await prime(operation, options);
   const latencies = new LatencyRecorder();
+  // Times are kept from `start`, so the window's edges are the whole numbers of milliseconds the
+  // options name: `due - measureFrom` is exactly `durationMs`, where absolute clock readings
+  // could round it to 99.99999999999955 for 100.
   const start = performance.now();
-  const measureFrom = start + options.warmupMs;
+  const sinceStart = () => performance.now() - start;
+  const measureFrom = options.warmupMs;
   const due = measureFrom + options.durationMs;
   const maxDurationMs = options.maxDurationMs ?? Math.max(10 * options.durationMs, 30_000);
   const enough = 2 * options.concurrency;
@@ -82,17 +86,17 @@ export async function runClosedLoop(
   };
   // A timer may fire a fraction of a millisecond early (libuv keeps time in whole ms).
   const dueTimer = setTimeout(() => {
-    if (operations + errors >= enough) closeWindow(Math.max(performance.now(), due));
-  }, due - start);
+    if (operations + errors >= enough) closeWindow(Math.max(sinceStart(), due));
+  }, due);
   const limit = measureFrom + maxDurationMs;
   const limitTimer = setTimeout(
-    () => closeWindow(Math.max(performance.now(), limit)),
-    limit - start,
+    () => closeWindow(Math.max(sinceStart(), limit)),
+    limit,
   );
 
   const worker = async (index: number) => {
     while (closedAt === undefined) {
-      const began = performance.now();
+      const began = sinceStart();
       let moved = 1;
       let failed = false;
       try {
@@ -101,7 +105,7 @@ export async function runClosedLoop(
         failed = true;
         firstError ??= error instanceof Error ? error.message : String(error);
       }
-      const finished = performance.now();
+      const finished = sinceStart();
       if (finished < measureFrom || (closedAt !== undefined && finished > closedAt)) continue;
       if (failed) {
         errors += 1;
