@@ -8,8 +8,8 @@
 // Unknown keys are refused, so that a misspelt one cannot silently drop an index.
 import { readFileSync } from 'node:fs';
 import { FieldType, ModelDefinition } from '@shameless/proto';
-import { InvalidArgumentError } from './engine/errors.js';
-import type { ModelSpec } from './engine/model.js';
+import { InvalidArgumentError } from './engine/base/errors.js';
+import type { ModelSpec } from './engine/model/model.js';
 import { toModelSpec } from './grpc/protoMapping.js';
 
 /** A model file cannot be read as a definition; the message names the file and the key. */

@@ -3,7 +3,7 @@
 // before the store is opened, so a wrong file stops the start at once with a message naming it.
 import type { ServerCredentials } from '@grpc/grpc-js';
 import { checkBindRule } from './bindRule.js';
-import type { Logger } from './engine/logger.js';
+import type { Logger } from './engine/base/logger.js';
 import { authorization } from './grpc/authorization.js';
 import type { ServerMiddleware } from './grpc/middleware.js';
 import { serverCredentials, tlsFilesOf } from './grpc/serverCredentials.js';

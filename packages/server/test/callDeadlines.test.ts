@@ -3,9 +3,9 @@
 // write never commits after its caller was told it failed.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { withDeadline } from '../src/engine/callScope.js';
-import { DeadlineExceededError } from '../src/engine/errors.js';
-import { contentTableName } from '../src/engine/tableNames.js';
+import { withDeadline } from '../src/engine/base/callScope.js';
+import { DeadlineExceededError } from '../src/engine/base/errors.js';
+import { contentTableName } from '../src/engine/model/tableNames.js';
 import {
   RATE_MODEL,
   type StoreFixture,

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { type ClientUnaryCall, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
-import { contentTableName } from '../src/engine/tableNames.js';
+import { contentTableName } from '../src/engine/model/tableNames.js';
 import {
   RATE_MODEL,
   type StoreFixture,

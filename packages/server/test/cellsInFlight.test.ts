@@ -1,6 +1,6 @@
 // Groups of one server writing the same cell go one after the other (pure).
 import { expect } from 'chai';
-import { CellsInFlight } from '../src/engine/cellsInFlight.js';
+import { CellsInFlight } from '../src/engine/write/cellsInFlight.js';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -2,8 +2,8 @@
 // loop share a few shards of their partition, one per write transaction, and over many turns
 // every shard of the partition gets content.
 import { expect } from 'chai';
-import { CreateShards } from '../src/engine/createShards.js';
-import { StoreLayout } from '../src/engine/layout.js';
+import { CreateShards } from '../src/engine/schema/createShards.js';
+import { StoreLayout } from '../src/engine/model/layout.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -5,9 +5,14 @@
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
-import { type Row, createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
-import { Partition } from '../src/engine/partitions.js';
-import { COMMIT, START_TRANSACTION, runTogether, statement } from '../src/engine/sql/statement.js';
+import { type Row, createMysqlPool, parseMysqlUrl } from '../src/engine/mysql/mysqlPool.js';
+import { Partition } from '../src/engine/mysql/partitions.js';
+import {
+  COMMIT,
+  START_TRANSACTION,
+  runTogether,
+  statement,
+} from '../src/engine/mysql/sql/statement.js';
 
 describe('dedicated connections on the real MariaDB', function () {
   this.timeout(30_000);

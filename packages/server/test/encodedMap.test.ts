@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { encodeMessagePack } from '@shameless/proto';
 import { Unpackr } from 'msgpackr';
-import { EncodedMap, MalformedMapError } from '../src/engine/encodedMap.js';
+import { EncodedMap, MalformedMapError } from '../src/engine/base/encodedMap.js';
 import {
   array,
   fixint,

@@ -10,8 +10,8 @@ import {
   createTestDatabases,
   startTcpProxy,
 } from '@shameless/testkit';
-import { withDeadline } from '../src/engine/callScope.js';
-import { EngineError } from '../src/engine/errors.js';
+import { withDeadline } from '../src/engine/base/callScope.js';
+import { EngineError } from '../src/engine/base/errors.js';
 import {
   RATE_MODEL,
   type StoreFixture,

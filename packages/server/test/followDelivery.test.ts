@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
 import type { Engine } from '../src/engine/engine.js';
-import { Partition } from '../src/engine/partitions.js';
-import type { EachEvent } from '../src/engine/shardLog.js';
-import type { StoredCell } from '../src/engine/sql/contentRows.js';
-import type { StatementReader } from '../src/engine/sql/statement.js';
+import { Partition } from '../src/engine/mysql/partitions.js';
+import type { EachEvent } from '../src/engine/log/shardLog.js';
+import type { StoredCell } from '../src/engine/mysql/sql/contentRows.js';
+import type { StatementReader } from '../src/engine/mysql/sql/statement.js';
 import {
   RATE_MODEL,
   type StoreFixture,

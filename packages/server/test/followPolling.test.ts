@@ -17,11 +17,11 @@ import {
 } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Engine } from '../src/engine/engine.js';
-import type { EachEvent } from '../src/engine/shardLog.js';
-import { silentLogger } from '../src/engine/logger.js';
-import { createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
-import { Partition, PartitionSet } from '../src/engine/partitions.js';
-import type { StatementReader } from '../src/engine/sql/statement.js';
+import type { EachEvent } from '../src/engine/log/shardLog.js';
+import { silentLogger } from '../src/engine/base/logger.js';
+import { createMysqlPool, parseMysqlUrl } from '../src/engine/mysql/mysqlPool.js';
+import { Partition, PartitionSet } from '../src/engine/mysql/partitions.js';
+import type { StatementReader } from '../src/engine/mysql/sql/statement.js';
 import type { StoreApi } from './support/grpcCalls.js';
 import {
   RATE_MODEL,

@@ -2,9 +2,9 @@
 // once, and what it refuses. The transaction is a function here that records its groups; the
 // transaction itself is tested against MariaDB in consistency/groupCommit.test.ts.
 import { expect } from 'chai';
-import { GroupCommit, type GroupLimits } from '../src/engine/groupCommit.js';
-import { ResourceExhaustedError } from '../src/engine/errors.js';
-import type { ItemOutcome, WriteItem } from '../src/engine/writeItems.js';
+import { GroupCommit, type GroupLimits } from '../src/engine/write/groupCommit.js';
+import { ResourceExhaustedError } from '../src/engine/base/errors.js';
+import type { ItemOutcome, WriteItem } from '../src/engine/write/writeItems.js';
 
 /** An append of `bytes` bytes, tagged so a test can tell items apart. */
 const item = (tag: string, bytes = 10): WriteItem =>

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Engine } from '../src/engine/engine.js';
-import type { SqlConnection } from '../src/engine/mysqlPool.js';
-import { Partition } from '../src/engine/partitions.js';
+import type { SqlConnection } from '../src/engine/mysql/mysqlPool.js';
+import { Partition } from '../src/engine/mysql/partitions.js';
 import {
   RATE_MODEL,
   type StoreFixture,

@@ -1,6 +1,6 @@
 // How a group is shared among free transactions (pure).
 import { expect } from 'chai';
-import { splitByShard } from '../src/engine/groupSplit.js';
+import { splitByShard } from '../src/engine/write/groupSplit.js';
 
 interface Unit {
   readonly name: string;

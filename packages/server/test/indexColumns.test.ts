@@ -1,9 +1,9 @@
 // The integer range of index columns narrower than ours, and the refusal of values they cannot
 // hold (pure; gem.test.ts refuses such a Put against the gem's tables).
 import { expect } from 'chai';
-import { InvalidArgumentError } from '../src/engine/errors.js';
-import { IndexColumns, integerRangeOf } from '../src/engine/indexColumns.js';
-import type { IndexSpec } from '../src/engine/model.js';
+import { InvalidArgumentError } from '../src/engine/base/errors.js';
+import { IndexColumns, integerRangeOf } from '../src/engine/model/indexColumns.js';
+import type { IndexSpec } from '../src/engine/model/model.js';
 
 describe('index columns narrower than BIGINT (pure)', () => {
   it('knows the range of every integer type narrower than BIGINT, signed or not', () => {

@@ -1,9 +1,9 @@
 // Index values (pure): a string index value holds at most 255 characters, counted as
 // characters (code points), not as the UTF-16 units JavaScript counts.
 import { expect } from 'chai';
-import { InvalidArgumentError } from '../src/engine/errors.js';
-import { toIndexScalar } from '../src/engine/indexValues.js';
-import type { FieldSpec } from '../src/engine/model.js';
+import { InvalidArgumentError } from '../src/engine/base/errors.js';
+import { toIndexScalar } from '../src/engine/model/indexValues.js';
+import type { FieldSpec } from '../src/engine/model/model.js';
 
 const GATEWAY: FieldSpec = { name: 'gateway', type: 'string' };
 

@@ -1,6 +1,6 @@
 // The records a server remembers to exist: per model, bounded (pure).
 import { expect } from 'chai';
-import { KnownRecords } from '../src/engine/knownRecords.js';
+import { KnownRecords } from '../src/engine/write/knownRecords.js';
 
 describe('known records (pure)', () => {
   it('remembers a record per model, within its capacity, keeping those asked about', () => {

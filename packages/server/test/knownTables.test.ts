@@ -22,7 +22,7 @@ import {
   requestId,
   startStoreFixture,
 } from './support/storeFixture.js';
-import type { Logger } from '../src/engine/logger.js';
+import type { Logger } from '../src/engine/base/logger.js';
 
 const NS = 'ht';
 /** Shards 0-1 live on partition 0, 2-3 on partition 1 (the private server). */

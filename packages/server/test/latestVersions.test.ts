@@ -9,10 +9,10 @@ import {
   type Row,
   createMysqlPool,
   parseMysqlUrl,
-} from '../src/engine/mysqlPool.js';
-import { createContentTableSql } from '../src/engine/sql/contentDdl.js';
-import { type LatestKey, readLatestCells } from '../src/engine/sql/contentReads.js';
-import { directReader } from '../src/engine/sql/statement.js';
+} from '../src/engine/mysql/mysqlPool.js';
+import { createContentTableSql } from '../src/engine/mysql/sql/contentDdl.js';
+import { type LatestKey, readLatestCells } from '../src/engine/mysql/sql/contentReads.js';
+import { directReader } from '../src/engine/mysql/sql/statement.js';
 
 const OURS = 'latest_ours';
 /**

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
-import type { Logger } from '../src/engine/logger.js';
+import type { Logger } from '../src/engine/base/logger.js';
 import {
   RATE_MODEL,
   type StoreFixture,

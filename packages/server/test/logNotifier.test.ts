@@ -1,8 +1,8 @@
 // A commit's cells reach followers with bodies of their own: a written body may be a view into
 // a request's whole message, which a follower keeping the cell would otherwise keep alive.
 import { expect } from 'chai';
-import { LogNotifier } from '../src/engine/logNotifier.js';
-import type { StoredCell } from '../src/engine/sql/contentRows.js';
+import { LogNotifier } from '../src/engine/log/logNotifier.js';
+import type { StoredCell } from '../src/engine/mysql/sql/contentRows.js';
 
 describe('LogNotifier', () => {
   it('hands listeners the cells with bodies in a buffer of their own', () => {

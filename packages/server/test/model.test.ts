@@ -4,7 +4,7 @@ import {
   type ModelSpec,
   compareDefinitions,
   normaliseModelSpec,
-} from '../src/engine/model.js';
+} from '../src/engine/model/model.js';
 
 const rate: ModelSpec = {
   name: 'rate',

@@ -1,7 +1,7 @@
 // Partition URLs (pure): what parseMysqlUrl takes, and that no message built from a URL, valid
 // or not, shows its password.
 import { expect } from 'chai';
-import { parseMysqlUrl, redactUrl } from '../src/engine/mysqlPool.js';
+import { parseMysqlUrl, redactUrl } from '../src/engine/mysql/mysqlPool.js';
 
 describe('partition URLs (pure)', function () {
   it('reads user, password, host, port, database and socket, decoding escapes', () => {

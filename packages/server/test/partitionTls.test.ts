@@ -10,7 +10,7 @@ import {
   startMariaDbServer,
 } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { sslOptionsOf } from '../src/engine/mysqlTls.js';
+import { sslOptionsOf } from '../src/engine/mysql/mysqlTls.js';
 import { connectStore } from './support/grpcCalls.js';
 import { runServerExpectingFailure, startServerProcess } from './support/serverProcess.js';
 

@@ -1,7 +1,7 @@
 // The primary-key cache's bounds, and how a put picks its first step (pure).
 import { expect } from 'chai';
-import { PrimaryKeyCache } from '../src/engine/primaryKeyCache.js';
-import { PutRoutes } from '../src/engine/putRoute.js';
+import { PrimaryKeyCache } from '../src/engine/read/primaryKeyCache.js';
+import { PutRoutes } from '../src/engine/write/putRoute.js';
 
 describe('primary-key cache (pure)', () => {
   it('holds at most its capacity, dropping what was not used since the older half filled', () => {

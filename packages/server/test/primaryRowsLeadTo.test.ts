@@ -5,12 +5,12 @@
 import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import type { IndexSpec } from '../src/engine/model.js';
+import type { IndexSpec } from '../src/engine/model/model.js';
 import {
   type PrimaryRowCheck,
   createIndexTableSql,
   primaryRowsLeadTo,
-} from '../src/engine/sql/indexTable.js';
+} from '../src/engine/mysql/sql/indexTable.js';
 
 const PRIMARY: IndexSpec = {
   name: 'primary',

@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
 import mysql, { type SqlValue } from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
-import { type MysqlPool, createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
-import { formatQuery } from '../src/engine/queryText.js';
+import { type MysqlPool, createMysqlPool, parseMysqlUrl } from '../src/engine/mysql/mysqlPool.js';
+import { formatQuery } from '../src/engine/mysql/queryText.js';
 
 const EVERY_BYTE = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 7 + 3) % 256));
 const NULS = Buffer.alloc(300);

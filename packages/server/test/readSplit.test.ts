@@ -1,6 +1,6 @@
 // How a turn's reads are shared among SELECTs and round trips (pure).
 import { expect } from 'chai';
-import { shareAmongTrips, splitKeys } from '../src/engine/readSplit.js';
+import { shareAmongTrips, splitKeys } from '../src/engine/mysql/readSplit.js';
 
 const keys = (n: number) => Array.from({ length: n }, (_, i) => i);
 

@@ -4,13 +4,13 @@
 // read serves the next one: the server aborted the work, nothing had to be destroyed.
 import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
-import { withDeadline } from '../src/engine/callScope.js';
-import { DeadlineExceededError, UnavailableError } from '../src/engine/errors.js';
-import { type Row, createMysqlPool, parseMysqlUrl } from '../src/engine/mysqlPool.js';
-import { Partition } from '../src/engine/partitions.js';
-import { readTimeLimitFor } from '../src/engine/sql/readTimeLimit.js';
-import { readServerVersion } from '../src/engine/sql/serverVariables.js';
-import { statement } from '../src/engine/sql/statement.js';
+import { withDeadline } from '../src/engine/base/callScope.js';
+import { DeadlineExceededError, UnavailableError } from '../src/engine/base/errors.js';
+import { type Row, createMysqlPool, parseMysqlUrl } from '../src/engine/mysql/mysqlPool.js';
+import { Partition } from '../src/engine/mysql/partitions.js';
+import { readTimeLimitFor } from '../src/engine/mysql/sql/readTimeLimit.js';
+import { readServerVersion } from '../src/engine/mysql/sql/serverVariables.js';
+import { statement } from '../src/engine/mysql/sql/statement.js';
 
 describe('read time limits (pure)', () => {
   it('tells the flavour by its version and writes the limit it understands', () => {

@@ -7,17 +7,17 @@ import {
   shardLayoutProblem,
   shardsOfPartition,
   withContentShard,
-} from '../src/engine/sharding.js';
+} from '../src/engine/model/sharding.js';
 import {
   contentTableName,
   indexTableName,
   padShard,
   storeTableName,
   tableNameProblem,
-} from '../src/engine/tableNames.js';
-import { isIdentifier, quoteIdentifier } from '../src/engine/identifiers.js';
-import { StoreLayout } from '../src/engine/layout.js';
-import type { CompiledModel } from '../src/engine/model.js';
+} from '../src/engine/model/tableNames.js';
+import { isIdentifier, quoteIdentifier } from '../src/engine/model/identifiers.js';
+import { StoreLayout } from '../src/engine/model/layout.js';
+import type { CompiledModel } from '../src/engine/model/model.js';
 
 describe('sharding (pure)', () => {
   it('takes the floored modulo, never negative', () => {

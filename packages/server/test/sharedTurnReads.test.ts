@@ -4,7 +4,7 @@
 // of one record and cells without a version each get exactly their own answer, in their order.
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
-import type { StoredCell } from '../src/engine/sql/contentRows.js';
+import type { StoredCell } from '../src/engine/mysql/sql/contentRows.js';
 import {
   RATE_MODEL,
   type StoreFixture,

@@ -1,7 +1,7 @@
 // Which MySQL failures the engine repeats, retries or maps: decided from driver error codes in
 // one place (sqlErrors.ts).
 import { expect } from 'chai';
-import { DeadlineExceededError, UnavailableError } from '../src/engine/errors.js';
+import { DeadlineExceededError, UnavailableError } from '../src/engine/base/errors.js';
 import {
   duplicateKeyName,
   isAlreadyAltered,
@@ -10,7 +10,7 @@ import {
   isLockContention,
   isServerStatementTimeout,
   translateSqlError,
-} from '../src/engine/sqlErrors.js';
+} from '../src/engine/mysql/sqlErrors.js';
 
 /** An error shaped as mysql2 reports a server error. */
 const driverError = (code: string, message = code) => Object.assign(new Error(message), { code });

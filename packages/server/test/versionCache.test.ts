@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { testMysqlUrl } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { OneTripBackoff } from '../src/engine/oneTripBackoff.js';
-import { MAX_REMEMBERED_BODY_BYTES, VersionCache } from '../src/engine/versionCache.js';
+import { OneTripBackoff } from '../src/engine/mysql/oneTripBackoff.js';
+import { MAX_REMEMBERED_BODY_BYTES, VersionCache } from '../src/engine/base/versionCache.js';
 import { fullCollection } from '../src/memoryRelease.js';
 
 /** A full collection, so that what nothing holds is freed now. */

@@ -1,7 +1,7 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
-import { CreateShards } from './createShards.js';
-import { type AppendOutcome, CellWriter } from './cellWriter.js';
+import { CreateShards } from './schema/createShards.js';
+import { type AppendOutcome, CellWriter } from './write/cellWriter.js';
 import type {
   EngineStats,
   PartitionActivity,
@@ -9,41 +9,41 @@ import type {
   RecordCacheStats,
   VersionCacheStats,
 } from './engineStats.js';
-import { DEFAULT_GROUP_LIMITS, type GroupLimits, type GroupStats } from './groupCommit.js';
-import { parseBody } from './body.js';
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './errors.js';
-import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './limits.js';
-import type { RowId } from './exactInteger.js';
-import { IndexColumns } from './indexColumns.js';
-import { rejectIndexFields } from './indexValues.js';
-import { KnownTables } from './knownTables.js';
-import type { StoreLayout } from './layout.js';
-import { LogNotifier } from './logNotifier.js';
-import { MaxIdPoller } from './maxIdPoller.js';
-import { BASE_CELL, type CompiledModel, type ModelSpec } from './model.js';
-import { ModelRegistry } from './modelRegistry.js';
-import { PartitionHealth } from './partitionHealth.js';
-import type { PartitionSet } from './partitions.js';
-import { KnownRecords } from './knownRecords.js';
-import { VersionCache } from './versionCache.js';
-import { PrimaryKeyCache } from './primaryKeyCache.js';
-import { StoredTimes } from './storedTimes.js';
-import { PrimaryLookups } from './primaryLookups.js';
-import { type PreparedPut, PutOperation, type PutResult } from './putOperation.js';
-import { requireBatchSize, requireRequestId, requireUuid } from './requestFields.js';
-import { type EachEvent, type EachInput, type LogPage, ShardLog } from './shardLog.js';
-import { type AnswerBound, LatestCells, answerOverBound } from './latestCells.js';
-import { readCell } from './sql/contentReads.js';
-import { type CellKey, type StoredCell, toStoredCell } from './sql/contentRows.js';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits, type GroupStats } from './write/groupCommit.js';
+import { parseBody } from './base/body.js';
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './base/errors.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './base/limits.js';
+import type { RowId } from './base/exactInteger.js';
+import { IndexColumns } from './model/indexColumns.js';
+import { rejectIndexFields } from './model/indexValues.js';
+import { KnownTables } from './schema/knownTables.js';
+import type { StoreLayout } from './model/layout.js';
+import { LogNotifier } from './log/logNotifier.js';
+import { MaxIdPoller } from './log/maxIdPoller.js';
+import { BASE_CELL, type CompiledModel, type ModelSpec } from './model/model.js';
+import { ModelRegistry } from './schema/modelRegistry.js';
+import { PartitionHealth } from './mysql/partitionHealth.js';
+import type { PartitionSet } from './mysql/partitions.js';
+import { KnownRecords } from './write/knownRecords.js';
+import { VersionCache } from './base/versionCache.js';
+import { PrimaryKeyCache } from './read/primaryKeyCache.js';
+import { StoredTimes } from './base/storedTimes.js';
+import { PrimaryLookups } from './read/primaryLookups.js';
+import { type PreparedPut, PutOperation, type PutResult } from './write/putOperation.js';
+import { requireBatchSize, requireRequestId, requireUuid } from './base/requestFields.js';
+import { type EachEvent, type EachInput, type LogPage, ShardLog } from './log/shardLog.js';
+import { type AnswerBound, LatestCells, answerOverBound } from './read/latestCells.js';
+import { readCell } from './mysql/sql/contentReads.js';
+import { type CellKey, type StoredCell, toStoredCell } from './mysql/sql/contentRows.js';
 import {
   DEFAULT_WHERE_LIMIT,
   type WhereInput,
   type WherePage,
   WhereQuery,
   pageAnswerBytes,
-} from './whereQuery.js';
-import type { Logger } from './logger.js';
-import type { AppendRequest } from './writeItems.js';
+} from './read/whereQuery.js';
+import type { Logger } from './base/logger.js';
+import type { AppendRequest } from './write/writeItems.js';
 
 export interface WriteCellInput {
   model: string;

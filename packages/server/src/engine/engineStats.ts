@@ -1,7 +1,7 @@
 // The engine's numbers for metrics, behind a narrow read-only interface: the metrics endpoint
 // reads them when scraped, so the engine needs no metrics library and pays nothing per call.
-import type { GroupActivity, GroupStats } from './groupCommit.js';
-import type { PoolUsage } from './mysqlPool.js';
+import type { GroupActivity, GroupStats } from './write/groupCommit.js';
+import type { PoolUsage } from './mysql/mysqlPool.js';
 
 export interface PartitionActivity {
   readonly partition: number;

@@ -1,4 +1,4 @@
-export type { AppendOutcome } from './cellWriter.js';
+export type { AppendOutcome } from './write/cellWriter.js';
 export {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
@@ -17,29 +17,29 @@ export type {
   PrimaryKeyCacheStats,
   RecordCacheStats,
 } from './engineStats.js';
-export * from './errors.js';
+export * from './base/errors.js';
 export {
   DEFAULT_GROUP_LIMITS,
   GROUP_SIZE_BOUNDS,
   type GroupActivity,
   type GroupStats,
-} from './groupCommit.js';
-export { ANSWER_BYTES_PER_CELL } from './latestCells.js';
-export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
-export type { Logger } from './logger.js';
-export { silentLogger } from './logger.js';
-export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model.js';
-export { BASE_CELL } from './model.js';
-export type { PoolUsage } from './mysqlPool.js';
+} from './write/groupCommit.js';
+export { ANSWER_BYTES_PER_CELL } from './read/latestCells.js';
+export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './base/limits.js';
+export type { Logger } from './base/logger.js';
+export { silentLogger } from './base/logger.js';
+export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model/model.js';
+export { BASE_CELL } from './model/model.js';
+export type { PoolUsage } from './mysql/mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
 export {
   EACH_CELLS_HELD_BYTES,
   type EachEvent,
   type EachInput,
   logPageBodyBytes,
-} from './shardLog.js';
-export type { StoredCell } from './sql/contentRows.js';
-export type { IndexScalar, Operator } from './sql/indexTable.js';
-export * from './sharding.js';
-export * from './tableNames.js';
-export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './whereQuery.js';
+} from './log/shardLog.js';
+export type { StoredCell } from './mysql/sql/contentRows.js';
+export type { IndexScalar, Operator } from './mysql/sql/indexTable.js';
+export * from './model/sharding.js';
+export * from './model/tableNames.js';
+export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './read/whereQuery.js';

@@ -1,13 +1,13 @@
 // Opening a store: connect to every partition (creating its database when missing), create
 // the bookkeeping tables it lacks, check that the data there was written with this layout and
 // this created_at kind, and load the model definitions. Every schema change is logged.
-import { applySchemaChanges } from './applySchemaChanges.js';
+import { applySchemaChanges } from './schema/applySchemaChanges.js';
 import { Engine } from './engine.js';
-import type { GroupLimits } from './groupCommit.js';
-import { isNamespace } from './identifiers.js';
-import { type QueryLimits, maxCellBytesFor } from './limits.js';
-import { StoreLayout } from './layout.js';
-import type { Logger } from './logger.js';
+import type { GroupLimits } from './write/groupCommit.js';
+import { isNamespace } from './model/identifiers.js';
+import { type QueryLimits, maxCellBytesFor } from './base/limits.js';
+import { StoreLayout } from './model/layout.js';
+import type { Logger } from './base/logger.js';
 import {
   type MysqlLocation,
   createMysqlPool,
@@ -15,20 +15,20 @@ import {
   parseMysqlUrl,
   redactUrl,
   serverConnection,
-} from './mysqlPool.js';
-import { Partition, PartitionSet } from './partitions.js';
-import { bookkeepingChanges, bookkeepingTables } from './schemaPlan.js';
-import { shardLayoutProblem } from './sharding.js';
-import { isAccessDenied, isTlsFailure } from './sqlErrors.js';
-import type { CreatedAtKind } from './sql/contentRows.js';
-import { inspectTables } from './sql/schemaInspection.js';
-import { readTimeLimitFor } from './sql/readTimeLimit.js';
+} from './mysql/mysqlPool.js';
+import { Partition, PartitionSet } from './mysql/partitions.js';
+import { bookkeepingChanges, bookkeepingTables } from './schema/schemaPlan.js';
+import { shardLayoutProblem } from './model/sharding.js';
+import { isAccessDenied, isTlsFailure } from './mysql/sqlErrors.js';
+import type { CreatedAtKind } from './mysql/sql/contentRows.js';
+import { inspectTables } from './mysql/sql/schemaInspection.js';
+import { readTimeLimitFor } from './mysql/sql/readTimeLimit.js';
 import {
   readConsecutiveInsertIds,
   readMaxAllowedPacket,
   readServerVersion,
-} from './sql/serverVariables.js';
-import { type StoreRecord, claimStoreRecord } from './sql/storeTables.js';
+} from './mysql/sql/serverVariables.js';
+import { type StoreRecord, claimStoreRecord } from './mysql/sql/storeTables.js';
 
 export interface StoreConfig {
   namespace: string;

@@ -4,16 +4,21 @@
 // the stored definitions), without changing anything: the database is not created, no table
 // is created or altered, no row is written. The changes come from schemaPlan.ts, as serve's
 // and DefineModel's do, over the same inspection of what exists.
-import { InvalidArgumentError } from './errors.js';
-import type { StoreLayout } from './layout.js';
-import { CompiledModel, type ModelSpec, compareDefinitions, normaliseModelSpec } from './model.js';
-import { parseDefinition } from './modelRegistry.js';
+import { InvalidArgumentError } from './base/errors.js';
+import type { StoreLayout } from './model/layout.js';
+import {
+  CompiledModel,
+  type ModelSpec,
+  compareDefinitions,
+  normaliseModelSpec,
+} from './model/model.js';
+import { parseDefinition } from './schema/modelRegistry.js';
 import {
   type MysqlLocation,
   type MysqlPool,
   createMysqlPool,
   databaseExists,
-} from './mysqlPool.js';
+} from './mysql/mysqlPool.js';
 import {
   type StoreShape,
   checkStoreShape,
@@ -35,9 +40,9 @@ import {
   describeCreatedAt,
   modelChanges,
   modelTablesOn,
-} from './schemaPlan.js';
-import { inspectTables } from './sql/schemaInspection.js';
-import { readModelDefinitions, readStoreRecord } from './sql/storeTables.js';
+} from './schema/schemaPlan.js';
+import { inspectTables } from './mysql/sql/schemaInspection.js';
+import { readModelDefinitions, readStoreRecord } from './mysql/sql/storeTables.js';
 
 /** One thing the dry run looked at, and what it found. */
 export interface PlanCheck {

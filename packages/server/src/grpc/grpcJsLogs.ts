@@ -3,7 +3,7 @@
 // the ListenError that follows says the same with the address and what to do.
 import { format } from 'node:util';
 import { setLogger } from '@grpc/grpc-js';
-import type { Logger } from '../engine/logger.js';
+import type { Logger } from '../engine/base/logger.js';
 
 const REPORTED_AS_LISTEN_ERROR = /^No address added out of total/;
 

@@ -2,11 +2,11 @@
 // through the middleware chain, and has its errors mapped once; server streams honour
 // backpressure and cancellation.
 import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
-import type { Logger } from '../engine/logger.js';
+import type { Logger } from '../engine/base/logger.js';
 import type { CallContext, CallKind } from './callContext.js';
 import type { ServerMiddleware } from './middleware.js';
-import { withScope } from '../engine/callScope.js';
-import { InvalidArgumentError } from '../engine/errors.js';
+import { withScope } from '../engine/base/callScope.js';
+import { InvalidArgumentError } from '../engine/base/errors.js';
 import { messageBytes } from './messageSize.js';
 import { malformation } from './requestDecoding.js';
 import { SERVER_SHUTDOWN, SHUTDOWN_STATUS, abortedByShutdown } from './serverShutdown.js';

@@ -17,8 +17,8 @@ import {
   PipelineResponse,
   encodeMessage,
 } from '@shameless/proto';
-import { InvalidArgumentError } from '../engine/errors.js';
-import type { Logger } from '../engine/logger.js';
+import { InvalidArgumentError } from '../engine/base/errors.js';
+import type { Logger } from '../engine/base/logger.js';
 import type { CallContext } from './callContext.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
 import { malformation, recordWireBytes, requestWireBytes } from './requestDecoding.js';

@@ -17,9 +17,9 @@ import {
   type WriteCellResult,
   WriteMode,
 } from '@shameless/proto';
-import { InvalidArgumentError } from '../engine/errors.js';
-import { type ExactInteger, exactInteger } from '../engine/exactInteger.js';
-import type { FoundRecord, WhereInput } from '../engine/whereQuery.js';
+import { InvalidArgumentError } from '../engine/base/errors.js';
+import { type ExactInteger, exactInteger } from '../engine/base/exactInteger.js';
+import type { FoundRecord, WhereInput } from '../engine/read/whereQuery.js';
 import type {
   AppendOutcome,
   FieldType as EngineFieldType,

@@ -13,7 +13,7 @@ import {
 } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { fileDescriptorsOf, storeDescriptorSet } from '@shameless/proto';
-import type { Logger } from '../engine/logger.js';
+import type { Logger } from '../engine/base/logger.js';
 
 const HEALTH_PROTO = 'health/v1/health.proto';
 

@@ -3,7 +3,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
-import type { Logger } from '../engine/logger.js';
+import type { Logger } from '../engine/base/logger.js';
 import { createHandlerFactory, OpenStreams } from './handlers.js';
 import { HealthService } from './healthService.js';
 import { listenError } from './listenError.js';

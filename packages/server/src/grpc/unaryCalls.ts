@@ -4,8 +4,8 @@
 // RPC (storeService.ts) and a call over a Pipeline (pipeline.ts) run the same function.
 import type { PipelineRequest, PipelineResponse } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
-import { InvalidArgumentError } from '../engine/errors.js';
-import { exactInteger } from '../engine/exactInteger.js';
+import { InvalidArgumentError } from '../engine/base/errors.js';
+import { exactInteger } from '../engine/base/exactInteger.js';
 import type { CallContext } from './callContext.js';
 import {
   toCell,

@@ -25,13 +25,13 @@ import { fixint, float64, object, str, uint64 } from '../support/msgpackBytes.js
 import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
-import { type Logger, silentLogger } from '../../src/engine/logger.js';
-import { addRequestIdColumnSql } from '../../src/engine/sql/contentDdl.js';
+import { type Logger, silentLogger } from '../../src/engine/base/logger.js';
+import { addRequestIdColumnSql } from '../../src/engine/mysql/sql/contentDdl.js';
 import {
   createLogLocksTableSql,
   createModelsTableSql,
   createStoreTableSql,
-} from '../../src/engine/sql/storeTables.js';
+} from '../../src/engine/mysql/sql/storeTables.js';
 import { contentShardOf, newRequestId, pad, range } from './support.js';
 
 const NS = 'ht';

@@ -3,7 +3,7 @@
 // touch nobody else; creates converge inside a group; and a server killed while groups commit
 // loses nothing it acknowledged and applies nothing twice.
 import { expect } from 'chai';
-import { ConflictError, NotFoundError } from '../../src/engine/errors.js';
+import { ConflictError, NotFoundError } from '../../src/engine/base/errors.js';
 import type { WriteCellInput } from '../../src/engine/engine.js';
 import {
   RATE_MODEL,

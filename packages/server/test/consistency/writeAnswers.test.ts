@@ -5,17 +5,17 @@
 // must answer the same as reads. (Gem-made DATETIME and BIGINT tables: gem.test.ts.)
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { silentLogger } from '../../src/engine/logger.js';
-import { VersionCache } from '../../src/engine/versionCache.js';
-import { KnownRecords } from '../../src/engine/knownRecords.js';
-import { LogNotifier } from '../../src/engine/logNotifier.js';
-import { Partition } from '../../src/engine/partitions.js';
-import { ShardTransaction } from '../../src/engine/shardTransaction.js';
-import { StoredTimes } from '../../src/engine/storedTimes.js';
-import { createMysqlPool, parseMysqlUrl } from '../../src/engine/mysqlPool.js';
-import type { StoredCell } from '../../src/engine/sql/contentRows.js';
-import { readConsecutiveInsertIds } from '../../src/engine/sql/serverVariables.js';
-import type { WriteItem } from '../../src/engine/writeItems.js';
+import { silentLogger } from '../../src/engine/base/logger.js';
+import { VersionCache } from '../../src/engine/base/versionCache.js';
+import { KnownRecords } from '../../src/engine/write/knownRecords.js';
+import { LogNotifier } from '../../src/engine/log/logNotifier.js';
+import { Partition } from '../../src/engine/mysql/partitions.js';
+import { ShardTransaction } from '../../src/engine/write/shardTransaction.js';
+import { StoredTimes } from '../../src/engine/base/storedTimes.js';
+import { createMysqlPool, parseMysqlUrl } from '../../src/engine/mysql/mysqlPool.js';
+import type { StoredCell } from '../../src/engine/mysql/sql/contentRows.js';
+import { readConsecutiveInsertIds } from '../../src/engine/mysql/sql/serverVariables.js';
+import type { WriteItem } from '../../src/engine/write/writeItems.js';
 import {
   RATE_MODEL,
   type StoreFixture,

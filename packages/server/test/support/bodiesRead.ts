@@ -1,7 +1,7 @@
 // The most bytes of cell bodies one read of a partition brought back from MySQL, for tests of
 // what a read holds at once: the engine's reads pass through unchanged, only counted.
-import type { PartitionSet } from '../../src/engine/partitions.js';
-import type { StatementReader } from '../../src/engine/sql/statement.js';
+import type { PartitionSet } from '../../src/engine/mysql/partitions.js';
+import type { StatementReader } from '../../src/engine/mysql/sql/statement.js';
 import type { StoreFixture } from './storeFixture.js';
 
 export interface BodiesRead {

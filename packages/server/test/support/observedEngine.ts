@@ -4,15 +4,15 @@
 // writes take the paths they take in a server.
 import { expect } from 'chai';
 import { Engine } from '../../src/engine/engine.js';
-import { silentLogger } from '../../src/engine/logger.js';
+import { silentLogger } from '../../src/engine/base/logger.js';
 import {
   type MysqlLocation,
   type MysqlPool,
   createMysqlPool,
   parseMysqlUrl,
-} from '../../src/engine/mysqlPool.js';
-import { type Partition, PartitionSet } from '../../src/engine/partitions.js';
-import { readConsecutiveInsertIds } from '../../src/engine/sql/serverVariables.js';
+} from '../../src/engine/mysql/mysqlPool.js';
+import { type Partition, PartitionSet } from '../../src/engine/mysql/partitions.js';
+import { readConsecutiveInsertIds } from '../../src/engine/mysql/sql/serverVariables.js';
 import type { StoreFixture } from './storeFixture.js';
 
 export async function startObservedEngine<P extends Partition>(

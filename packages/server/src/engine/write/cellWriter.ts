@@ -1,0 +1,164 @@
+// Every content write of the store, routed to its partition's group commit: single appends
+// (WriteCell, a Put update), the appends of a WriteCells call, and creates. All of them are
+// written by the one shard transaction (shardTransaction.ts), alone or grouped.
+import {
+  type GroupActivity,
+  GroupCommit,
+  type GroupLimits,
+  type GroupStats,
+} from './groupCommit.js';
+import type { StoreLayout } from '../model/layout.js';
+import type { KnownRecords } from './knownRecords.js';
+import type { LogNotifier } from '../log/logNotifier.js';
+import type { Logger } from '../base/logger.js';
+import type { PartitionSet } from '../mysql/partitions.js';
+import { ShardTransaction } from './shardTransaction.js';
+import type { StoredTimes } from '../base/storedTimes.js';
+import type { StoredCell } from '../mysql/sql/contentRows.js';
+import type { VersionCache } from '../base/versionCache.js';
+import type {
+  AppendRequest,
+  CreateOutcome,
+  CreateRequest,
+  ItemOutcome,
+  RefusalError,
+  WriteItem,
+} from './writeItems.js';
+
+export interface AppendResult {
+  cell: StoredCell;
+  /** True when the request id had been applied before: `cell` is that earlier version. */
+  replayed: boolean;
+}
+
+/** What became of one append of many: its version, or why it was refused (nothing written). */
+export type AppendOutcome = ({ ok: true } & AppendResult) | { ok: false; error: RefusalError };
+
+export class CellWriter {
+  private readonly groups: GroupCommit[];
+
+  constructor(
+    private readonly layout: StoreLayout,
+    partitions: PartitionSet,
+    notifier: LogNotifier,
+    times: StoredTimes,
+    knownRecords: KnownRecords,
+    versions: VersionCache,
+    logger: Logger,
+    limits?: GroupLimits,
+  ) {
+    this.groups = partitions.partitions.map((partition) => {
+      const transaction = new ShardTransaction(
+        layout,
+        partition,
+        notifier,
+        times,
+        knownRecords,
+        versions,
+        logger,
+      );
+      return new GroupCommit(
+        (items) => transaction.run(items),
+        (item) => layout.contentShard(item.uuid),
+        limits,
+        partition.index,
+      );
+    });
+  }
+
+  /** Appends one version. @throws the refusal (NotFoundError, ConflictError) */
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const result = await this.appendIfReached(request);
+    if (!result) throw new Error('an append without a reachedThrough row was answered unreachable');
+    return result;
+  }
+
+  /**
+   * Appends one version, unless `request.reachedThrough` no longer leads to the record:
+   * undefined then, and nothing was written. @throws the refusal (NotFoundError, ConflictError)
+   */
+  async appendIfReached(request: AppendRequest): Promise<AppendResult | undefined> {
+    const [outcome] = await this.submit(this.partitionOf(request.uuid), [
+      { kind: 'append', ...request },
+    ]);
+    switch (outcome!.status) {
+      case 'written':
+        return outcome!;
+      case 'refused':
+        throw outcome!.error;
+      case 'unreachable':
+        return undefined;
+      case 'taken':
+        throw new Error('an append was answered as a create');
+    }
+  }
+
+  /**
+   * Appends many versions: those of each partition in one transaction, in request order (the
+   * versions of one cell chain), partitions in parallel. One outcome per request, in order. When
+   * a partition fails the call fails, once every partition has settled (so nothing is still
+   * running when the caller retries); partitions that committed stay committed, and the
+   * caller's retry replays them by their request ids.
+   */
+  async appendAll(requests: readonly AppendRequest[]): Promise<AppendOutcome[]> {
+    const byPartition = this.layout.byPartition(requests.keys(), (i) =>
+      this.layout.contentShard(requests[i]!.uuid),
+    );
+    const outcomes = new Array<AppendOutcome>(requests.length);
+    const settled = await Promise.allSettled(
+      [...byPartition].map(async ([partition, positions]) => {
+        const results = await this.submit(
+          partition,
+          positions.map((i): WriteItem => ({ kind: 'append', ...requests[i]! })),
+        );
+        positions.forEach((position, i) => {
+          const outcome = results[i]!;
+          if (outcome.status === 'taken' || outcome.status === 'unreachable') {
+            throw new Error(
+              `an append without a reachedThrough row was answered ${outcome.status}`,
+            );
+          }
+          outcomes[position] =
+            outcome.status === 'written'
+              ? { ok: true, cell: outcome.cell, replayed: outcome.replayed }
+              : { ok: false, error: outcome.error };
+        });
+      }),
+    );
+    for (const result of settled) if (result.status === 'rejected') throw result.reason;
+    return outcomes;
+  }
+
+  /** Creates a record: base version 0 and its index rows on the uuid's partition, together. */
+  async create(request: CreateRequest): Promise<CreateOutcome> {
+    const [outcome] = await this.submit(this.partitionOf(request.uuid), [
+      { kind: 'create', ...request },
+    ]);
+    if (outcome!.status === 'unreachable') throw new Error('a create was answered unreachable');
+    return outcome!;
+  }
+
+  /** Transactions and items written so far, over every partition. */
+  stats(): GroupStats {
+    return this.groups.reduce(
+      (sum, group) => ({
+        groups: sum.groups + group.stats.groups,
+        items: sum.items + group.stats.items,
+      }),
+      { groups: 0, items: 0 },
+    );
+  }
+
+  /** Each partition's group commit, by partition index. */
+  activity(): GroupActivity[] {
+    return this.groups.map((group) => group.activity);
+  }
+
+  private partitionOf(uuid: string): number {
+    return this.layout.partitionOf(this.layout.contentShard(uuid));
+  }
+
+  private submit(partition: number, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    return this.groups[partition]!.submit(items);
+  }
+}
