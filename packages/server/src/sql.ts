@@ -25,6 +25,6 @@ export { LogNotifier } from './engine/log/logNotifier.js';
 export { CompiledModel } from './engine/model/model.js';
 export { Partition } from './engine/mysql/partitions.js';
 export { ShardTransaction } from './engine/write/shardTransaction.js';
-export { StoredTimes } from './engine/base/storedTimes.js';
+export { StoredTimes } from './engine/model/storedTimes.js';
 export { readConsecutiveInsertIds } from './engine/mysql/sql/serverVariables.js';
 export type { WriteItem } from './engine/write/writeItems.js';

@@ -1,6 +1,6 @@
 // What a created_at column keeps of a time (pure).
 import { expect } from 'chai';
-import { StoredTimes } from '../src/engine/base/storedTimes.js';
+import { StoredTimes } from '../src/engine/model/storedTimes.js';
 
 describe('stored times (pure)', () => {
   const at = new Date('2026-11-25T10:20:30.456Z');

@@ -27,7 +27,7 @@ import type { PartitionSet } from './mysql/partitions.js';
 import { KnownRecords } from './write/knownRecords.js';
 import { VersionCache } from './base/versionCache.js';
 import { PrimaryKeyCache } from './read/primaryKeyCache.js';
-import { StoredTimes } from './base/storedTimes.js';
+import { StoredTimes } from './model/storedTimes.js';
 import { PrimaryLookups } from './read/primaryLookups.js';
 import { type PreparedPut, PutOperation, type PutResult } from './write/putOperation.js';
 import { requireBatchSize, requireRequestId, requireUuid } from './base/requestFields.js';

@@ -11,7 +11,7 @@ import { KnownRecords } from '../../src/engine/write/knownRecords.js';
 import { LogNotifier } from '../../src/engine/log/logNotifier.js';
 import { Partition } from '../../src/engine/mysql/partitions.js';
 import { ShardTransaction } from '../../src/engine/write/shardTransaction.js';
-import { StoredTimes } from '../../src/engine/base/storedTimes.js';
+import { StoredTimes } from '../../src/engine/model/storedTimes.js';
 import { createMysqlPool, parseMysqlUrl } from '../../src/engine/mysql/mysqlPool.js';
 import type { StoredCell } from '../../src/engine/mysql/sql/contentRows.js';
 import { readConsecutiveInsertIds } from '../../src/engine/mysql/sql/serverVariables.js';

@@ -16,7 +16,7 @@ import type { PartitionSet } from '../mysql/partitions.js';
 import { contentTablesOn, indexTablesOn, modelTablesOn } from './schemaPlan.js';
 import { CREATED_AT_DIGITS } from '../mysql/sql/contentDdl.js';
 import { type ExistingTable, inspectTables } from '../mysql/sql/schemaInspection.js';
-import type { StoredTimes } from '../base/storedTimes.js';
+import type { StoredTimes } from '../model/storedTimes.js';
 
 /** The shortest time between two reads in the background of one model's tables. */
 export const READ_AGAIN_MS = 1000;

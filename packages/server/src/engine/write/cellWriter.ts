@@ -13,7 +13,7 @@ import type { LogNotifier } from '../log/logNotifier.js';
 import type { Logger } from '../base/logger.js';
 import type { PartitionSet } from '../mysql/partitions.js';
 import { ShardTransaction } from './shardTransaction.js';
-import type { StoredTimes } from '../base/storedTimes.js';
+import type { StoredTimes } from '../model/storedTimes.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
 import type { VersionCache } from '../base/versionCache.js';
 import type {

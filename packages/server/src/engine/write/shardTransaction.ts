@@ -102,7 +102,7 @@ import {
   runTogether,
 } from '../mysql/sql/statement.js';
 import { duplicateKeyName, isDeadlock } from '../mysql/sqlErrors.js';
-import type { StoredTimes } from '../base/storedTimes.js';
+import type { StoredTimes } from '../model/storedTimes.js';
 import { NO_VERSION, type VersionCache } from '../base/versionCache.js';
 import {
   type CreateRequest,
