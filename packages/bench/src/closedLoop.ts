@@ -89,10 +89,7 @@ export async function runClosedLoop(
     if (operations + errors >= enough) closeWindow(Math.max(sinceStart(), due));
   }, due);
   const limit = measureFrom + maxDurationMs;
-  const limitTimer = setTimeout(
-    () => closeWindow(Math.max(sinceStart(), limit)),
-    limit,
-  );
+  const limitTimer = setTimeout(() => closeWindow(Math.max(sinceStart(), limit)), limit);
 
   const worker = async (index: number) => {
     while (closedAt === undefined) {

@@ -28,7 +28,7 @@ export { ANSWER_BYTES_PER_CELL } from './read/latestCells.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './base/limits.js';
 export type { Logger } from './base/logger.js';
 export { silentLogger } from './base/logger.js';
-export type { FieldSpec, FieldType, IndexSpec, ModelSpec } from './model/model.js';
+export type { FieldSpec, FieldType, IndexScalar, IndexSpec, ModelSpec } from './model/model.js';
 export { BASE_CELL } from './model/model.js';
 export type { PoolUsage } from './mysql/mysqlPool.js';
 export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
@@ -39,7 +39,7 @@ export {
   logPageBodyBytes,
 } from './log/shardLog.js';
 export type { StoredCell } from './mysql/sql/contentRows.js';
-export type { IndexScalar, Operator } from './mysql/sql/indexTable.js';
+export type { Operator } from './mysql/sql/indexTable.js';
 export * from './model/sharding.js';
 export * from './model/tableNames.js';
 export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './read/whereQuery.js';

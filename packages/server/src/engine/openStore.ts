@@ -20,7 +20,7 @@ import { Partition, PartitionSet } from './mysql/partitions.js';
 import { bookkeepingChanges, bookkeepingTables } from './schema/schemaPlan.js';
 import { shardLayoutProblem } from './model/sharding.js';
 import { isAccessDenied, isTlsFailure } from './mysql/sqlErrors.js';
-import type { CreatedAtKind } from './mysql/sql/contentRows.js';
+import type { CreatedAtKind } from './model/layout.js';
 import { inspectTables } from './mysql/sql/schemaInspection.js';
 import { readTimeLimitFor } from './mysql/sql/readTimeLimit.js';
 import {

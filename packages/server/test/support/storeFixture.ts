@@ -6,7 +6,7 @@ import { Packr } from 'msgpackr';
 import { FieldType, type ModelDefinition } from '@shameless/proto';
 import { openStore } from '../../src/engine/openStore.js';
 import { type Logger, silentLogger } from '../../src/engine/base/logger.js';
-import type { CreatedAtKind } from '../../src/engine/mysql/sql/contentRows.js';
+import type { CreatedAtKind } from '../../src/engine/model/layout.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { QueryLimits } from '../../src/engine/base/limits.js';
 import type { ServerMiddleware } from '../../src/grpc/middleware.js';

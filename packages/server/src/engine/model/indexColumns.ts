@@ -4,7 +4,7 @@
 // limit instead (a record no longer reached by its own values), a plain INSERT fail its group.
 import { InvalidArgumentError } from '../base/errors.js';
 import type { IndexSpec } from './model.js';
-import type { IndexScalar } from '../mysql/sql/indexTable.js';
+import type { IndexScalar } from './model.js';
 
 export interface IntegerRange {
   readonly min: bigint;

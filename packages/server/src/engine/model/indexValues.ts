@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../base/errors.js';
 import { exactInteger } from '../base/exactInteger.js';
 import type { CompiledModel, FieldSpec, IndexSpec } from './model.js';
 import type { Body } from '../base/body.js';
-import type { IndexScalar } from '../mysql/sql/indexTable.js';
+import type { IndexScalar } from './model.js';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;

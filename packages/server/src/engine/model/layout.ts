@@ -2,8 +2,14 @@
 // partition of each shard. Built once per store; everything here is derived.
 import type { CompiledModel } from './model.js';
 import { contentShard, findShard, partitionOfShard, shardsOfPartition } from './sharding.js';
-import type { CreatedAtKind } from '../mysql/sql/contentRows.js';
 import { contentTableName, indexTableName, storeTableName } from './tableNames.js';
+
+/**
+ * What a store's content tables hold in `created_at`: a DATETIME (ours, and the gem's default)
+ * or, in a store the gem made with `legacy_created_at_is_bigint`, a BIGINT of milliseconds
+ * since the epoch. One kind per store: it is a store setting, not a per-table guess.
+ */
+export type CreatedAtKind = 'datetime' | 'bigint';
 
 export class StoreLayout {
   readonly storeTable: string;

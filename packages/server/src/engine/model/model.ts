@@ -1,10 +1,12 @@
 // Model definitions: what a model is, how it is validated, and what may change about it.
 import { InvalidArgumentError } from '../base/errors.js';
 import { isIdentifier } from './identifiers.js';
-import { MODEL_DEFINITION_MAX_BYTES } from '../mysql/sql/storeTables.js';
 import { PRIMARY_INDEX, contentTableName, indexTableName, tableNameProblem } from './tableNames.js';
 
 export type FieldType = 'integer' | 'string';
+
+/** A value of an index field as it is stored and compared: an integer or a string. */
+export type IndexScalar = number | bigint | string;
 
 export interface FieldSpec {
   readonly name: string;
@@ -26,6 +28,8 @@ export interface ModelSpec {
 }
 
 export const BASE_CELL = 'base';
+/** The longest definition (JSON, in bytes) the models table's TEXT column holds. */
+export const MODEL_DEFINITION_MAX_BYTES = 65_535;
 const CELL_NAME_MAX = 255;
 // InnoDB's key limit is 3072 bytes; utf8mb4 VARCHAR(255) takes up to 1020 + 2, BIGINT 8, and
 // the uuid column that ends every secondary key 144 + 1.

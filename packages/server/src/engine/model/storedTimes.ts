@@ -3,7 +3,7 @@
 // beyond them MySQL rounds where MariaDB cuts; a BIGINT of milliseconds (a legacy store) keeps
 // what a Date holds. A write that cuts its time to the column's digits itself therefore stores
 // exactly the time it holds, on either server, and can answer it as stored.
-import type { CreatedAtKind } from '../mysql/sql/contentRows.js';
+import type { CreatedAtKind } from './layout.js';
 
 export class StoredTimes {
   /** Fractional digits of created_at, by content table, as far as inspected. */

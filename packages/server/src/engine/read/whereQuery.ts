@@ -21,12 +21,12 @@ import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
 import {
   type IndexCondition,
-  type IndexScalar,
   type Operator,
   type PrimaryLookup,
   primaryKeyOf,
   queryIndex,
 } from '../mysql/sql/indexTable.js';
+import type { IndexScalar } from '../model/model.js';
 import { PRIMARY_INDEX } from '../model/tableNames.js';
 import type { QueryLimits } from '../base/limits.js';
 import { requireLimit } from '../base/requestFields.js';

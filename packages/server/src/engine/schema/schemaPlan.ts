@@ -11,7 +11,7 @@ import {
   addRequestIdColumnSql,
   createContentTableSql,
 } from '../mysql/sql/contentDdl.js';
-import type { CreatedAtKind } from '../mysql/sql/contentRows.js';
+import type { CreatedAtKind } from '../model/layout.js';
 import { createIndexTableSql } from '../mysql/sql/indexTable.js';
 import type { ExistingTable } from '../mysql/sql/schemaInspection.js';
 import {

@@ -10,7 +10,8 @@ import {
 } from '../base/errors.js';
 import type { CompiledModel, IndexSpec } from '../model/model.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
-import type { IndexScalar, PrimaryLookup } from '../mysql/sql/indexTable.js';
+import type { PrimaryLookup } from '../mysql/sql/indexTable.js';
+import type { IndexScalar } from '../model/model.js';
 
 /** A merge's result may be no larger than `limit.bytes`; refused naming `limit.field` otherwise. */
 export type CellContent =

@@ -1,6 +1,6 @@
 // The DDL of content tables: the gem's columns and keys plus ours, and the change that brings
 // a table the gem created up to them.
-import type { CreatedAtKind } from './contentRows.js';
+import type { CreatedAtKind } from '../../model/layout.js';
 
 /** The fractional digits of a second that the DATETIME of tables we create keeps. */
 export const CREATED_AT_DIGITS = 6;

@@ -2,6 +2,7 @@
 // that reads and writes share. Table names reaching the SQL modules were built by
 // tableNames.ts from validated identifiers; values are always placeholders.
 import { type RowId, exactInteger } from '../../base/exactInteger.js';
+import type { CreatedAtKind } from '../../model/layout.js';
 import type { Row } from '../mysqlPool.js';
 
 /** One row of a content table, with the shard it was read from. */
@@ -54,13 +55,6 @@ export function toStoredCell(row: Row, shard: number): StoredCell {
     body: row.body instanceof Buffer ? row.body : Buffer.alloc(0),
   };
 }
-
-/**
- * What a store's content tables hold in `created_at`: a DATETIME (ours, and the gem's default)
- * or, in a store the gem made with `legacy_created_at_is_bigint`, a BIGINT of milliseconds
- * since the epoch. One kind per store: it is a store setting, not a per-table guess.
- */
-export type CreatedAtKind = 'datetime' | 'bigint';
 
 /**
  * The value a write stores in `created_at`: the one place where a time becomes the column's

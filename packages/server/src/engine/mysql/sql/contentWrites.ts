@@ -7,13 +7,13 @@ import type { Row } from '../mysqlPool.js';
 import {
   CELL_COLUMNS,
   INSERT_COLUMNS,
-  type CreatedAtKind,
   type InsertedCell,
   type NewCell,
   type RequestKey,
   createdAtColumnValue,
   toDate,
 } from './contentRows.js';
+import type { CreatedAtKind } from '../../model/layout.js';
 import { type Statement, statement, unionAll } from './statement.js';
 
 /**

@@ -1,10 +1,8 @@
 // All SQL that touches index tables (`<ns>_<model>_<index>_index_<NNNNNN>`). Field names were
 // validated as identifiers when the model was defined; values are always placeholders.
-import type { IndexSpec } from '../../model/model.js';
+import type { IndexScalar, IndexSpec } from '../../model/model.js';
 import type { Row, SqlValue } from '../mysqlPool.js';
 import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
-
-export type IndexScalar = number | bigint | string;
 
 const COLUMN_TYPES = { integer: 'BIGINT NOT NULL', string: 'VARCHAR(255) NOT NULL' } as const;
 

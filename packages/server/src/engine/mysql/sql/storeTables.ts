@@ -23,9 +23,6 @@ export function createStoreTableSql(table: string): string {
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
 
-/** The longest definition (JSON, in bytes) the models table's TEXT column holds. */
-export const MODEL_DEFINITION_MAX_BYTES = 65_535;
-
 export function createModelsTableSql(table: string): string {
   return `CREATE TABLE IF NOT EXISTS \`${table}\` (
   \`name\` VARCHAR(64) NOT NULL PRIMARY KEY,
