@@ -6,4 +6,4 @@ export {
   type RunningServer,
   type ServerOptions,
 } from './grpc/server.js';
-export { createLogger } from './logging.js';
+export { createLogger } from './serving/logging.js';

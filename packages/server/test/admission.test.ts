@@ -12,9 +12,9 @@ import {
   WhereManyRequest,
   WriteMode,
 } from '@shameless/proto';
-import { Admission } from '../src/grpc/admission.js';
-import type { ServerMiddleware } from '../src/grpc/middleware.js';
-import { messageBytes } from '../src/grpc/messageSize.js';
+import { Admission } from '../src/grpc/middleware/admission.js';
+import type { ServerMiddleware } from '../src/grpc/call/middleware.js';
+import { messageBytes } from '../src/grpc/call/messageSize.js';
 import { type StoreApi, rejection } from './support/grpcCalls.js';
 import { int } from './support/indexValues.js';
 import { RawPipeline, responseOf } from './support/pipelineClient.js';

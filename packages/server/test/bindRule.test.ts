@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BindRuleError, checkBindRule, isLoopback } from '../src/bindRule.js';
+import { BindRuleError, checkBindRule, isLoopback } from '../src/serving/bindRule.js';
 
 describe('bind rule (pure)', () => {
   it('knows loopback addresses and Unix sockets from the rest', () => {

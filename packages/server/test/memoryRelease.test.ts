@@ -2,7 +2,7 @@
 // without waiting for an allocation to start a collection.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { expect } from 'chai';
-import { MemoryRelease } from '../src/memoryRelease.js';
+import { MemoryRelease } from '../src/serving/memoryRelease.js';
 
 describe('memory release', function () {
   it('collects Buffers that are garbage once they pass the threshold', async () => {

@@ -1,6 +1,6 @@
 // The estimate of a response's memory that admission and stream buffering count with (pure).
 import { expect } from 'chai';
-import { messageBytes } from '../src/grpc/messageSize.js';
+import { messageBytes } from '../src/grpc/call/messageSize.js';
 
 describe('the size of a response message (pure)', () => {
   it('counts bodies and strings whole, other scalars as 8 bytes, on top of 64', () => {

@@ -3,9 +3,9 @@
 // health stays outside the chain.
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import type { CallContext } from '../src/grpc/callContext.js';
-import type { ServerMiddleware } from '../src/grpc/middleware.js';
-import { StatusError } from '../src/grpc/statusError.js';
+import type { CallContext } from '../src/grpc/call/callContext.js';
+import type { ServerMiddleware } from '../src/grpc/call/middleware.js';
+import { StatusError } from '../src/grpc/call/statusError.js';
 import { rejection } from './support/grpcCalls.js';
 import { RATE_MODEL, type StoreFixture, startStoreFixture } from './support/storeFixture.js';
 

@@ -14,9 +14,9 @@ import {
   encodeMessage,
 } from '@shameless/proto';
 import { credentials } from '@grpc/grpc-js';
-import { Admission } from '../src/grpc/admission.js';
-import type { ServerMiddleware } from '../src/grpc/middleware.js';
-import { MAX_ANSWER_HEADER, MAX_MESSAGE_HEADER } from '../src/grpc/pipeline.js';
+import { Admission } from '../src/grpc/middleware/admission.js';
+import type { ServerMiddleware } from '../src/grpc/call/middleware.js';
+import { MAX_ANSWER_HEADER, MAX_MESSAGE_HEADER } from '../src/grpc/service/pipeline.js';
 import { contentTableName } from '../src/engine/model/tableNames.js';
 import { rejection } from './support/grpcCalls.js';
 import { RawPipeline, errorOf, responseOf } from './support/pipelineClient.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { createDatabaseSql } from '../src/engine/mysql/mysqlPool.js';
-import { modelSpecFromJson } from '../src/modelFile.js';
+import { modelSpecFromJson } from '../src/commands/modelFile.js';
 import { runCommand } from './support/serverProcess.js';
 import { RATE_MODEL, startStoreFixture } from './support/storeFixture.js';
 

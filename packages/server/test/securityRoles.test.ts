@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
 import { service as healthService } from 'grpc-health-check';
-import { authorization } from '../src/grpc/authorization.js';
-import { METHOD_ROLES, type Role, roleNeeded } from '../src/grpc/methodRoles.js';
-import { TokenSet, TokensFileError } from '../src/grpc/tokens.js';
+import { authorization } from '../src/grpc/middleware/authorization.js';
+import { METHOD_ROLES, type Role, roleNeeded } from '../src/grpc/middleware/methodRoles.js';
+import { TokenSet, TokensFileError } from '../src/grpc/middleware/tokens.js';
 import { connectStore, rejection } from './support/grpcCalls.js';
 import { RawPipeline } from './support/pipelineClient.js';
 import {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readConfigFile, resolveSettings, storeShapeOf } from '../src/settings.js';
+import { readConfigFile, resolveSettings, storeShapeOf } from '../src/serving/settings.js';
 
 describe('settings (pure)', () => {
   it('defaults serve a developer on one machine', () => {

@@ -5,7 +5,7 @@ import { testMysqlUrl } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { OneTripBackoff } from '../src/engine/mysql/oneTripBackoff.js';
 import { MAX_REMEMBERED_BODY_BYTES, VersionCache } from '../src/engine/base/versionCache.js';
-import { fullCollection } from '../src/memoryRelease.js';
+import { fullCollection } from '../src/serving/memoryRelease.js';
 
 /** A full collection, so that what nothing holds is freed now. */
 const collectGarbage = fullCollection();

@@ -1,7 +1,7 @@
 // `shameless define --file model.json`: DefineModel with a model file (as `plan --model` reads).
 import { ModelDefinition } from '@shameless/proto';
 import { type Command, Option } from 'commander';
-import { ModelFileError, readModelDefinition } from '../modelFile.js';
+import { ModelFileError, readModelDefinition } from './modelFile.js';
 import { runClientCommand } from './clientCommand.js';
 import { addConnectionOptions } from './connection.js';
 import { MODEL_FILE_HELP } from './plan.js';

@@ -1,8 +1,8 @@
 // `shameless plan`: the store settings of serve and model files, then the dry run's listing.
 import { type Command, Option } from 'commander';
-import { ModelFileError, readModelFile } from '../modelFile.js';
-import { PLAN_EXIT } from '../planExit.js';
-import { SETTINGS } from '../settings.js';
+import { ModelFileError, readModelFile } from './modelFile.js';
+import { PLAN_EXIT } from '../serving/planExit.js';
+import { SETTINGS } from '../serving/settings.js';
 import {
   type SettingKey,
   type SettingOptionValues,
@@ -60,7 +60,7 @@ export function registerPlan(program: Command): void {
     }
     // Loaded here, not at the top: the client commands start without the engine and MySQL driver.
     const [{ plan }, { StoreConfigError }] = await Promise.all([
-      import('../plan.js'),
+      import('../serving/plan.js'),
       import('../engine/openStore.js'),
     ]);
     try {

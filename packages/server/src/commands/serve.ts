@@ -1,6 +1,6 @@
 // `shameless serve`: every setting as an option, then the server until a signal stops it.
 import type { Command } from 'commander';
-import { SETTINGS } from '../settings.js';
+import { SETTINGS } from '../serving/settings.js';
 import {
   type SettingKey,
   type SettingOptionValues,
@@ -24,7 +24,7 @@ export function registerServe(program: Command): void {
   command.action(async (options: SettingOptionValues) => {
     const settings = settingsFrom(options);
     // Loaded here, not at the top: the client commands start without the engine and MySQL driver.
-    const { serve } = await import('../serve.js');
+    const { serve } = await import('../serving/serve.js');
     try {
       await serve(settings);
     } catch (error) {

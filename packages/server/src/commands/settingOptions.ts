@@ -1,7 +1,7 @@
 // The server's settings as options of a command (serve, plan): one option per setting, each
 // with its env, config key and default, and the resolved settings of a run.
 import { Command, Option } from 'commander';
-import { SETTINGS, type Settings, readConfigFile, resolveSettings } from '../settings.js';
+import { SETTINGS, type Settings, readConfigFile, resolveSettings } from '../serving/settings.js';
 
 export type SettingKey = keyof typeof SETTINGS;
 export type SettingOptionValues = Record<string, unknown> & { config?: string };

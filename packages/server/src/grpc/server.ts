@@ -4,15 +4,15 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { StoreService } from '@shameless/proto';
 import type { Engine } from '../engine/engine.js';
 import type { Logger } from '../engine/base/logger.js';
-import { createHandlerFactory, OpenStreams } from './handlers.js';
+import { createHandlerFactory, OpenStreams } from './service/handlers.js';
 import { HealthService } from './healthService.js';
 import { listenError } from './listenError.js';
-import { composeMiddleware, type ServerMiddleware } from './middleware.js';
-import { pipelineHandler, withEncodedPipelineAnswers } from './pipeline.js';
+import { composeMiddleware, type ServerMiddleware } from './call/middleware.js';
+import { pipelineHandler, withEncodedPipelineAnswers } from './service/pipeline.js';
 import { addReflection } from './reflection.js';
-import { withTolerantDecoding } from './requestDecoding.js';
-import { createStoreService } from './storeService.js';
-import { unaryCalls } from './unaryCalls.js';
+import { withTolerantDecoding } from './call/requestDecoding.js';
+import { createStoreService } from './service/storeService.js';
+import { unaryCalls } from './service/unaryCalls.js';
 
 export const STORE_SERVICE_NAME = 'shameless.v1.Store';
 

@@ -3,7 +3,7 @@
 // in shameless_rpc_handled_total says a bound was hit; these say which one, and how often
 // the server runs near it.
 import { Gauge, type Registry } from 'prom-client';
-import type { Admission, AdmissionLimits } from '../grpc/admission.js';
+import type { Admission, AdmissionLimits } from '../grpc/middleware/admission.js';
 
 export function registerAdmissionMetrics(
   registry: Registry,

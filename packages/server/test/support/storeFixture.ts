@@ -9,7 +9,7 @@ import { type Logger, silentLogger } from '../../src/engine/base/logger.js';
 import type { CreatedAtKind } from '../../src/engine/model/layout.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { QueryLimits } from '../../src/engine/base/limits.js';
-import type { ServerMiddleware } from '../../src/grpc/middleware.js';
+import type { ServerMiddleware } from '../../src/grpc/call/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type ConnectOptions, type StoreApi, connectStore } from './grpcCalls.js';
 

@@ -1,7 +1,7 @@
 // Tokens files for tests: random tokens, written as the server reads them (SHA-256 digests only).
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { Role } from '../../src/grpc/methodRoles.js';
+import type { Role } from '../../src/grpc/middleware/methodRoles.js';
 
 export interface TestToken {
   name: string;

@@ -17,12 +17,12 @@ import {
   PipelineResponse,
   encodeMessage,
 } from '@shameless/proto';
-import { InvalidArgumentError } from '../engine/base/errors.js';
-import type { Logger } from '../engine/base/logger.js';
-import type { CallContext } from './callContext.js';
+import { InvalidArgumentError } from '../../engine/base/errors.js';
+import type { Logger } from '../../engine/base/logger.js';
+import type { CallContext } from '../call/callContext.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
-import { malformation, recordWireBytes, requestWireBytes } from './requestDecoding.js';
-import { toServiceError } from './statusMapping.js';
+import { malformation, recordWireBytes, requestWireBytes } from '../call/requestDecoding.js';
+import { toServiceError } from '../call/statusMapping.js';
 import { type UnaryCalls, type UnaryMethod, protoMethodName } from './unaryCalls.js';
 
 /** Response header: the largest PipelineRequest this server reads. */

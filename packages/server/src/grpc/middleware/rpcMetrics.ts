@@ -3,7 +3,7 @@
 import { status } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { withOutcome } from './callOutcome.js';
-import type { ServerMiddleware } from './middleware.js';
+import type { ServerMiddleware } from '../call/middleware.js';
 
 /** Seconds: from a coalesced point read (~1 ms) to a long stream. */
 const LATENCY_BUCKETS = [

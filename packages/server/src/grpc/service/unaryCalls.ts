@@ -3,10 +3,10 @@
 // one engine call and the result back onto its response; decisions live in the engine. A unary
 // RPC (storeService.ts) and a call over a Pipeline (pipeline.ts) run the same function.
 import type { PipelineRequest, PipelineResponse } from '@shameless/proto';
-import type { Engine } from '../engine/engine.js';
-import { InvalidArgumentError } from '../engine/base/errors.js';
-import { exactInteger } from '../engine/base/exactInteger.js';
-import type { CallContext } from './callContext.js';
+import type { Engine } from '../../engine/engine.js';
+import { InvalidArgumentError } from '../../engine/base/errors.js';
+import { exactInteger } from '../../engine/base/exactInteger.js';
+import type { CallContext } from '../call/callContext.js';
 import {
   toCell,
   toModelDefinition,

@@ -23,12 +23,12 @@
 // not yet sent, and for Each the cells read ahead). A stream reserves that for as long as it is
 // open, since a client that stops reading can make it hold all of it at any moment.
 import { Metadata, status } from '@grpc/grpc-js';
-import type { CallContext } from './callContext.js';
-import type { NextHandler, ServerMiddleware } from './middleware.js';
-import { messageBytes } from './messageSize.js';
-import { requestWireBytes } from './requestDecoding.js';
-import { ResponseSizes } from './responseSizes.js';
-import { StatusError } from './statusError.js';
+import type { CallContext } from '../call/callContext.js';
+import type { NextHandler, ServerMiddleware } from '../call/middleware.js';
+import { messageBytes } from '../call/messageSize.js';
+import { requestWireBytes } from '../call/requestDecoding.js';
+import { ResponseSizes } from '../call/responseSizes.js';
+import { StatusError } from '../call/statusError.js';
 
 export interface AdmissionLimits {
   /** Calls in progress at once: unary calls (a Pipeline's included) and short streams (Where). */

@@ -3,11 +3,11 @@
 // before the store is opened, so a wrong file stops the start at once with a message naming it.
 import type { ServerCredentials } from '@grpc/grpc-js';
 import { checkBindRule } from './bindRule.js';
-import type { Logger } from './engine/base/logger.js';
-import { authorization } from './grpc/authorization.js';
-import type { ServerMiddleware } from './grpc/middleware.js';
-import { serverCredentials, tlsFilesOf } from './grpc/serverCredentials.js';
-import { TokenSet } from './grpc/tokens.js';
+import type { Logger } from '../engine/base/logger.js';
+import { authorization } from '../grpc/middleware/authorization.js';
+import type { ServerMiddleware } from '../grpc/call/middleware.js';
+import { serverCredentials, tlsFilesOf } from '../grpc/serverCredentials.js';
+import { TokenSet } from '../grpc/middleware/tokens.js';
 import type { Settings } from './settings.js';
 
 export interface ServerSecurity {

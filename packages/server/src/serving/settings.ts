@@ -7,8 +7,8 @@ import {
   DEFAULT_RECORD_CACHE_ENTRIES,
   DEFAULT_VERSION_CACHE_BYTES,
   type StoreShape,
-} from './engine/index.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PIPELINE_CALLS } from './grpc/server.js';
+} from '../engine/index.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PIPELINE_CALLS } from '../grpc/server.js';
 
 interface SettingDefinition<T> {
   /**

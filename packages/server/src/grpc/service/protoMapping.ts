@@ -17,9 +17,9 @@ import {
   type WriteCellResult,
   WriteMode,
 } from '@shameless/proto';
-import { InvalidArgumentError } from '../engine/base/errors.js';
-import { type ExactInteger, exactInteger } from '../engine/base/exactInteger.js';
-import type { FoundRecord, WhereInput } from '../engine/read/whereQuery.js';
+import { InvalidArgumentError } from '../../engine/base/errors.js';
+import { type ExactInteger, exactInteger } from '../../engine/base/exactInteger.js';
+import type { FoundRecord, WhereInput } from '../../engine/read/whereQuery.js';
 import type {
   AppendOutcome,
   FieldType as EngineFieldType,
@@ -30,8 +30,8 @@ import type {
   PutOutcome,
   StoredCell,
   WriteCellInput,
-} from '../engine/index.js';
-import { statusOf } from './statusMapping.js';
+} from '../../engine/index.js';
+import { statusOf } from '../call/statusMapping.js';
 
 /** An id or cursor for the wire, where every 64-bit integer is a bigint. */
 export function toWireInteger(value: ExactInteger): bigint {

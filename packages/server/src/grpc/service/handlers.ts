@@ -2,15 +2,15 @@
 // through the middleware chain, and has its errors mapped once; server streams honour
 // backpressure and cancellation.
 import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
-import type { Logger } from '../engine/base/logger.js';
-import type { CallContext, CallKind } from './callContext.js';
-import type { ServerMiddleware } from './middleware.js';
-import { withScope } from '../engine/base/callScope.js';
-import { InvalidArgumentError } from '../engine/base/errors.js';
-import { messageBytes } from './messageSize.js';
-import { malformation } from './requestDecoding.js';
-import { SERVER_SHUTDOWN, SHUTDOWN_STATUS, abortedByShutdown } from './serverShutdown.js';
-import { toServiceError } from './statusMapping.js';
+import type { Logger } from '../../engine/base/logger.js';
+import type { CallContext, CallKind } from '../call/callContext.js';
+import type { ServerMiddleware } from '../call/middleware.js';
+import { withScope } from '../../engine/base/callScope.js';
+import { InvalidArgumentError } from '../../engine/base/errors.js';
+import { messageBytes } from '../call/messageSize.js';
+import { malformation } from '../call/requestDecoding.js';
+import { SERVER_SHUTDOWN, SHUTDOWN_STATUS, abortedByShutdown } from '../call/serverShutdown.js';
+import { toServiceError } from '../call/statusMapping.js';
 
 /** Every open server stream, so that shutdown can end them (a follow stream never ends by itself). */
 export class OpenStreams {

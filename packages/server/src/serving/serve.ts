@@ -1,18 +1,18 @@
 // `shameless serve`: open the store, serve it, and shut down gracefully on SIGTERM/SIGINT.
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { openStore } from './engine/openStore.js';
-import { accessLogLayer } from './grpc/accessLog.js';
-import { routeGrpcJsLogs } from './grpc/grpcJsLogs.js';
-import type { ServerMiddleware } from './grpc/middleware.js';
-import { rpcMetricsLayer } from './grpc/rpcMetrics.js';
-import { Admission, type AdmissionLimits } from './grpc/admission.js';
-import { startServer } from './grpc/server.js';
+import { openStore } from '../engine/openStore.js';
+import { accessLogLayer } from '../grpc/middleware/accessLog.js';
+import { routeGrpcJsLogs } from '../grpc/grpcJsLogs.js';
+import type { ServerMiddleware } from '../grpc/call/middleware.js';
+import { rpcMetricsLayer } from '../grpc/middleware/rpcMetrics.js';
+import { Admission, type AdmissionLimits } from '../grpc/middleware/admission.js';
+import { startServer } from '../grpc/server.js';
 import { createLogger } from './logging.js';
 import { MemoryRelease } from './memoryRelease.js';
-import { registerEngineMetrics } from './metrics/engineMetrics.js';
-import { registerServerMetrics } from './metrics/serverMetrics.js';
-import { registerAdmissionMetrics } from './metrics/admissionMetrics.js';
-import { type MetricsEndpoint, startMetricsEndpoint } from './metrics/metricsEndpoint.js';
+import { registerEngineMetrics } from '../metrics/engineMetrics.js';
+import { registerServerMetrics } from '../metrics/serverMetrics.js';
+import { registerAdmissionMetrics } from '../metrics/admissionMetrics.js';
+import { type MetricsEndpoint, startMetricsEndpoint } from '../metrics/metricsEndpoint.js';
 import { serverSecurity } from './serverSecurity.js';
 import { type Settings, storeShapeOf } from './settings.js';
 

@@ -8,9 +8,9 @@
 // Unknown keys are refused, so that a misspelt one cannot silently drop an index.
 import { readFileSync } from 'node:fs';
 import { FieldType, ModelDefinition } from '@shameless/proto';
-import { InvalidArgumentError } from './engine/base/errors.js';
-import type { ModelSpec } from './engine/model/model.js';
-import { toModelSpec } from './grpc/protoMapping.js';
+import { InvalidArgumentError } from '../engine/base/errors.js';
+import type { ModelSpec } from '../engine/model/model.js';
+import { toModelSpec } from '../grpc/service/protoMapping.js';
 
 /** A model file cannot be read as a definition; the message names the file and the key. */
 export class ModelFileError extends Error {}

@@ -1,7 +1,7 @@
 // The server's logger: pino (structured JSON, cheap when a level is off) behind the engine's
 // small Logger interface.
 import { destination, pino } from 'pino';
-import type { Logger } from './engine/base/logger.js';
+import type { Logger } from '../engine/base/logger.js';
 
 export function createLogger(level: string): Logger {
   // Written synchronously: a line is out before the next statement runs, so a crash loses

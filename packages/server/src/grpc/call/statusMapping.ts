@@ -10,8 +10,8 @@
 // - UNAVAILABLE: UnavailableError, made only from connection-level driver errors and lock
 //   contention (sqlErrors.ts); a statement error that is not one (packet too large) is INTERNAL.
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { EngineError, InvalidArgumentError } from '../engine/base/errors.js';
-import type { Logger } from '../engine/base/logger.js';
+import { EngineError, InvalidArgumentError } from '../../engine/base/errors.js';
+import type { Logger } from '../../engine/base/logger.js';
 import { StatusError } from './statusError.js';
 
 /**

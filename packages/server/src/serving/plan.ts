@@ -2,9 +2,9 @@
 // in its databases, as SQL with the reason for each statement, and what was checked; change
 // nothing. The output reads as SQL, partition by partition, with checks and reasons as
 // comments, so that an operator can review and plan the changes before a first start.
-import type { ModelSpec } from './engine/index.js';
-import type { SchemaChange } from './engine/schema/schemaPlan.js';
-import { type StorePlan, planStore } from './engine/storePlan.js';
+import type { ModelSpec } from '../engine/index.js';
+import type { SchemaChange } from '../engine/schema/schemaPlan.js';
+import { type StorePlan, planStore } from '../engine/storePlan.js';
 import { PLAN_EXIT } from './planExit.js';
 import { type Settings, storeShapeOf } from './settings.js';
 

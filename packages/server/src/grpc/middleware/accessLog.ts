@@ -1,9 +1,9 @@
 // The access log: one debug line per Store call with its method, status, duration and peer.
 // Metadata is never logged: it may carry credentials.
 import { status } from '@grpc/grpc-js';
-import type { Logger } from '../engine/base/logger.js';
+import type { Logger } from '../../engine/base/logger.js';
 import { withOutcome } from './callOutcome.js';
-import type { ServerMiddleware } from './middleware.js';
+import type { ServerMiddleware } from '../call/middleware.js';
 
 export function accessLogLayer(logger: Logger): ServerMiddleware {
   return (request, context, next) =>

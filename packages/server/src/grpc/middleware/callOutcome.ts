@@ -1,10 +1,10 @@
 // How a call through the chain ended, for the layers that count or log calls: its status code
 // (as the client sees it) and how long it took.
 import { status } from '@grpc/grpc-js';
-import type { CallContext } from './callContext.js';
-import type { NextHandler } from './middleware.js';
-import { abortedByShutdown } from './serverShutdown.js';
-import { statusOfError } from './statusMapping.js';
+import type { CallContext } from '../call/callContext.js';
+import type { NextHandler } from '../call/middleware.js';
+import { abortedByShutdown } from '../call/serverShutdown.js';
+import { statusOfError } from '../call/statusMapping.js';
 
 /**
  * Passes the call on and re-yields its messages; when it ends calls `ended` with its code and

@@ -2,9 +2,9 @@
 // covers the RPC. Its messages name the token's name and the roles, never the token.
 import { status } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
-import type { ServerMiddleware } from './middleware.js';
+import type { ServerMiddleware } from '../call/middleware.js';
 import { roleIncludes, roleNeeded } from './methodRoles.js';
-import { StatusError } from './statusError.js';
+import { StatusError } from '../call/statusError.js';
 import type { TokenHolder, TokenSet } from './tokens.js';
 
 const BEARER = /^Bearer +([^\s]+) *$/i;

@@ -7,7 +7,7 @@ import {
   type Engine,
   type FoundRecord,
   type StoredCell,
-} from '../engine/index.js';
+} from '../../engine/index.js';
 import type { HandlerFactory } from './handlers.js';
 import { chunksWithin } from './messageChunks.js';
 import type { PipelineHandler } from './pipeline.js';
