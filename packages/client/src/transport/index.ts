@@ -7,24 +7,24 @@ export {
   type BackoffOptions,
   type BackoffPolicy,
   type RandomSource,
-} from './backoff.js';
-export { DEFAULT_BUDGET, TokenBudget, type BudgetOptions } from './budget.js';
-export { ManualClock, sleep, systemClock, type Clock, type TimerHandle } from './clock.js';
+} from './policy/backoff.js';
+export { DEFAULT_BUDGET, TokenBudget, type BudgetOptions } from './policy/budget.js';
+export { ManualClock, sleep, systemClock, type Clock, type TimerHandle } from './call/clock.js';
 export {
   coalesceCalls,
   coalescingLayer,
   type CoalescingCounters,
   type CoalescingOptions,
   type CoalescingSettings,
-} from './coalescing.js';
-export { transportChain, type ChainParts } from './chain.js';
+} from './batch/coalescing.js';
+export { transportChain, type ChainParts } from './middleware/chain.js';
 export {
   EndpointPool,
   EndpointSelector,
   type Endpoint,
   type EndpointPicker,
   type EndpointPoolOptions,
-} from './endpoints.js';
+} from './policy/endpoints.js';
 export {
   AlreadyExistsError,
   CancelledError,
@@ -44,9 +44,9 @@ export {
   isTransientStatus,
   toShamelessError,
   type ShamelessErrorOptions,
-} from './errors.js';
-export { LatencyTracker, LatencyWindow, type LatencyOptions } from './latency.js';
-export type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
+} from './call/errors.js';
+export { LatencyTracker, LatencyWindow, type LatencyOptions } from './policy/latency.js';
+export type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './call/methods.js';
 export {
   DEFAULT_HEDGE,
   DEFAULT_RETRY,
@@ -56,9 +56,9 @@ export {
   type HedgePolicy,
   type RetryOptions,
   type RetryPolicy,
-} from './policy.js';
-export type { TransportStats } from './stats.js';
-export { metricsText } from './metricsText.js';
+} from './policy/policy.js';
+export type { TransportStats } from './call/stats.js';
+export { metricsText } from './call/metricsText.js';
 export {
   DEFAULT_DEADLINE_MS,
   createCoalescingTransport,
@@ -71,8 +71,8 @@ export type {
   StreamCallOptions,
   Transport,
   UnaryCallOptions,
-} from './transportInterface.js';
-export { AttemptLog, type AttemptInfo, type AttemptKind } from './middleware/attempts.js';
+} from './call/transportInterface.js';
+export { AttemptLog, type AttemptInfo, type AttemptKind } from './call/attempts.js';
 export {
   composeMiddleware,
   onlyMessage,
@@ -81,5 +81,5 @@ export {
   type CallShape,
   type ClientCall,
   type ClientMiddleware,
-} from './middleware/compose.js';
+} from './call/compose.js';
 export type { TokenSource } from './middleware/credentials.js';

@@ -4,29 +4,29 @@
 
 import type { ChannelCredentials, ChannelOptions } from '@grpc/grpc-js';
 import { caFileProblem, tlsCredentials } from '@shameless/proto';
-import type { RandomSource } from './backoff.js';
-import { TokenBudget, type BudgetOptions } from './budget.js';
-import { transportChain } from './chain.js';
-import { systemClock, type Clock } from './clock.js';
-import { coalescingLayer, defaultBatchesInFlight } from './coalescing.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, EndpointPool } from './endpoints.js';
-import { CancelledError, InvalidArgumentError } from './errors.js';
-import { grpcCall } from './grpcCall.js';
-import { LatencyTracker, type LatencyOptions } from './latency.js';
-import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
-import { onlyMessage, type ClientCall, type ClientMiddleware } from './middleware/compose.js';
+import type { RandomSource } from './policy/backoff.js';
+import { TokenBudget, type BudgetOptions } from './policy/budget.js';
+import { transportChain } from './middleware/chain.js';
+import { systemClock, type Clock } from './call/clock.js';
+import { coalescingLayer, defaultBatchesInFlight } from './batch/coalescing.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, EndpointPool } from './policy/endpoints.js';
+import { CancelledError, InvalidArgumentError } from './call/errors.js';
+import { grpcCall } from './wire/grpcCall.js';
+import { LatencyTracker, type LatencyOptions } from './policy/latency.js';
+import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './call/methods.js';
+import { onlyMessage, type ClientCall, type ClientMiddleware } from './call/compose.js';
 import type { TokenSource } from './middleware/credentials.js';
-import { OpenStreams } from './openStreams.js';
-import { pipelineCall } from './pipelineCall.js';
-import { Pipelines } from './pipelines.js';
+import { OpenStreams } from './wire/openStreams.js';
+import { pipelineCall } from './wire/pipelineCall.js';
+import { Pipelines } from './wire/pipelines.js';
 import {
   resolveHedgePolicy,
   resolveRetryPolicy,
   type HedgeOptions,
   type RetryOptions,
-} from './policy.js';
-import { newCounters, type TransportStats } from './stats.js';
-import type { StreamCallOptions, Transport, UnaryCallOptions } from './transportInterface.js';
+} from './policy/policy.js';
+import { newCounters, type TransportStats } from './call/stats.js';
+import type { StreamCallOptions, Transport, UnaryCallOptions } from './call/transportInterface.js';
 
 /** The default deadline of a call, ms. */
 export const DEFAULT_DEADLINE_MS = 5000;

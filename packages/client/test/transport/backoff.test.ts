@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { backoffCeiling, exponentialBackoff } from '../../src/transport/backoff.js';
+import { backoffCeiling, exponentialBackoff } from '../../src/transport/policy/backoff.js';
 
 describe('exponential backoff with full jitter', () => {
   const options = { baseMs: 10, maxMs: 100, multiplier: 2 };

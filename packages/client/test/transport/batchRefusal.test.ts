@@ -2,8 +2,8 @@
 // server words it, and nothing else.
 import { Metadata, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { sizeRefusalOf } from '../../src/transport/batchRefusal.js';
-import { errorForStatus } from '../../src/transport/errors.js';
+import { sizeRefusalOf } from '../../src/transport/batch/batchRefusal.js';
+import { errorForStatus } from '../../src/transport/call/errors.js';
 
 const invalid = (details: string, field?: string) => {
   const metadata = new Metadata();

@@ -3,8 +3,8 @@
 // the form's own bound, or the server's where it stated a lower one; one model's refusals leave
 // another's batches alone.
 import { expect } from 'chai';
-import { GET_CELL } from '../../src/transport/batchForms.js';
-import { BatchSizeCaps } from '../../src/transport/batchSizeCaps.js';
+import { GET_CELL } from '../../src/transport/batch/batchForms.js';
+import { BatchSizeCaps } from '../../src/transport/batch/batchSizeCaps.js';
 
 const of = (model: string) => ({ model, uuid: '2f1e4c1a-8d3b-4c52-9a0e-6b7f0d2c9e11', cell: '' });
 

@@ -2,7 +2,7 @@
 // own.
 
 import { expect } from 'chai';
-import { splitIntoBatches, type BatchBounds } from '../../src/transport/batchSplit.js';
+import { splitIntoBatches, type BatchBounds } from '../../src/transport/batch/batchSplit.js';
 
 interface Item {
   readonly name: string;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TokenBudget } from '../../src/transport/budget.js';
+import { TokenBudget } from '../../src/transport/policy/budget.js';
 
 describe('TokenBudget (gRFC A6 retry throttling)', () => {
   it('starts full with the defaults 100 / 0.1', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ManualClock, sleep } from '../../src/transport/clock.js';
+import { ManualClock, sleep } from '../../src/transport/call/clock.js';
 
 describe('ManualClock', () => {
   it('fires timers in due order, each at its due time', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../src/transport/clock.js';
-import { EndpointPool, EndpointSelector } from '../../src/transport/endpoints.js';
+import { ManualClock } from '../../src/transport/call/clock.js';
+import { EndpointPool, EndpointSelector } from '../../src/transport/policy/endpoints.js';
 
 describe('endpoint selection', () => {
   it('picks round robin', () => {

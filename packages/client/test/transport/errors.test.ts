@@ -16,7 +16,7 @@ import {
   isMessageTooLarge,
   isTransientStatus,
   toShamelessError,
-} from '../../src/transport/errors.js';
+} from '../../src/transport/call/errors.js';
 
 function serviceError(code: status, details: string, metadata = new Metadata()) {
   return Object.assign(new Error(`${code} ${status[code]}: ${details}`), {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { LatencyTracker, LatencyWindow } from '../../src/transport/latency.js';
-import { resolveHedgePolicy } from '../../src/transport/policy.js';
+import { LatencyTracker, LatencyWindow } from '../../src/transport/policy/latency.js';
+import { resolveHedgePolicy } from '../../src/transport/policy/policy.js';
 
 describe('latency tracking', () => {
   it('gives the nearest-rank p95', () => {

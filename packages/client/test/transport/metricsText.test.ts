@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { metricsText } from '../../src/index.js';
-import { newCounters } from '../../src/transport/stats.js';
+import { newCounters } from '../../src/transport/call/stats.js';
 
 describe('metricsText', () => {
   it('writes every counter as a Prometheus sample with HELP and TYPE lines', () => {

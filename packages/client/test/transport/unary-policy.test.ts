@@ -4,9 +4,9 @@
 // tested in transport.test.ts.
 
 import { expect } from 'chai';
-import { TokenBudget } from '../../src/transport/budget.js';
-import { ManualClock } from '../../src/transport/clock.js';
-import { EndpointSelector } from '../../src/transport/endpoints.js';
+import { TokenBudget } from '../../src/transport/policy/budget.js';
+import { ManualClock } from '../../src/transport/call/clock.js';
+import { EndpointSelector } from '../../src/transport/policy/endpoints.js';
 import {
   CancelledError,
   ConflictError,
@@ -14,19 +14,19 @@ import {
   NotFoundError,
   ShamelessError,
   UnavailableError,
-} from '../../src/transport/errors.js';
-import { LatencyTracker } from '../../src/transport/latency.js';
+} from '../../src/transport/call/errors.js';
+import { LatencyTracker } from '../../src/transport/policy/latency.js';
 import {
   resolveHedgePolicy,
   resolveRetryPolicy,
   type HedgeOptions,
   type RetryOptions,
-} from '../../src/transport/policy.js';
-import { newCounters } from '../../src/transport/stats.js';
-import { transportChain } from '../../src/transport/chain.js';
-import type { AttemptKind } from '../../src/transport/middleware/attempts.js';
-import { onlyMessage, type CallNext } from '../../src/transport/middleware/compose.js';
-import type { UnaryCallOptions } from '../../src/transport/transportInterface.js';
+} from '../../src/transport/policy/policy.js';
+import { newCounters } from '../../src/transport/call/stats.js';
+import { transportChain } from '../../src/transport/middleware/chain.js';
+import type { AttemptKind } from '../../src/transport/call/attempts.js';
+import { onlyMessage, type CallNext } from '../../src/transport/call/compose.js';
+import type { UnaryCallOptions } from '../../src/transport/call/transportInterface.js';
 
 type Ep = { readonly address: string };
 

@@ -7,8 +7,8 @@
 // low as it can (under the endpoint and token layers, which may wait) while the user's
 // interceptors still see what is sent.
 
-import { CancelledError } from '../errors.js';
-import type { ClientMiddleware } from './compose.js';
+import { CancelledError } from '../call/errors.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 export const attemptRequestLayer: ClientMiddleware = (call, options, next) => {
   const build = options.requestForAttempt;

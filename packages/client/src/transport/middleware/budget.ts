@@ -4,9 +4,9 @@
 // attempts to a server that is restarting say nothing about a live server's load: they are
 // not counted.
 
-import type { TokenBudget } from '../budget.js';
-import { toShamelessError } from '../errors.js';
-import type { ClientMiddleware } from './compose.js';
+import type { TokenBudget } from '../policy/budget.js';
+import { toShamelessError } from '../call/errors.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 export function budgetLayer(
   budget: Pick<TokenBudget, 'recordSuccess' | 'recordFailure'>,

@@ -3,8 +3,8 @@
 // failed at that moment: from then on nothing can answer it. Calls the deadline layer refuses
 // before they start (an aborted signal, a deadline that is no deadline) are not counted.
 
-import type { TransportCounters } from '../stats.js';
-import type { ClientMiddleware } from './compose.js';
+import type { TransportCounters } from '../call/stats.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 export function countingLayer(counters: TransportCounters): ClientMiddleware {
   return async function* countCall(call, options, next) {

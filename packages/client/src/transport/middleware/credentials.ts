@@ -2,9 +2,9 @@
 // `authorization: Bearer <token>`. A function is asked on every attempt, so a rotated token is
 // picked up by the next attempt. The token never appears in an error message.
 
-import { UnauthenticatedError } from '../errors.js';
-import type { ClientMiddleware } from './compose.js';
-import { untilAborted } from './signals.js';
+import { UnauthenticatedError } from '../call/errors.js';
+import type { ClientMiddleware } from '../call/compose.js';
+import { untilAborted } from '../call/signals.js';
 
 /** A bearer token, or a function that returns the current one (for rotation). */
 export type TokenSource = string | (() => string | Promise<string>);

@@ -4,10 +4,10 @@
 // attempt the time left) and the call's signal (to stop waiting); the reason of an abort is the
 // typed error the caller gets, also when grpc-js's timer of the same deadline fires first.
 
-import type { Clock } from '../clock.js';
-import { CancelledError, DeadlineExceededError } from '../errors.js';
-import { AttemptLog } from './attempts.js';
-import type { ClientMiddleware } from './compose.js';
+import type { Clock } from '../call/clock.js';
+import { CancelledError, DeadlineExceededError } from '../call/errors.js';
+import { AttemptLog } from '../call/attempts.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 /** What the deadline layer needs. */
 export interface DeadlineSettings {

@@ -5,11 +5,11 @@
 // server restarting), the attempt waits for a connection within its deadline instead of
 // failing at once, and a failure to reach it spends no retry budget.
 
-import { UnavailableError, toShamelessError } from '../errors.js';
-import type { EndpointPicker } from '../endpoints.js';
-import type { TransportCounters } from '../stats.js';
-import { AttemptLog } from './attempts.js';
-import type { ClientMiddleware } from './compose.js';
+import { UnavailableError, toShamelessError } from '../call/errors.js';
+import type { EndpointPicker } from '../policy/endpoints.js';
+import type { TransportCounters } from '../call/stats.js';
+import { AttemptLog } from '../call/attempts.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 /** What the endpoint layer asks of the endpoint set, besides picking. */
 export interface ConnectionWatch {

@@ -3,8 +3,8 @@
 // cancelled fails with the reason it was cancelled for (the deadline, an abort, a hedge that
 // lost); a CANCELLED that grpc-js reported and this client did not cause is a lost connection.
 
-import { asConnectionLoss, toShamelessError } from '../errors.js';
-import type { ClientMiddleware } from './compose.js';
+import { asConnectionLoss, toShamelessError } from '../call/errors.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 export const errorLayer: ClientMiddleware = async function* mapErrors(call, options, next) {
   try {

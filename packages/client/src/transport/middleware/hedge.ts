@@ -5,15 +5,15 @@
 // waits for the others, and only when none is left does the round fail (for the retry layer
 // above to retry). This layer also feeds the latency tracker the hedge delay is learnt from.
 
-import type { TokenBudget } from '../budget.js';
-import type { Clock, TimerHandle } from '../clock.js';
-import { CancelledError, toShamelessError } from '../errors.js';
-import type { LatencyTracker } from '../latency.js';
-import type { HedgePolicy } from '../policy.js';
-import type { TransportCounters } from '../stats.js';
-import { AttemptLog, type AttemptInfo } from './attempts.js';
-import type { CallNext, ClientCallOptions, ClientCall, ClientMiddleware } from './compose.js';
-import { linkedController, type LinkedController } from './signals.js';
+import type { TokenBudget } from '../policy/budget.js';
+import type { Clock, TimerHandle } from '../call/clock.js';
+import { CancelledError, toShamelessError } from '../call/errors.js';
+import type { LatencyTracker } from '../policy/latency.js';
+import type { HedgePolicy } from '../policy/policy.js';
+import type { TransportCounters } from '../call/stats.js';
+import { AttemptLog, type AttemptInfo } from '../call/attempts.js';
+import type { CallNext, ClientCallOptions, ClientCall, ClientMiddleware } from '../call/compose.js';
+import { linkedController, type LinkedController } from '../call/signals.js';
 
 /** What the hedge layer needs. */
 export interface HedgeSettings {

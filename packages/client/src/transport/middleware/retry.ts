@@ -3,13 +3,13 @@
 // `maxAttempts` attempts, while the token budget allows, and never past the deadline. A stream
 // that already handed out messages is not retried: its caller resumes from its own cursor.
 
-import type { TokenBudget } from '../budget.js';
-import { sleep, type Clock } from '../clock.js';
-import { toShamelessError, type ShamelessError } from '../errors.js';
-import type { RetryPolicy } from '../policy.js';
-import type { TransportCounters } from '../stats.js';
-import { AttemptLog, type AttemptKind } from './attempts.js';
-import type { ClientMiddleware } from './compose.js';
+import type { TokenBudget } from '../policy/budget.js';
+import { sleep, type Clock } from '../call/clock.js';
+import { toShamelessError, type ShamelessError } from '../call/errors.js';
+import type { RetryPolicy } from '../policy/policy.js';
+import type { TransportCounters } from '../call/stats.js';
+import { AttemptLog, type AttemptKind } from '../call/attempts.js';
+import type { ClientMiddleware } from '../call/compose.js';
 
 /** What the retry layer needs. */
 export interface RetrySettings {

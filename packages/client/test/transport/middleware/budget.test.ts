@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { TokenBudget } from '../../../src/transport/budget.js';
-import { NotFoundError, UnavailableError } from '../../../src/transport/errors.js';
-import { AttemptLog } from '../../../src/transport/middleware/attempts.js';
+import { TokenBudget } from '../../../src/transport/policy/budget.js';
+import { NotFoundError, UnavailableError } from '../../../src/transport/call/errors.js';
+import { AttemptLog } from '../../../src/transport/call/attempts.js';
 import { budgetLayer } from '../../../src/transport/middleware/budget.js';
 import { READ, failing, failure, messages, run, scriptedNext } from './support.js';
 

@@ -3,7 +3,7 @@ import {
   composeMiddleware,
   onlyMessage,
   type ClientMiddleware,
-} from '../../../src/transport/middleware/compose.js';
+} from '../../../src/transport/call/compose.js';
 import { GET_CELL, READ, messages } from './support.js';
 
 describe('composeMiddleware', () => {

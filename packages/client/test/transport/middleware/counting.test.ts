@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { UnavailableError } from '../../../src/transport/errors.js';
+import { UnavailableError } from '../../../src/transport/call/errors.js';
 import { countingLayer } from '../../../src/transport/middleware/counting.js';
-import { newCounters } from '../../../src/transport/stats.js';
+import { newCounters } from '../../../src/transport/call/stats.js';
 import { failing, failure, messages, run, scriptedNext } from './support.js';
 
 describe('counting layer', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UnauthenticatedError } from '../../../src/transport/errors.js';
+import { UnauthenticatedError } from '../../../src/transport/call/errors.js';
 import { tokenLayer } from '../../../src/transport/middleware/credentials.js';
 import { failure, messages, run, scriptedNext } from './support.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/transport/clock.js';
-import { CancelledError, DeadlineExceededError } from '../../../src/transport/errors.js';
+import { ManualClock } from '../../../src/transport/call/clock.js';
+import { CancelledError, DeadlineExceededError } from '../../../src/transport/call/errors.js';
 import { deadlineLayer } from '../../../src/transport/middleware/deadline.js';
 import { failing, failure, messages, run, scriptedNext } from './support.js';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/transport/clock.js';
-import { EndpointSelector } from '../../../src/transport/endpoints.js';
-import { NotFoundError, UnavailableError } from '../../../src/transport/errors.js';
-import { AttemptLog } from '../../../src/transport/middleware/attempts.js';
+import { ManualClock } from '../../../src/transport/call/clock.js';
+import { EndpointSelector } from '../../../src/transport/policy/endpoints.js';
+import { NotFoundError, UnavailableError } from '../../../src/transport/call/errors.js';
+import { AttemptLog } from '../../../src/transport/call/attempts.js';
 import { endpointLayer } from '../../../src/transport/middleware/endpoint.js';
-import { newCounters } from '../../../src/transport/stats.js';
+import { newCounters } from '../../../src/transport/call/stats.js';
 import { READ, failing, failure, messages, run, scriptedNext } from './support.js';
 
 /** Endpoints over a selector, with the servers that "answered before" named by the test. */

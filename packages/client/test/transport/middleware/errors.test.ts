@@ -6,7 +6,7 @@ import {
   PermissionDeniedError,
   UnauthenticatedError,
   UnavailableError,
-} from '../../../src/transport/errors.js';
+} from '../../../src/transport/call/errors.js';
 import { errorLayer } from '../../../src/transport/middleware/errors.js';
 import { READ, failing, failure, run, scriptedNext } from './support.js';
 

@@ -2,14 +2,14 @@
 // unary-policy.test.ts; these are the layer's own edges.
 
 import { expect } from 'chai';
-import { TokenBudget } from '../../../src/transport/budget.js';
-import { ManualClock, sleep } from '../../../src/transport/clock.js';
-import { LatencyTracker } from '../../../src/transport/latency.js';
-import { AttemptLog } from '../../../src/transport/middleware/attempts.js';
-import type { ClientCallOptions } from '../../../src/transport/middleware/compose.js';
+import { TokenBudget } from '../../../src/transport/policy/budget.js';
+import { ManualClock, sleep } from '../../../src/transport/call/clock.js';
+import { LatencyTracker } from '../../../src/transport/policy/latency.js';
+import { AttemptLog } from '../../../src/transport/call/attempts.js';
+import type { ClientCallOptions } from '../../../src/transport/call/compose.js';
 import { hedgeLayer } from '../../../src/transport/middleware/hedge.js';
-import { resolveHedgePolicy } from '../../../src/transport/policy.js';
-import { newCounters } from '../../../src/transport/stats.js';
+import { resolveHedgePolicy } from '../../../src/transport/policy/policy.js';
+import { newCounters } from '../../../src/transport/call/stats.js';
 import { EACH, READ, messages, run, scriptedNext } from './support.js';
 
 function setup(endpointCount = 2) {

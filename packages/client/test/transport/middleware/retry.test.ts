@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { Metadata } from '@grpc/grpc-js';
-import { TokenBudget } from '../../../src/transport/budget.js';
-import { ManualClock } from '../../../src/transport/clock.js';
+import { TokenBudget } from '../../../src/transport/policy/budget.js';
+import { ManualClock } from '../../../src/transport/call/clock.js';
 import {
   NotFoundError,
   ResourceExhaustedError,
   UnavailableError,
-} from '../../../src/transport/errors.js';
+} from '../../../src/transport/call/errors.js';
 import { retryLayer, retryPushbackMs } from '../../../src/transport/middleware/retry.js';
-import { resolveRetryPolicy } from '../../../src/transport/policy.js';
-import { newCounters } from '../../../src/transport/stats.js';
+import { resolveRetryPolicy } from '../../../src/transport/policy/policy.js';
+import { newCounters } from '../../../src/transport/call/stats.js';
 import { EACH, READ, failing, failure, messages, run, scriptedNext } from './support.js';
 
 function setup(budget = new TokenBudget({ maxTokens: 10, tokenRatio: 0.1 })) {

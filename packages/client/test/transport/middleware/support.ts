@@ -6,7 +6,7 @@ import type {
   ClientCall,
   ClientCallOptions,
   ClientMiddleware,
-} from '../../../src/transport/middleware/compose.js';
+} from '../../../src/transport/call/compose.js';
 
 export const GET_CELL: ClientCall = { method: 'getCell', request: {}, shape: 'unary' };
 export const EACH: ClientCall = { method: 'each', request: {}, shape: 'serverStream' };

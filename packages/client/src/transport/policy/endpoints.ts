@@ -9,7 +9,7 @@ import {
   type ChannelOptions,
 } from '@grpc/grpc-js';
 import { StoreClient } from '@shameless/proto';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../call/clock.js';
 
 /** What the call pipeline needs from an endpoint set. */
 export interface EndpointPicker<E extends { readonly address: string }> {

@@ -4,13 +4,13 @@
 // call of its own (grpcCall.ts). So does an attempt waiting for a restarting server: a stream
 // would fail at once where grpc-js's waitForReady waits for the connection.
 
-import type { Clock } from './clock.js';
-import type { Endpoint } from './endpoints.js';
-import type { UnaryMethodName } from './methods.js';
-import type { CallNext, ClientCall } from './middleware/compose.js';
+import type { Clock } from '../call/clock.js';
+import type { Endpoint } from '../policy/endpoints.js';
+import type { UnaryMethodName } from '../call/methods.js';
+import type { CallNext, ClientCall } from '../call/compose.js';
 import { type PipelinedMethod, SEND_ALONE } from './pipelineStream.js';
 import type { Pipelines } from './pipelines.js';
-import type { TransportCounters } from './stats.js';
+import type { TransportCounters } from '../call/stats.js';
 
 /** What the pipelined terminal needs. */
 export interface PipelineCallSettings {

@@ -2,8 +2,8 @@
 // after it ends, and not tried for a while on a server that answered it UNIMPLEMENTED (one that
 // predates it), whose calls then go on their own.
 
-import type { Clock } from './clock.js';
-import type { Endpoint } from './endpoints.js';
+import type { Clock } from '../call/clock.js';
+import type { Endpoint } from '../policy/endpoints.js';
 import { PipelineStream } from './pipelineStream.js';
 
 /** How long a server without Pipeline gets calls of their own before the stream is tried again. */

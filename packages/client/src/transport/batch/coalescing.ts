@@ -13,18 +13,18 @@ import { GET_CELL, PUT, WHERE_PAGE, WRITE_CELL, type BatchForm } from './batchFo
 import { sendBatch, type BatchCallDeps } from './batchCall.js';
 import { BatchSizeCaps } from './batchSizeCaps.js';
 import { splitIntoBatches } from './batchSplit.js';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
+import { systemClock, type Clock, type TimerHandle } from '../call/clock.js';
+import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from '../call/methods.js';
 import {
   onlyMessage,
   type CallNext,
   type ClientCall,
   type ClientMiddleware,
-} from './middleware/compose.js';
+} from '../call/compose.js';
 import { PendingCall } from './pendingCall.js';
-import type { TransportCounters, TransportStats } from './stats.js';
-import { atTickEnd } from './tick.js';
-import type { CallSender, Transport, UnaryCallOptions } from './transportInterface.js';
+import type { TransportCounters, TransportStats } from '../call/stats.js';
+import { atTickEnd } from '../call/tick.js';
+import type { CallSender, Transport, UnaryCallOptions } from '../call/transportInterface.js';
 
 /** The option of {@link connect} that turns coalescing on or off. */
 export interface CoalescingOptions {

@@ -3,9 +3,9 @@
 // AbortSignal, and the promise its caller awaits. Whatever happens to the batch, the caller is
 // answered once.
 
-import type { Clock, TimerHandle } from './clock.js';
-import { CancelledError, DeadlineExceededError } from './errors.js';
-import type { UnaryCallOptions } from './transportInterface.js';
+import type { Clock, TimerHandle } from '../call/clock.js';
+import { CancelledError, DeadlineExceededError } from '../call/errors.js';
+import type { UnaryCallOptions } from '../call/transportInterface.js';
 
 /** One caller's call, held by the coalescing layer until it is answered. */
 export class PendingCall<Req, Res> {

@@ -6,16 +6,16 @@
 import type { BatchForm, BatchRequests, ItemOutcome } from './batchForms.js';
 import { sizeRefusalOf } from './batchRefusal.js';
 import type { BatchSizeCaps } from './batchSizeCaps.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../call/clock.js';
 import {
   DeadlineExceededError,
   isMessageTooLarge,
   toShamelessError,
   type ShamelessError,
-} from './errors.js';
+} from '../call/errors.js';
 import type { PendingCall } from './pendingCall.js';
-import type { TransportCounters } from './stats.js';
-import type { CallSender } from './transportInterface.js';
+import type { TransportCounters } from '../call/stats.js';
+import type { CallSender } from '../call/transportInterface.js';
 
 /**
  * Whole-call failures after which each call is sent again on its own. The server checks every

@@ -4,17 +4,17 @@
 // layer above maps them.
 
 import { Metadata } from '@grpc/grpc-js';
-import type { Clock } from './clock.js';
-import type { Endpoint } from './endpoints.js';
-import { CancelledError } from './errors.js';
+import type { Clock } from '../call/clock.js';
+import type { Endpoint } from '../policy/endpoints.js';
+import { CancelledError } from '../call/errors.js';
 import {
   grpcDeadline,
   startServerStream,
   startUnaryCall,
   type StreamMethodName,
   type UnaryMethodName,
-} from './methods.js';
-import type { CallNext } from './middleware/compose.js';
+} from '../call/methods.js';
+import type { CallNext } from '../call/compose.js';
 
 /** What the gRPC terminal needs. */
 export interface GrpcCallSettings {

@@ -17,9 +17,14 @@ import {
   type WhereResponse,
 } from '@shameless/proto';
 import type { BatchBounds, ItemSize } from './batchSplit.js';
-import { InternalError, NotFoundError, errorForStatus, type ShamelessError } from './errors.js';
-import type { CallSender } from './transportInterface.js';
-import type { UnaryCallOptions } from './transportInterface.js';
+import {
+  InternalError,
+  NotFoundError,
+  errorForStatus,
+  type ShamelessError,
+} from '../call/errors.js';
+import type { CallSender } from '../call/transportInterface.js';
+import type { UnaryCallOptions } from '../call/transportInterface.js';
 
 /** The outcome of one item of a batch call: its own answer, or its own typed error. */
 export type ItemOutcome<Res> = { readonly ok: true; readonly value: Res } | ItemFailure;

@@ -5,7 +5,7 @@
 // Sending each call alone would answer every caller, but the next batch would be refused
 // again, every time; what the refusal says is worth keeping instead.
 
-import type { ShamelessError } from './errors.js';
+import type { ShamelessError } from '../call/errors.js';
 
 /** A refusal of a batch for the number of items it carried. */
 export interface SizeRefusal {

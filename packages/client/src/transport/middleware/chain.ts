@@ -13,21 +13,21 @@
 //   errors           gRPC status → typed ShamelessError
 //   pipeline call    the endpoint's Pipeline stream, or a call of its own (the terminal)
 
-import type { TokenBudget } from './budget.js';
-import type { Clock } from './clock.js';
-import type { LatencyTracker } from './latency.js';
-import { attemptRequestLayer } from './middleware/attemptRequest.js';
-import { budgetLayer } from './middleware/budget.js';
-import { composeMiddleware, type CallNext, type ClientMiddleware } from './middleware/compose.js';
-import { countingLayer } from './middleware/counting.js';
-import { tokenLayer, type TokenSource } from './middleware/credentials.js';
-import { deadlineLayer } from './middleware/deadline.js';
-import { endpointLayer, type EndpointSettings } from './middleware/endpoint.js';
-import { errorLayer } from './middleware/errors.js';
-import { hedgeLayer } from './middleware/hedge.js';
-import { retryLayer } from './middleware/retry.js';
-import type { HedgePolicy, RetryPolicy } from './policy.js';
-import type { TransportCounters } from './stats.js';
+import type { TokenBudget } from '../policy/budget.js';
+import type { Clock } from '../call/clock.js';
+import type { LatencyTracker } from '../policy/latency.js';
+import { attemptRequestLayer } from './attemptRequest.js';
+import { budgetLayer } from './budget.js';
+import { composeMiddleware, type CallNext, type ClientMiddleware } from '../call/compose.js';
+import { countingLayer } from './counting.js';
+import { tokenLayer, type TokenSource } from './credentials.js';
+import { deadlineLayer } from './deadline.js';
+import { endpointLayer, type EndpointSettings } from './endpoint.js';
+import { errorLayer } from './errors.js';
+import { hedgeLayer } from './hedge.js';
+import { retryLayer } from './retry.js';
+import type { HedgePolicy, RetryPolicy } from '../policy/policy.js';
+import type { TransportCounters } from '../call/stats.js';
 
 /** Everything the chain's layers share across calls. */
 export interface ChainParts {

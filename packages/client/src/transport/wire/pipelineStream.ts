@@ -17,7 +17,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { PipelineRequest, PipelineResponse, encodeMessage, type CallError } from '@shameless/proto';
-import { untilAborted } from './middleware/signals.js';
+import { untilAborted } from '../call/signals.js';
 
 /** The calls a Pipeline carries, as its oneof names them: `getCell`, `putMany`, `where`, ... */
 export type PipelinedMethod = Exclude<NonNullable<PipelineRequest['call']>['$case'], 'cancel'>;

@@ -3,7 +3,7 @@
 // (Each with `follow` has no deadline), and while its call is open grpc-js keeps the channel,
 // and so the process, alive.
 
-import { linkedController } from './middleware/signals.js';
+import { linkedController } from '../call/signals.js';
 
 export class OpenStreams {
   readonly #open = new Set<AbortController>();
