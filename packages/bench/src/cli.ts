@@ -10,23 +10,23 @@ import { fileURLToPath } from 'node:url';
 import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
-import { openBenchStore, seedRates, serverConnection } from './benchStore.js';
-import { bufferPoolNote } from './bufferPool.js';
-import { type DatabasePid, localDatabasePid } from './databaseProcess.js';
-import { memorySummary, sampleMemory } from './memorySampler.js';
+import { openBenchStore, seedRates, serverConnection } from './subjects/benchStore.js';
+import { bufferPoolNote } from './measure/bufferPool.js';
+import { type DatabasePid, localDatabasePid } from './measure/databaseProcess.js';
+import { memorySummary, sampleMemory } from './measure/memorySampler.js';
 import {
   type ConcurrentReadsResult,
   concurrentLargeReads,
   neverReadStreams,
-} from './memoryBounds.js';
-import { formatMemoryParts } from './serverMemory.js';
-import { soak, streamToSlowConsumer } from './memoryRuns.js';
-import { formatOneAtATime, oneAtATimeChecks } from './oneAtATime.js';
+} from './workloads/memoryBounds.js';
+import { formatMemoryParts } from './measure/serverMemory.js';
+import { soak, streamToSlowConsumer } from './workloads/memoryRuns.js';
+import { formatOneAtATime, oneAtATimeChecks } from './report/oneAtATime.js';
 import { buildPlan, workloadIds } from './plan.js';
-import { ProcessCpu, clockTicks } from './processCpu.js';
-import { formatProfileSummary, summariseProfiles } from './profileFrames.js';
-import { stderrProgress } from './progress.js';
-import { formatScaleTable, runScaleCurve, scaleChartSvg } from './scaleCurve.js';
+import { ProcessCpu, clockTicks } from './measure/processCpu.js';
+import { formatProfileSummary, summariseProfiles } from './measure/profileFrames.js';
+import { stderrProgress } from './load/progress.js';
+import { formatScaleTable, runScaleCurve, scaleChartSvg } from './workloads/scaleCurve.js';
 import {
   formatCacheSection,
   formatTable,
@@ -35,11 +35,11 @@ import {
   vsEcho,
   vsGem,
   vsMysql,
-} from './report.js';
-import { SdkProfiler } from './sdkProfiler.js';
-import { SourceLocator } from './sourceLocations.js';
+} from './report/report.js';
+import { SdkProfiler } from './measure/sdkProfiler.js';
+import { SourceLocator } from './measure/sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
-import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './targets.js';
+import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './report/targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO = join(here, '../../../..');
@@ -312,7 +312,7 @@ await printProfiles(runsFrom);
 
 /** Runs the suite and prints its report; when its first run began (profileClockMicros). */
 async function suiteMode(): Promise<number> {
-  const echo = await startListeningProcess([join(here, 'echoServerMain.js')], {
+  const echo = await startListeningProcess([join(here, 'subjects/echoServerMain.js')], {
     name: 'echo baseline',
   });
   const gemReads = [...plan.runs.map((run) => run.workload), ...plan.halfLoad].some(
@@ -321,7 +321,7 @@ async function suiteMode(): Promise<number> {
   const gemService = gemReads
     ? await startListeningProcess(
         [
-          join(here, 'gemServiceMain.js'),
+          join(here, 'subjects/gemServiceMain.js'),
           bench.partitionUrl,
           String(bench.settings.shardsCount),
           String(bench.settings.poolSize),

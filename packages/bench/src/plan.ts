@@ -1,7 +1,7 @@
 // What `pnpm bench` runs: the full suite (about 9 minutes on 2 cores) or `--quick` (about 2).
 import type { SuitePlan } from './suite.js';
-import { BATCH_WORKLOADS } from './batchWorkloads.js';
-import { type Workload, UNARY_WORKLOADS } from './workloads.js';
+import { BATCH_WORKLOADS } from './workloads/batchWorkloads.js';
+import { type Workload, UNARY_WORKLOADS } from './workloads/workloads.js';
 
 const KB = 1024;
 

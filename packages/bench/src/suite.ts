@@ -1,24 +1,24 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
 // mysql2 baseline and, where the gem has the operation, its gem-shaped baseline, against the
 // echo baseline of the same payload and concurrency; CPU per operation for each.
-import { type BenchStore, type SeededSet, formatBytes, seedRates } from './benchStore.js';
-import { runClosedLoop, type LoadOptions, type LoadResult } from './closedLoop.js';
-import { type EchoClient, connectEcho, connectStreamEcho } from './echoService.js';
-import { measureFollowLatency, type FollowResult } from './followLatency.js';
-import { type MeasuredWindow, allWindows } from './measuredWindow.js';
-import { openGemShapedClient } from './gemShapedClient.js';
-import { type GemServiceClient, connectGemService } from './gemService.js';
-import { runOpenLoop } from './openLoop.js';
-import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
-import type { CpuPerOperation, ProcessCpu } from './processCpu.js';
-import { profileClockMicros } from './profileFrames.js';
-import type { Progress } from './progress.js';
-import type { Baseline, RunRow } from './report.js';
-import type { SdkProfiler } from './sdkProfiler.js';
-import { type CacheLookups, CacheMeter, formatCacheLookups } from './serverCaches.js';
-import { touchRecords } from './touchRecords.js';
-import { warmUp } from './warmUp.js';
-import type { Workload, WorkloadContext } from './workloads.js';
+import { type BenchStore, type SeededSet, formatBytes, seedRates } from './subjects/benchStore.js';
+import { runClosedLoop, type LoadOptions, type LoadResult } from './load/closedLoop.js';
+import { type EchoClient, connectEcho, connectStreamEcho } from './subjects/echoService.js';
+import { measureFollowLatency, type FollowResult } from './workloads/followLatency.js';
+import { type MeasuredWindow, allWindows } from './load/measuredWindow.js';
+import { openGemShapedClient } from './subjects/gemShapedClient.js';
+import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
+import { runOpenLoop } from './load/openLoop.js';
+import { BaselineTables, openBaselinePools } from './subjects/mysqlBaseline.js';
+import type { CpuPerOperation, ProcessCpu } from './measure/processCpu.js';
+import { profileClockMicros } from './measure/profileFrames.js';
+import type { Progress } from './load/progress.js';
+import type { Baseline, RunRow } from './report/report.js';
+import type { SdkProfiler } from './measure/sdkProfiler.js';
+import { type CacheLookups, CacheMeter, formatCacheLookups } from './measure/serverCaches.js';
+import { touchRecords } from './workloads/touchRecords.js';
+import { warmUp } from './workloads/warmUp.js';
+import type { Workload, WorkloadContext } from './workloads/workloads.js';
 
 export interface PlannedRun {
   readonly workload: Workload;

@@ -1,7 +1,7 @@
 // The note on a small buffer pool: printed for the default 128 MiB, with the statement that
 // sizes it, and not for a pool the suite's tables fit in.
 import assert from 'node:assert/strict';
-import { SIZED_POOL_BYTES, bufferPoolNote } from '../src/bufferPool.js';
+import { SIZED_POOL_BYTES, bufferPoolNote } from '../src/measure/bufferPool.js';
 
 describe('the note on the database buffer pool', () => {
   it('names a small pool and the statement that sizes it', () => {

@@ -3,7 +3,7 @@
 // so that a slow operation cannot stretch a run without bound.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runClosedLoop } from '../src/closedLoop.js';
+import { runClosedLoop } from '../src/load/closedLoop.js';
 
 describe('closed-loop warm-up', () => {
   it('completes the warm-up operations before the measured ones', async () => {

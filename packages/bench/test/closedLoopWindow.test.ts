@@ -3,7 +3,7 @@
 // between two waves would count none.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runClosedLoop } from '../src/closedLoop.js';
+import { runClosedLoop } from '../src/load/closedLoop.js';
 
 describe('closed-loop window', () => {
   it('stays open until twice the concurrency has completed when operations outlast it', async () => {

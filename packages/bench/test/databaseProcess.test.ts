@@ -8,8 +8,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mysqlUrlFromEnv } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { serverConnection } from '../src/benchStore.js';
-import { type DatabaseIdentity, localDatabasePid } from '../src/databaseProcess.js';
+import { serverConnection } from '../src/subjects/benchStore.js';
+import { type DatabaseIdentity, localDatabasePid } from '../src/measure/databaseProcess.js';
 
 async function identity(): Promise<DatabaseIdentity> {
   const connection = await mysql.createConnection(serverConnection(mysqlUrlFromEnv()));

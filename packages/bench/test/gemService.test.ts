@@ -3,10 +3,14 @@
 // a real `shameless serve`, MariaDB and the service's own grpc-js server on a loopback port.
 import assert from 'node:assert/strict';
 import { unpack } from 'msgpackr';
-import { type BenchStore, payloadOf, seededRate } from '../src/benchStore.js';
-import { type GemServiceClient, connectGemService, serveGemService } from '../src/gemService.js';
-import { BaselineTables } from '../src/mysqlBaseline.js';
-import { getCell, whereOne, type WorkloadContext } from '../src/workloads.js';
+import { type BenchStore, payloadOf, seededRate } from '../src/subjects/benchStore.js';
+import {
+  type GemServiceClient,
+  connectGemService,
+  serveGemService,
+} from '../src/subjects/gemService.js';
+import { BaselineTables } from '../src/subjects/mysqlBaseline.js';
+import { getCell, whereOne, type WorkloadContext } from '../src/workloads/workloads.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 
 describe('gem-shaped service', () => {

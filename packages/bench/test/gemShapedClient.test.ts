@@ -3,7 +3,7 @@
 // gem is), its update appends the merged next version, and its reads return what the server
 // holds. Against a real `shameless serve` and MariaDB.
 import assert from 'node:assert/strict';
-import { type BenchStore, payloadOf, seededRate } from '../src/benchStore.js';
+import { type BenchStore, payloadOf, seededRate } from '../src/subjects/benchStore.js';
 import {
   type GemShapedClient,
   gemCreate,
@@ -11,9 +11,15 @@ import {
   gemLookup,
   gemUpdate,
   openGemShapedClient,
-} from '../src/gemShapedClient.js';
-import { BaselineTables } from '../src/mysqlBaseline.js';
-import { getCell, putCreate, putUpdate, whereOne, type WorkloadContext } from '../src/workloads.js';
+} from '../src/subjects/gemShapedClient.js';
+import { BaselineTables } from '../src/subjects/mysqlBaseline.js';
+import {
+  getCell,
+  putCreate,
+  putUpdate,
+  whereOne,
+  type WorkloadContext,
+} from '../src/workloads/workloads.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 
 const PRIMARY = {

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runClosedLoop } from '../src/closedLoop.js';
-import type { MeasuredWindow } from '../src/measuredWindow.js';
-import { scheduleWindow } from '../src/measuredWindow.js';
-import { runOpenLoop } from '../src/openLoop.js';
+import { runClosedLoop } from '../src/load/closedLoop.js';
+import type { MeasuredWindow } from '../src/load/measuredWindow.js';
+import { scheduleWindow } from '../src/load/measuredWindow.js';
+import { runOpenLoop } from '../src/load/openLoop.js';
 
 function recordingWindow() {
   const events: { edge: 'open' | 'close'; at: number }[] = [];

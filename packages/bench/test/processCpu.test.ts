@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { ProcessCpu, clockTicks } from '../src/processCpu.js';
+import { ProcessCpu, clockTicks } from '../src/measure/processCpu.js';
 
 const BURN_MS = 300;
 

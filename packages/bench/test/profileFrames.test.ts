@@ -11,9 +11,9 @@ import {
   formatProfileSummary,
   profileClockMicros,
   summariseProfiles,
-} from '../src/profileFrames.js';
-import { SdkProfiler } from '../src/sdkProfiler.js';
-import { SourceLocator } from '../src/sourceLocations.js';
+} from '../src/measure/profileFrames.js';
+import { SdkProfiler } from '../src/measure/sdkProfiler.js';
+import { SourceLocator } from '../src/measure/sourceLocations.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 

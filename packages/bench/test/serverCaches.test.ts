@@ -1,10 +1,10 @@
 // The server's cache counters in a run's window, read from a real `shameless serve`: what the
 // bench prints beside each SDK run, so a full run's slower writes can be told from a cold cache.
 import assert from 'node:assert/strict';
-import { type BenchStore, seededRate } from '../src/benchStore.js';
-import { runClosedLoop } from '../src/closedLoop.js';
-import { samplesOf } from '../src/metricsScrape.js';
-import { CacheMeter, cacheLookupsOf, formatCacheLookups } from '../src/serverCaches.js';
+import { type BenchStore, seededRate } from '../src/subjects/benchStore.js';
+import { runClosedLoop } from '../src/load/closedLoop.js';
+import { samplesOf } from '../src/measure/metricsScrape.js';
+import { CacheMeter, cacheLookupsOf, formatCacheLookups } from '../src/measure/serverCaches.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 
 describe('server caches in a run window', function () {

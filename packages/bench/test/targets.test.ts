@@ -2,10 +2,10 @@
 // rows built by hand: the right row is read (16 in flight, 1 KB, closed loop), the arithmetic
 // of each bound is right on both sides, and a target whose run did not happen says so.
 import assert from 'node:assert/strict';
-import type { FollowResult } from '../src/followLatency.js';
-import { formatOneAtATime, oneAtATimeChecks } from '../src/oneAtATime.js';
-import type { Baseline, RunRow } from '../src/report.js';
-import { type TargetResult, evaluateTargets, formatTargets } from '../src/targets.js';
+import type { FollowResult } from '../src/workloads/followLatency.js';
+import { formatOneAtATime, oneAtATimeChecks } from '../src/report/oneAtATime.js';
+import type { Baseline, RunRow } from '../src/report/report.js';
+import { type TargetResult, evaluateTargets, formatTargets } from '../src/report/targets.js';
 
 const latency = (p50: number, p99 = p50 * 2) => ({ count: 100, p50, p99, p999: p99, max: p99 });
 const baseline = (opsPerSecond: number, p50 = 1): Baseline => ({

@@ -3,9 +3,9 @@
 // `shameless serve` and MariaDB.
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
-import { type BenchStore, type SeededSet, seedRates } from '../src/benchStore.js';
-import { BaselineTables } from '../src/mysqlBaseline.js';
-import { touchRecords } from '../src/touchRecords.js';
+import { type BenchStore, type SeededSet, seedRates } from '../src/subjects/benchStore.js';
+import { BaselineTables } from '../src/subjects/mysqlBaseline.js';
+import { touchRecords } from '../src/workloads/touchRecords.js';
 import { silentProgress } from './support/silentProgress.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 

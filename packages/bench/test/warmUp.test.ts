@@ -2,10 +2,10 @@
 // 16 in flight and then one at a time, and leaves out a workload that prepares records of its
 // own. Against a real `shameless serve` and MariaDB: the warm-up's writes reach the store.
 import assert from 'node:assert/strict';
-import { type BenchStore, type SeededSet, seedRates } from '../src/benchStore.js';
-import { BaselineTables } from '../src/mysqlBaseline.js';
-import { warmUp } from '../src/warmUp.js';
-import { type Workload, getCell, putUpdate } from '../src/workloads.js';
+import { type BenchStore, type SeededSet, seedRates } from '../src/subjects/benchStore.js';
+import { BaselineTables } from '../src/subjects/mysqlBaseline.js';
+import { warmUp } from '../src/workloads/warmUp.js';
+import { type Workload, getCell, putUpdate } from '../src/workloads/workloads.js';
 import { silentProgress } from './support/silentProgress.js';
 import { openTestBenchStore } from './support/testBenchStore.js';
 

@@ -2,7 +2,7 @@
 // the test MariaDB, dropped when the store closes.
 import { randomBytes } from 'node:crypto';
 import { mysqlUrlFromEnv } from '@shameless/testkit';
-import { type BenchStore, openBenchStore } from '../../src/benchStore.js';
+import { type BenchStore, openBenchStore } from '../../src/subjects/benchStore.js';
 
 /** With `metrics`, the server serves its Prometheus metrics too. */
 export function openTestBenchStore(options: { metrics?: boolean } = {}): Promise<BenchStore> {

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { MysqlPool, SqlSession } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
-import { payloadOf, seededRate } from './benchStore.js';
-import { forEachConcurrently } from './concurrently.js';
-import type { BaselineTables } from './mysqlBaseline.js';
-import type { ProgressTask } from './progress.js';
+import { payloadOf, seededRate } from '../subjects/benchStore.js';
+import { forEachConcurrently } from '../load/concurrently.js';
+import type { BaselineTables } from '../subjects/mysqlBaseline.js';
+import type { ProgressTask } from '../load/progress.js';
 
 const ROWS_PER_INSERT = 500;
 

@@ -17,16 +17,21 @@ import {
 import type { ExactInteger } from '@shameless/client';
 import { DEFAULT_MAX_MESSAGE_BYTES, logPageBodyBytes } from '@shameless/server';
 import { pack } from 'msgpackr';
-import { type RateModel, type SeededSet, payloadOf, seededRate } from './benchStore.js';
+import { type RateModel, type SeededSet, payloadOf, seededRate } from '../subjects/benchStore.js';
 import {
   type GemShapedClient,
   gemCreate,
   gemLatestBase,
   gemPointWhere,
   gemUpdate,
-} from './gemShapedClient.js';
-import type { GemServiceClient } from './gemService.js';
-import { type BaselinePools, type BaselineTables, PRIMARY, SECONDARY } from './mysqlBaseline.js';
+} from '../subjects/gemShapedClient.js';
+import type { GemServiceClient } from '../subjects/gemService.js';
+import {
+  type BaselinePools,
+  type BaselineTables,
+  PRIMARY,
+  SECONDARY,
+} from '../subjects/mysqlBaseline.js';
 
 /** One operation of a closed loop: resolves with the units it moved (1 when omitted). */
 export type Operation = (worker: number) => Promise<number | void>;

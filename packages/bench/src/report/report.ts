@@ -1,9 +1,9 @@
 // The results: one row per run with its baselines, printed as a table and saved as JSON.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LatencySummary } from './latency.js';
-import type { CpuPerOperation } from './processCpu.js';
-import { type CacheLookups, formatCacheLookups } from './serverCaches.js';
+import type { LatencySummary } from '../load/latency.js';
+import type { CpuPerOperation } from '../measure/processCpu.js';
+import { type CacheLookups, formatCacheLookups } from '../measure/serverCaches.js';
 
 /** A baseline's run, at the same payload and concurrency (or rate) as its row's. */
 export interface Baseline {

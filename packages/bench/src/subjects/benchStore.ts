@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { connect, type Model, type Store } from '@shameless/client';
 import { type ListeningProcess, freePort, startListeningProcess } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { forEachConcurrently } from './concurrently.js';
-import type { Progress } from './progress.js';
+import { forEachConcurrently } from '../load/concurrently.js';
+import type { Progress } from '../load/progress.js';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../server/bin/shameless.js');
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '../../../../server/bin/shameless.js');
 
 /** The gem README's rates, as the SDK declares them. */
 export const RATE_SCHEMA = {

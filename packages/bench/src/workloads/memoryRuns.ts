@@ -2,11 +2,11 @@
 // stream of a million cells to a consumer slower than the server (backpressure must hold
 // the server's buffers, not let them grow with the stream).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchStore, SeededSet } from './benchStore.js';
-import { runClosedLoop } from './closedLoop.js';
-import { type MemorySeries, memorySummary, sampleMemory } from './memorySampler.js';
-import { BaselineTables } from './mysqlBaseline.js';
-import type { Progress } from './progress.js';
+import type { BenchStore, SeededSet } from '../subjects/benchStore.js';
+import { runClosedLoop } from '../load/closedLoop.js';
+import { type MemorySeries, memorySummary, sampleMemory } from '../measure/memorySampler.js';
+import { BaselineTables } from '../subjects/mysqlBaseline.js';
+import type { Progress } from '../load/progress.js';
 import { getCell, putUpdate, writeCell } from './workloads.js';
 
 export async function soak(

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { readLatestCells } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
-import { payloadOf } from './benchStore.js';
+import { payloadOf } from '../subjects/benchStore.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
 export const WRITE_BATCH = 500;

@@ -1,11 +1,18 @@
 // The targets of issue 10 ("Faster than the library it replaces"), each with the figure this run
 // reached and whether it meets it. Throughput against the gem is read at 16 in flight and 1 KB
 // bodies, the issue's setting; a target whose run was not part of this one is "not measured".
-import { getCells, writeCells } from './batchWorkloads.js';
-import type { FollowResult } from './followLatency.js';
+import { getCells, writeCells } from '../workloads/batchWorkloads.js';
+import type { FollowResult } from '../workloads/followLatency.js';
 import { ALLOWANCE_MS, oneAtATimeChecks } from './oneAtATime.js';
 import { type RunRow, vsGem } from './report.js';
-import { type Workload, getCell, putCreate, putUpdate, whereOne, writeCell } from './workloads.js';
+import {
+  type Workload,
+  getCell,
+  putCreate,
+  putUpdate,
+  whereOne,
+  writeCell,
+} from '../workloads/workloads.js';
 
 export interface TargetResult {
   readonly target: string;

@@ -7,11 +7,11 @@
 // warm-ups (1,000 calls and a few hundred ms) leave a run inside that curve, so its figures
 // measured V8 compiling the server as much as the server. See the performance journal, "A warm
 // server".
-import type { BenchStore, SeededSet } from './benchStore.js';
-import { runClosedLoop } from './closedLoop.js';
-import { openGemShapedClient } from './gemShapedClient.js';
-import { type BaselineTables, openBaselinePools } from './mysqlBaseline.js';
-import type { Progress } from './progress.js';
+import type { BenchStore, SeededSet } from '../subjects/benchStore.js';
+import { runClosedLoop } from '../load/closedLoop.js';
+import { openGemShapedClient } from '../subjects/gemShapedClient.js';
+import { type BaselineTables, openBaselinePools } from '../subjects/mysqlBaseline.js';
+import type { Progress } from '../load/progress.js';
 import type { Workload, WorkloadContext } from './workloads.js';
 
 export interface WarmUpPlan {

@@ -1,11 +1,11 @@
 // The scaling curve: Put (update), GetCell and Where (1 record) measured as the model grows
 // to each size in turn (10k, 100k, 1M records by default), to show latency stays flat.
-import type { BenchStore, SeededSet } from './benchStore.js';
+import type { BenchStore, SeededSet } from '../subjects/benchStore.js';
 import { bulkSeed } from './bulkSeed.js';
-import { runClosedLoop } from './closedLoop.js';
-import type { LatencySummary } from './latency.js';
-import { BaselineTables, openBaselinePools } from './mysqlBaseline.js';
-import type { Progress } from './progress.js';
+import { runClosedLoop } from '../load/closedLoop.js';
+import type { LatencySummary } from '../load/latency.js';
+import { BaselineTables, openBaselinePools } from '../subjects/mysqlBaseline.js';
+import type { Progress } from '../load/progress.js';
 import { type Workload, getCell, putUpdate, whereOne } from './workloads.js';
 
 export const SCALE_WORKLOADS: readonly Workload[] = [putUpdate, getCell, whereOne];

@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Metadata, type ServiceError, credentials, status } from '@grpc/grpc-js';
 import { type EachRequest, type GetCellsResponse, StoreClient } from '@shameless/proto';
-import type { BenchStore, SeededSet } from './benchStore.js';
-import { sampleMemory } from './memorySampler.js';
-import { type MemoryParts, serverMemory } from './serverMemory.js';
+import type { BenchStore, SeededSet } from '../subjects/benchStore.js';
+import { sampleMemory } from '../measure/memorySampler.js';
+import { type MemoryParts, serverMemory } from '../measure/serverMemory.js';
 
 export interface MemoryPeak {
   beforeMiB: number;

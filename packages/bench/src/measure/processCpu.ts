@@ -4,7 +4,7 @@
 // processes' from the utime + stime of /proc/<pid>/stat (every thread, in clock ticks).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { MeasuredWindow } from './measuredWindow.js';
+import type { MeasuredWindow } from '../load/measuredWindow.js';
 
 /** The processes whose CPU a run can be charged with. */
 export type CpuProcess = 'server' | 'client' | 'mariadb';

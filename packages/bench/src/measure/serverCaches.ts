@@ -3,7 +3,7 @@
 // put or point Where whose primary values the primary-key cache does not, takes a round trip
 // more: CPU per operation shows what that costs, these show why (a full run's updates of records
 // created long before, say, against a quick run's).
-import type { MeasuredWindow } from './measuredWindow.js';
+import type { MeasuredWindow } from '../load/measuredWindow.js';
 import { scrapeMetrics } from './metricsScrape.js';
 
 export interface CacheLookups {

@@ -4,9 +4,9 @@
 // pages from disk, and the run after it finds them cached: the SDK's runs, which come before
 // their baselines, paid for both. Each run now starts with its own records' pages read, as a run
 // on a warm database would.
-import { seededRate, type SeededSet } from './benchStore.js';
-import { gemPointWhere, openGemShapedClient } from './gemShapedClient.js';
-import { type BaselineTables, PRIMARY } from './mysqlBaseline.js';
+import { seededRate, type SeededSet } from '../subjects/benchStore.js';
+import { gemPointWhere, openGemShapedClient } from '../subjects/gemShapedClient.js';
+import { type BaselineTables, PRIMARY } from '../subjects/mysqlBaseline.js';
 
 /** Connections the pass reads on. */
 const WORKERS = 16;

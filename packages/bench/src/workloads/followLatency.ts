@@ -3,9 +3,9 @@
 // receiving it. A cell delivered before its acknowledgement arrives counts as 0 ms.
 import { performance } from 'node:perf_hooks';
 import type { ExactInteger } from '@shameless/client';
-import type { RateModel } from './benchStore.js';
-import { runClosedLoop } from './closedLoop.js';
-import { LatencyRecorder, type LatencySummary } from './latency.js';
+import type { RateModel } from '../subjects/benchStore.js';
+import { runClosedLoop } from '../load/closedLoop.js';
+import { LatencyRecorder, type LatencySummary } from '../load/latency.js';
 
 export interface FollowResult {
   readonly writesPerSecond: number;
