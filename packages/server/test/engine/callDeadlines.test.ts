@@ -1,0 +1,111 @@
+// A call's deadline in the engine: a read shared with other calls runs until the last of their
+// deadlines, not the first caller's; work whose caller has already given up is not sent, so a
+// write never commits after its caller was told it failed.
+import { expect } from 'chai';
+import mysql from 'mysql2/promise';
+import { withDeadline } from '../../src/engine/base/callScope.js';
+import { DeadlineExceededError } from '../../src/engine/base/errors.js';
+import { contentTableName } from '../../src/engine/model/tableNames.js';
+import {
+  RATE_MODEL,
+  type StoreFixture,
+  pack,
+  putRate,
+  requestId,
+  startStoreFixture,
+} from '../support/storeFixture.js';
+
+describe('call deadlines in the engine', function () {
+  this.timeout(30_000);
+  let store: StoreFixture;
+  before(async () => {
+    store = await startStoreFixture();
+    await store.api.defineModel({ model: RATE_MODEL });
+  });
+  after(() => store?.close());
+
+  const failure = (work: Promise<unknown>) =>
+    work.then(
+      (answer) => {
+        throw new Error(`answered ${JSON.stringify(answer)}`);
+      },
+      (error: unknown) => error,
+    );
+
+  /** Holds a write lock on `uuid`'s content table for `ms`, from a connection of its own. */
+  async function lockContentTable(uuid: string, ms: number): Promise<void> {
+    const shard = store.engine.findShard({ uuid }).shard;
+    const connection = await mysql.createConnection(store.partitionUrls[0]!);
+    await connection.query(`LOCK TABLES \`${contentTableName('test', 'rate', shard)}\` WRITE`);
+    setTimeout(() => void connection.query('UNLOCK TABLES').then(() => connection.end()), ms);
+  }
+
+  it("a read shared in one turn runs until its callers' latest deadline", async () => {
+    const uuid = await putRate(store.api, 1);
+    await lockContentTable(uuid, 1200);
+    const read = (ms: number) =>
+      withDeadline(Date.now() + ms, () => store.engine.getCell('rate', uuid, 'base'));
+    // One turn: both reads share one SELECT, which waits for the lock past the first deadline.
+    // (What the early caller gets no longer matters: the service answered DEADLINE_EXCEEDED.)
+    const [, patient] = await Promise.allSettled([read(300), read(10_000)]);
+    expect(patient.status, JSON.stringify(patient)).to.equal('fulfilled');
+    expect(patient.status === 'fulfilled' && patient.value.refKey).to.equal(0);
+  });
+
+  it('a read whose deadline has passed is not sent', async () => {
+    const uuid = await putRate(store.api, 2);
+    const error = await failure(
+      withDeadline(Date.now() - 1, () => store.engine.getCell('rate', uuid, 'base')),
+    );
+    expect(error).to.be.instanceOf(DeadlineExceededError);
+    expect(await store.engine.getCell('rate', uuid, 'base')).to.include({ refKey: 0 });
+  });
+
+  it('a write whose deadline has passed is refused and writes nothing', async () => {
+    const uuid = await putRate(store.api, 3);
+    const write = (deadline: number) =>
+      withDeadline(deadline, () =>
+        store.engine.writeCell({
+          model: 'rate',
+          uuid,
+          cell: 'meta',
+          body: pack({ note: 'late' }),
+          mode: 'replace',
+          requestId: requestId(),
+        }),
+      );
+    const errors = await Promise.all(
+      Array.from({ length: 8 }, () => failure(write(Date.now() - 1))),
+    );
+    for (const error of errors) expect(error).to.be.instanceOf(DeadlineExceededError);
+    const missing = await failure(store.engine.getCell('rate', uuid, 'meta'));
+    expect((missing as Error).constructor.name).to.equal('NotFoundError');
+    // The same write within its deadline goes through: nothing was left half done.
+    const written = await write(Date.now() + 5000);
+    expect(written.cell.refKey).to.equal(0);
+  });
+
+  // Timers take at most 2^31 - 1 ms (about 25 days) and fire at once for more: a deadline that
+  // far away must be no bound at all, not an expired statement and a dropped connection.
+  it('reads and writes under a deadline 30 days away', async () => {
+    const far = Date.now() + 30 * 24 * 3600 * 1000;
+    const uuids = [await putRate(store.api, 4), await putRate(store.api, 5)];
+    for (let i = 0; i < 3; i++) {
+      const cells = await withDeadline(far, () =>
+        store.engine.getCells(
+          'rate',
+          uuids.map((uuid) => ({ uuid, cell: 'base' })),
+        ),
+      );
+      expect(cells.map((cell) => cell?.uuid)).to.deep.equal(uuids);
+      const put = await withDeadline(far, () =>
+        store.engine.put(
+          'rate',
+          pack({ hotel_id: 4, room_type: 'double', check_in_date: '2026-01-01', price: i }),
+          requestId(),
+        ),
+      );
+      expect(put.uuid).to.equal(uuids[0]);
+    }
+  });
+});
