@@ -12,6 +12,9 @@ export const CREATED_AT_COLUMN_TYPES: Record<CreatedAtKind, string> = {
   bigint: 'BIGINT',
 };
 
+/** The content tables' unique key on (uuid, column_name, request_id): a write applied twice fails on it. */
+export const REQUEST_ID_KEY = 'uuid_column_request_id';
+
 /** The gem's columns of a content table, which the store reads and writes. */
 export const GEM_CONTENT_COLUMNS = ['id', 'uuid', 'column_name', 'ref_key', 'body', 'created_at'];
 
@@ -29,7 +32,7 @@ export function createContentTableSql(table: string, createdAt: CreatedAtKind): 
   \`request_id\` VARCHAR(64) NULL,
   PRIMARY KEY (\`id\`),
   UNIQUE KEY \`uuid_column_ref_key\` (\`uuid\`, \`column_name\`, \`ref_key\`),
-  UNIQUE KEY \`uuid_column_request_id\` (\`uuid\`, \`column_name\`, \`request_id\`)
+  UNIQUE KEY \`${REQUEST_ID_KEY}\` (\`uuid\`, \`column_name\`, \`request_id\`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
 
@@ -37,5 +40,5 @@ export function createContentTableSql(table: string, createdAt: CreatedAtKind): 
 // (utf8mb4_general_ci), where request ids differing only in case would collide.
 export function addRequestIdColumnSql(table: string): string {
   return `ALTER TABLE \`${table}\` ADD COLUMN \`request_id\` VARCHAR(64) COLLATE utf8mb4_bin NULL,
-  ADD UNIQUE KEY \`uuid_column_request_id\` (\`uuid\`, \`column_name\`, \`request_id\`)`;
+  ADD UNIQUE KEY \`${REQUEST_ID_KEY}\` (\`uuid\`, \`column_name\`, \`request_id\`)`;
 }
