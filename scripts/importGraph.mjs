@@ -22,7 +22,16 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * listed is an error, so a new room has to be given its floor.
  */
 export const FLOORS = {
-  'packages/server/src/engine': ['base', 'model', 'mysql', 'schema', 'read', 'log', 'write', '.'],
+  'packages/server/src/engine': [
+    'base',
+    'model',
+    'mysql',
+    'schema',
+    'read',
+    'log',
+    ['write', 'groups'],
+    '.',
+  ],
   'packages/server/src/grpc': ['call', ['middleware', 'service'], '.'],
   'packages/server/src': ['engine', 'grpc', 'metrics', 'serving', 'commands', '.'],
   'packages/client/src/transport': ['call', 'policy', ['middleware', 'batch', 'wire'], '.'],

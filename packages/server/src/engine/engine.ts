@@ -44,6 +44,7 @@ import {
 } from './read/whereQuery.js';
 import type { Logger } from './base/logger.js';
 import type { AppendRequest } from './write/writeItems.js';
+import { ConsumerGroups } from './groups/consumerGroups.js';
 
 export interface WriteCellInput {
   model: string;
@@ -91,6 +92,8 @@ export interface StoreDescription {
 
 export interface EngineOptions {
   followPollIntervalMs: number;
+  /** How often each consumer group with a member here reads its rows; 200 ms when left out. */
+  groupPollIntervalMs?: number;
   groupLimits?: GroupLimits;
   queryLimits?: QueryLimits;
   /** The largest body a cell may have (see limits.ts). */
@@ -125,6 +128,8 @@ export interface EngineOptions {
 export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
 /** About 15 MiB of model names and uuids. */
 export const DEFAULT_RECORD_CACHE_ENTRIES = 100_000;
+/** Consumer groups read their rows this often: a hand-over waits about this long. */
+export const DEFAULT_GROUP_POLL_MS = 200;
 /** Some 50,000 cells of 1 KB bodies. */
 export const DEFAULT_VERSION_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -139,6 +144,8 @@ export class Engine implements EngineStats {
   private readonly wheres: WhereQuery;
   private readonly log: ShardLog;
   private readonly poller: MaxIdPoller;
+  /** Consumer groups: members, their shards, cursors and parked cells. */
+  readonly groups: ConsumerGroups;
   readonly limits: QueryLimits;
   readonly maxCellBytes: number;
   private readonly maxAnswerBytes: number | undefined;
@@ -207,6 +214,14 @@ export class Engine implements EngineStats {
       this.poller,
       this.limits.maxPageRecords,
       options.maxAnswerBytes,
+    );
+    this.groups = new ConsumerGroups(
+      layout,
+      partitions,
+      this.models,
+      this.log,
+      options.groupPollIntervalMs ?? DEFAULT_GROUP_POLL_MS,
+      logger,
     );
   }
 
@@ -543,7 +558,10 @@ export class Engine implements EngineStats {
     }));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // Members first: their cursors are written and their shards handed back while the
+    // partitions still answer.
+    await this.groups.close();
     this.health.stop();
     this.poller.stop();
     return this.partitions.end();

@@ -43,3 +43,12 @@ export type { Operator } from './mysql/sql/indexTable.js';
 export * from './model/sharding.js';
 export * from './model/tableNames.js';
 export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './read/whereQuery.js';
+export {
+  type ConsumerGroupStats,
+  GROUP_DEFAULTS,
+  type GroupDescription,
+  type JoinInput,
+} from './groups/consumerGroups.js';
+export type { Delivery, GroupEvent } from './groups/groupEvents.js';
+export { LAG_COUNT_CAP, type ShardDescription } from './groups/groupStore.js';
+export { type MemberSession, SessionEndedError } from './groups/memberSession.js';

@@ -15,6 +15,10 @@ export class StoreLayout {
   readonly storeTable: string;
   readonly modelsTable: string;
   readonly logLocksTable: string;
+  /** Consumer groups' tables (consumer groups' room, groups/): created on a group's first use. */
+  readonly groupMembersTable: string;
+  readonly groupShardsTable: string;
+  readonly groupCellsTable: string;
   // Names made once per model and shard: every cell a call reads or writes asks for its
   // table's, and the same string each time also keeps its hash for the maps keyed by it.
   private readonly contentTables = new Map<string, string[]>();
@@ -30,6 +34,9 @@ export class StoreLayout {
     this.storeTable = storeTableName(namespace, 'store');
     this.modelsTable = storeTableName(namespace, 'models');
     this.logLocksTable = storeTableName(namespace, 'log_locks');
+    this.groupMembersTable = storeTableName(namespace, 'group_members');
+    this.groupShardsTable = storeTableName(namespace, 'group_shards');
+    this.groupCellsTable = storeTableName(namespace, 'group_cells');
   }
 
   findShard(value: number | bigint): number {

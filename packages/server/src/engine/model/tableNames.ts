@@ -26,7 +26,10 @@ export function indexTableName(
 }
 
 /** Tables of the store's own bookkeeping; they cannot collide with model tables, which all end in six digits. */
-export function storeTableName(namespace: string, kind: 'store' | 'models' | 'log_locks'): string {
+export type StoreTableKind =
+  'store' | 'models' | 'log_locks' | 'group_members' | 'group_shards' | 'group_cells';
+
+export function storeTableName(namespace: string, kind: StoreTableKind): string {
   return prefixed(namespace, `shameless_${kind}`);
 }
 

@@ -2,7 +2,7 @@
 // what metadata, until when, and a signal that fires when the caller goes away or the server stops.
 import type { Metadata } from '@grpc/grpc-js';
 
-export type CallKind = 'unary' | 'serverStream';
+export type CallKind = 'unary' | 'serverStream' | 'bidiStream';
 
 export interface CallContext {
   /** The RPC's name as the proto spells it, e.g. `GetCell`. */

@@ -33,14 +33,14 @@ export function rpcMetricsLayer(registry: Registry): ServerMiddleware {
   });
   const openStreams = new Gauge({
     name: 'shameless_open_streams',
-    help: 'Server streams (Where, Each) open now, by method',
+    help: 'Streams (Where, Each, Consume) open now, by method',
     labelNames: ['method'],
     registers,
   });
 
   return (request, context, next) => {
     const labels = { method: context.method };
-    const stream = context.kind === 'serverStream';
+    const stream = context.kind !== 'unary';
     inFlight.inc(labels);
     if (stream) openStreams.inc(labels);
     return withOutcome(request, context, next, (code, milliseconds) => {

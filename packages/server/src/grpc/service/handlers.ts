@@ -1,7 +1,12 @@
 // Adapters from grpc-js handler signatures to async functions: each call gets its context, runs
 // through the middleware chain, and has its errors mapped once; server streams honour
 // backpressure and cancellation.
-import type { ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
+import type {
+  ServerDuplexStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  sendUnaryData,
+} from '@grpc/grpc-js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext, CallKind } from '../call/callContext.js';
 import type { ServerMiddleware } from '../call/middleware.js';
@@ -69,6 +74,15 @@ export interface HandlerFactory {
     produce: (request: Req, context: CallContext) => AsyncIterable<Res>,
     traits?: StreamTraits,
   ): (call: ServerWritableStream<Req, Res>) => void;
+  /**
+   * A stream both ways whose first message is its request: the chain sees that one (its
+   * layers check and count the call by it), and `produce` reads the messages after it.
+   */
+  bidiStream<Req, Res>(
+    method: string,
+    produce: (first: Req, rest: AsyncIterable<Req>, context: CallContext) => AsyncIterable<Res>,
+    traits?: StreamTraits,
+  ): (call: ServerDuplexStream<Req, Res>) => void;
 }
 
 export function createHandlerFactory(
@@ -119,40 +133,81 @@ export function createHandlerFactory(
       produceWellFormed: (request: Req, context: CallContext) => AsyncIterable<Res>,
       traits: StreamTraits = {},
     ) {
-      const produce = async function* (request: Req, context: CallContext) {
-        requireWellFormed(request, method);
-        yield* produceWellFormed(request, context);
-      };
-      return (call: ServerWritableStream<Req, Res>) => {
-        const controller = streams.open();
-        const onCancelled = () => controller.abort();
-        call.on('cancelled', onCancelled);
-        const context = callContext(call, method, 'serverStream', controller.signal, traits);
-        const buffer = new StreamBuffer(call);
-        void withScope(context, async () => {
-          try {
-            for await (const message of middleware(call.request, context, produce)) {
-              if (controller.signal.aborted) break;
-              await buffer.write(message, controller.signal);
-            }
-            if (call.cancelled) return;
-            if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
-            else call.end();
-          } catch (error) {
-            // grpc-js turns an 'error' event into the call's final status. A stream that
-            // shutdown cut short ends as such, whatever its work failed with meanwhile (a read
-            // its signal left unsent).
-            if (call.cancelled) return;
-            if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
-            else call.emit('error', toServiceError(error, method, logger));
-          } finally {
-            call.off('cancelled', onCancelled);
-            streams.close(controller);
-          }
-        });
+      return (call: ServerWritableStream<Req, Res>) =>
+        streamResponses(
+          call,
+          method,
+          'serverStream',
+          traits,
+          async () => call.request,
+          produceWellFormed,
+        );
+    },
+
+    bidiStream<Req, Res>(
+      method: string,
+      produce: (first: Req, rest: AsyncIterable<Req>, context: CallContext) => AsyncIterable<Res>,
+      traits: StreamTraits = {},
+    ) {
+      return (call: ServerDuplexStream<Req, Res>) => {
+        const incoming = new IncomingMessages<Req>(call);
+        return streamResponses(
+          call,
+          method,
+          'bidiStream',
+          traits,
+          (signal) => incoming.first(signal),
+          (first, context) => produce(first, incoming, context),
+        );
       };
     },
   };
+
+  /** Runs a stream's producer through the chain and writes its messages, honouring backpressure. */
+  function streamResponses<Req, Res>(
+    call: ServerWritableStream<Req, Res> | ServerDuplexStream<Req, Res>,
+    method: string,
+    kind: CallKind,
+    traits: StreamTraits,
+    request: (signal: AbortSignal) => Promise<Req | undefined>,
+    produceWellFormed: (request: Req, context: CallContext) => AsyncIterable<Res>,
+  ): void {
+    const produce = async function* (wellFormed: Req, context: CallContext) {
+      requireWellFormed(wellFormed, method);
+      yield* produceWellFormed(wellFormed, context);
+    };
+    const controller = streams.open();
+    const onCancelled = () => controller.abort();
+    call.on('cancelled', onCancelled);
+    const context = callContext(call, method, kind, controller.signal, traits);
+    const buffer = new StreamBuffer(call);
+    void withScope(context, async () => {
+      try {
+        const first = await request(controller.signal);
+        if (first === undefined) {
+          if (controller.signal.aborted) return;
+          throw new InvalidArgumentError('request', 'the stream ended before its first message');
+        }
+        for await (const message of middleware(first, context, produce)) {
+          if (controller.signal.aborted) break;
+          await buffer.write(message, controller.signal);
+        }
+        if (call.cancelled) return;
+        if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
+        else call.end();
+      } catch (error) {
+        // grpc-js turns an 'error' event into the call's final status. A stream that
+        // shutdown cut short ends as such, whatever its work failed with meanwhile (a read
+        // its signal left unsent).
+        if (call.cancelled) return;
+        if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
+        else call.emit('error', toServiceError(error, method, logger));
+      } finally {
+        call.off('cancelled', onCancelled);
+        streams.close(controller);
+      }
+    });
+  }
 }
 
 /** Layers see a malformed request as any other; the handler refuses it. */
@@ -167,7 +222,10 @@ function requireWellFormed(request: unknown, method: string): void {
 }
 
 function callContext(
-  call: ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>,
+  call:
+    | ServerUnaryCall<unknown, unknown>
+    | ServerWritableStream<unknown, unknown>
+    | ServerDuplexStream<unknown, unknown>,
   method: string,
   kind: CallKind,
   signal: AbortSignal,
@@ -236,7 +294,10 @@ class StreamBuffer {
   private unsentBytes = 0;
   private flushed: (() => void) | undefined;
 
-  constructor(private readonly call: ServerWritableStream<unknown, unknown>) {}
+  constructor(
+    private readonly call:
+      ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>,
+  ) {}
 
   async write(message: unknown, signal: AbortSignal): Promise<void> {
     const size = messageBytes(message);
@@ -260,7 +321,10 @@ class StreamBuffer {
   }
 }
 
-function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
+function drained(
+  call: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       call.off('drain', done);
@@ -270,4 +334,62 @@ function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSign
     call.on('drain', done);
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/** Messages a client queues before the stream stops reading it (its flow control then holds it). */
+const INCOMING_HIGH_WATER = 256;
+
+/**
+ * A stream's messages from the client, in order, read as they come: its first (the request),
+ * then the rest as an async iterable that ends when the client half-closes or the call ends.
+ */
+class IncomingMessages<Req> implements AsyncIterable<Req> {
+  private readonly queue: Req[] = [];
+  private ended = false;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly call: ServerDuplexStream<Req, unknown>) {
+    call.on('data', (message: Req) => {
+      this.queue.push(message);
+      if (this.queue.length >= INCOMING_HIGH_WATER) call.pause();
+      this.wake?.();
+    });
+    const end = () => {
+      this.ended = true;
+      this.wake?.();
+    };
+    call.on('end', end);
+    call.on('error', end);
+    call.on('cancelled', end);
+  }
+
+  /** The first message, or undefined when the stream ended (or `signal` fired) before one. */
+  async first(signal: AbortSignal): Promise<Req | undefined> {
+    const next = await this.next(signal);
+    return next.done ? undefined : next.value;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Req> {
+    return { next: () => this.next() };
+  }
+
+  private async next(signal?: AbortSignal): Promise<IteratorResult<Req>> {
+    for (;;) {
+      const message = this.queue.shift();
+      if (message !== undefined) {
+        if (this.queue.length < INCOMING_HIGH_WATER / 2 && this.call.isPaused()) this.call.resume();
+        return { value: message, done: false };
+      }
+      if (this.ended || signal?.aborted) return { value: undefined, done: true };
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.wake = undefined;
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        this.wake = done;
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
 }

@@ -1,6 +1,12 @@
 // The Store service over grpc-js: each unary RPC runs its function of unaryCalls.ts, the two
 // server streams are produced here, and the Pipeline carries calls of the unary methods.
-import type { EachResponse, StoreServer, WhereResponse } from '@shameless/proto';
+import type {
+  ConsumeRequest,
+  ConsumeResponse,
+  EachResponse,
+  StoreServer,
+  WhereResponse,
+} from '@shameless/proto';
 import {
   ANSWER_BYTES_PER_CELL,
   EACH_CELLS_HELD_BYTES,
@@ -8,6 +14,7 @@ import {
   type FoundRecord,
   type StoredCell,
 } from '../../engine/index.js';
+import { consume } from './consumerGroupService.js';
 import type { HandlerFactory } from './handlers.js';
 import { chunksWithin } from './messageChunks.js';
 import type { PipelineHandler } from './pipeline.js';
@@ -52,6 +59,17 @@ export function createStoreService(
     whereMany: unary('whereMany'),
     fetchLatestCells: unary('fetchLatestCells'),
     pipeline,
+    describeConsumerGroup: unary('describeConsumerGroup'),
+    listParkedCells: unary('listParkedCells'),
+    replayParkedCell: unary('replayParkedCell'),
+    resetConsumerGroup: unary('resetConsumerGroup'),
+
+    // A member lasts as long as its process keeps the stream: admitted as a stream, as Each.
+    consume: handlers.bidiStream<ConsumeRequest, ConsumeResponse>(
+      'Consume',
+      (first, rest, context) => consume(engine, first, rest, context, maxMessageBytes),
+      { longLived: true, readAheadBytes: EACH_CELLS_HELD_BYTES },
+    ),
 
     where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
       const page = await engine.where(toWhereInput(request));

@@ -8,6 +8,12 @@ import { InvalidArgumentError } from '../../engine/base/errors.js';
 import { exactInteger } from '../../engine/base/exactInteger.js';
 import type { CallContext } from '../call/callContext.js';
 import {
+  describeConsumerGroup,
+  listParkedCells,
+  replayParkedCell,
+  resetConsumerGroup,
+} from './consumerGroupService.js';
+import {
   toCell,
   toModelDefinition,
   toModelSpec,
@@ -146,5 +152,10 @@ export function unaryCalls(engine: Engine): UnaryCalls {
         maxId: toWireInteger(page.maxId),
       };
     },
+
+    describeConsumerGroup: (request) => describeConsumerGroup(engine, request),
+    listParkedCells: (request) => listParkedCells(engine, request),
+    replayParkedCell: (request) => replayParkedCell(engine, request),
+    resetConsumerGroup: (request) => resetConsumerGroup(engine, request),
   };
 }

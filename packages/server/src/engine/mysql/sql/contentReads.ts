@@ -321,6 +321,56 @@ export async function readMaxIds(
   return maxIds;
 }
 
+/** Cells of one content table given by id, whole, in id order (ids not there are left out). */
+export async function readCellsById(
+  reader: StatementReader,
+  table: string,
+  ids: readonly RowId[],
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const [rows = []] = (await reader.read([
+    statement(`SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`id\` IN (?) ORDER BY \`id\``, [
+      ids,
+    ]),
+  ])) as Row[][];
+  return rows;
+}
+
+/** How far a log runs past a cursor in one content table of a partition. */
+export interface LogBacklog {
+  readonly maxId: RowId;
+  /** Rows with id > cursor, counted up to the cap given. */
+  readonly count: number;
+}
+
+/**
+ * The max id of each table and its rows past a cursor, counted up to `cap` (a count reads every
+ * row it counts: the cap bounds what a look at a long backlog costs), in one statement.
+ */
+export async function readLogBacklogs(
+  reader: StatementReader,
+  logs: readonly { table: string; cursor: RowId }[],
+  cap: number,
+): Promise<LogBacklog[]> {
+  if (logs.length === 0) return [];
+  const [rows = []] = (await reader.read([
+    unionAll(
+      logs.map(({ table, cursor }, part) =>
+        statement(
+          `SELECT ? AS \`part\`, (SELECT COALESCE(MAX(\`id\`), 0) FROM \`${table}\`) AS \`max_id\`,
+             (SELECT COUNT(*) FROM (SELECT 1 FROM \`${table}\` WHERE \`id\` > ? ORDER BY \`id\` LIMIT ?) AS \`behind\`) AS \`backlog\``,
+          [part, cursor, cap],
+        ),
+      ),
+    ),
+  ])) as Row[][];
+  const backlogs = logs.map((): LogBacklog => ({ maxId: 0, count: 0 }));
+  for (const row of rows) {
+    backlogs[Number(row.part)] = { maxId: maxIdOf(row), count: Number(row.backlog) };
+  }
+  return backlogs;
+}
+
 /** A `COALESCE(MAX(id), 0) AS max_id` column. */
 function maxIdOf(row: Row | undefined): RowId {
   return exactInteger((row?.max_id ?? 0) as number | string);
