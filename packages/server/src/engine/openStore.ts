@@ -49,6 +49,8 @@ export interface StoreConfig {
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
+  /** How often each consumer group with a member here reads its rows; the engine's default if left out. */
+  groupPollIntervalMs?: number;
   /** How writes are grouped into transactions; the defaults otherwise. */
   groupLimits?: GroupLimits;
   /** Caps on what one request may ask; the defaults otherwise. */
@@ -182,6 +184,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     }
     const engine = new Engine(layout, partitions, logger, {
       followPollIntervalMs: config.followPollIntervalMs,
+      groupPollIntervalMs: config.groupPollIntervalMs,
       groupLimits: config.groupLimits,
       queryLimits: config.queryLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),

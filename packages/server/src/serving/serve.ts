@@ -30,6 +30,7 @@ export async function serve(settings: Settings): Promise<void> {
       healthCheckIntervalMs: settings.healthCheckMs,
       startupTimeoutMs: settings.startupTimeoutMs,
       followPollIntervalMs: settings.followPollMs,
+      groupPollIntervalMs: settings.groupPollMs,
       groupLimits: {
         concurrency: settings.writeGroups,
         maxItems: settings.writeGroupMaxItems,

@@ -222,6 +222,15 @@ export const SETTINGS = {
     defaultValue: 100,
     parse: integer(1),
   },
+  groupPollMs: {
+    scope: 'server',
+    flag: '--group-poll-ms <ms>',
+    env: 'SHAMELESS_GROUP_POLL_MS',
+    description:
+      "how often the server reads the rows of each consumer group that has a member connected to it (members, owners, cursors: one query per partition), renews its members' sessions and writes their cursors; a shard handed over or freed by a member's death waits about this long for its next owner",
+    defaultValue: 200,
+    parse: integer(20, 60_000),
+  },
   writeGroups: {
     scope: 'server',
     flag: '--write-groups <n>',

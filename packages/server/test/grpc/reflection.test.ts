@@ -125,6 +125,7 @@ describe('server reflection', function () {
           'shameless/v1/store.proto',
           'shameless/v1/cell.proto',
           'shameless/v1/model.proto',
+          'shameless/v1/groups.proto',
           'google/protobuf/timestamp.proto',
         ]);
         // Building a file finds each import by name and resolves every type it names, or throws.

@@ -44,7 +44,7 @@ describe('security: role tokens', function () {
       expect(Object.keys(METHOD_ROLES)).to.have.members(names);
     });
 
-    it('lets readers read, writers write and only admins define models', () => {
+    it('lets readers read and consume, writers write and replay, and only admins define models and reset groups', () => {
       const withRole = (role: Role) =>
         Object.entries(METHOD_ROLES)
           .filter(([, needed]) => needed === role)
@@ -59,9 +59,18 @@ describe('security: role tokens', function () {
         'Each',
         'FindShard',
         'DescribeStore',
+        'Consume',
+        'DescribeConsumerGroup',
+        'ListParkedCells',
       ]);
-      expect(withRole('writer')).to.have.members(['Put', 'PutMany', 'WriteCell', 'WriteCells']);
-      expect(withRole('admin')).to.deep.equal(['DefineModel']);
+      expect(withRole('writer')).to.have.members([
+        'Put',
+        'PutMany',
+        'WriteCell',
+        'WriteCells',
+        'ReplayParkedCell',
+      ]);
+      expect(withRole('admin')).to.have.members(['DefineModel', 'ResetConsumerGroup']);
     });
 
     it('asks admin for a method it does not know (fails closed)', () => {
@@ -151,7 +160,7 @@ describe('security: role tokens', function () {
         const calls = [
           ...RPCS.map((rpc) => ({ rpc, overPipeline: false })),
           // Every call a Pipeline carries: the unary RPCs and a Where page.
-          ...RPCS.filter((rpc) => rpc.name !== 'Each').map((rpc) => ({
+          ...RPCS.filter((rpc) => rpc.name !== 'Each' && rpc.name !== 'Consume').map((rpc) => ({
             rpc,
             overPipeline: true,
           })),

@@ -78,6 +78,10 @@ export function connectStore(address: string, options: ConnectOptions = {}) {
     getCells: unary(client.getCells),
     previous: unary(client.previous),
     fetchLatestCells: unary(client.fetchLatestCells),
+    describeConsumerGroup: unary(client.describeConsumerGroup),
+    listParkedCells: unary(client.listParkedCells),
+    replayParkedCell: unary(client.replayParkedCell),
+    resetConsumerGroup: unary(client.resetConsumerGroup),
     /** WhereMany; unset fields of each query take the Where defaults. */
     whereMany: (queries: Partial<WhereRequest>[]) =>
       unary(client.whereMany)({
@@ -89,6 +93,8 @@ export function connectStore(address: string, options: ConnectOptions = {}) {
     /** A whole Each stream without follow; unset fields take their defaults. */
     each: (request: Partial<EachRequest>) =>
       collect(client.each({ ...EACH_DEFAULTS, ...request }, metadata())),
+    /** A Consume stream, with the connection's token. */
+    consume: () => client.consume(metadata()),
     close: () => client.close(),
   };
 }

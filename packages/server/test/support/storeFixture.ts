@@ -52,6 +52,8 @@ export interface FixtureOptions {
   recordCacheEntries?: number;
   /** Cells whose latest version the engine remembers; its default otherwise. */
   versionCacheBytes?: number;
+  /** How often consumer groups read their rows; 100 ms by default (quick hand-overs). */
+  groupPollIntervalMs?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -69,6 +71,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       connectTimeoutMs: 1000,
       startupTimeoutMs: 0,
       followPollIntervalMs: 50,
+      groupPollIntervalMs: options.groupPollIntervalMs ?? 100,
       queryLimits: options.queryLimits,
       statementTimeoutMs: options.statementTimeoutMs,
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,

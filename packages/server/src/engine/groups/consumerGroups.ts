@@ -74,6 +74,8 @@ export interface ConsumerGroupStats {
 export class ConsumerGroups {
   private readonly store: GroupStore;
   private readonly coordinators = new Map<string, GroupCoordinator>();
+  /** Every session not yet over, closing ones included: a close of the engine waits for them. */
+  private readonly sessions = new Set<MemberSession>();
   /** Which server holds a member's stream, as describe shows it. */
   private readonly server = `${hostname()}:${process.pid}`;
   private closed = false;
@@ -128,6 +130,8 @@ export class ConsumerGroups {
       this.logger,
       () => owner.poke(),
     );
+    this.sessions.add(session);
+    void session.done.then(() => this.sessions.delete(session));
     await this.store.join(group, {
       memberId: settings.memberId,
       session: session.session,
@@ -243,6 +247,10 @@ export class ConsumerGroups {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.coordinators.values()].map((coordinator) => coordinator.close()));
+    // Sessions whose close had begun (a stream that ended) finish writing their rows first.
+    await Promise.all(
+      [...this.sessions].map((session) => session.close({ countLost: false, reason: 'shutdown' })),
+    );
   }
 
   private async requireExists(group: GroupKey): Promise<void> {

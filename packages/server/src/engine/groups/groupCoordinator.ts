@@ -153,6 +153,9 @@ export class GroupCoordinator {
     const target = assignShards(shards, owners, [...live]);
 
     for (const session of this.sessions.values()) {
+      let share = 0;
+      for (const member of target.values()) if (member === session.memberId) share += 1;
+      session.expectShards(share);
       // A member whose row is gone (expired, removed) has no say in the assignment: it waits.
       if (!live.has(session.memberId)) continue;
       for (const { shard, epoch, revoking } of session.ownedShards()) {

@@ -75,9 +75,14 @@ export class MemberSession {
   /** Aborted when the session ends, whatever ended it: stops every feed. */
   private readonly ended = new AbortController();
   private inFlight = 0;
+  /** How many shards the coordinator means the member to own: their shares are sized by it. */
+  private expectedShards = 1;
   private lastHeardAt = Date.now();
   private lastRenewedAt = Date.now();
   private closing: Promise<void> | undefined;
+  private settle!: () => void;
+  /** Settles once the session is over and its rows written: its close, or its replacement. */
+  readonly done = new Promise<void>((resolve) => (this.settle = resolve));
 
   constructor(
     readonly group: GroupKey,
@@ -225,6 +230,17 @@ export class MemberSession {
 
   // ---- what the coordinator decides ----
 
+  /**
+   * How many shards the member is to own once the claims under way are made: the shards it
+   * owns already share the cells in flight with those still to come, so that the first shard
+   * claimed does not take every one of them before the others arrive.
+   */
+  expectShards(count: number): void {
+    const before = this.expectedShards;
+    this.expectedShards = Math.max(1, count);
+    if (this.expectedShards < before) for (const owned of this.owned.values()) owned.wake?.();
+  }
+
   /** Takes a shard just claimed, with its failed and parked cells past the cursor. */
   assign(row: GroupShardRow, cells: readonly GroupCellRow[]): boolean {
     if (this.isOver || this.owned.has(row.shard)) return false;
@@ -356,6 +372,7 @@ export class MemberSession {
     this.owned.clear();
     this.ended.abort();
     this.outbox.fail(new SessionEndedError(reason));
+    this.settle();
   }
 
   // ---- inside ----
@@ -415,6 +432,7 @@ export class MemberSession {
     this.owned.delete(owned.shard);
     this.stopFeeding(owned);
     this.inFlight -= owned.progress.outstanding;
+    for (const other of this.owned.values()) other.wake?.();
     const commit = this.commitOf(owned, true);
     const kept = await this.commitSafely([commit]);
     if (kept.has(owned.shard)) this.confirm(owned, commit);
@@ -583,7 +601,7 @@ export class MemberSession {
   private shardShare(): number {
     return Math.max(
       this.settings.perShardInFlight,
-      Math.floor(this.settings.maxInFlight / Math.max(1, this.owned.size)),
+      Math.floor(this.settings.maxInFlight / Math.max(1, this.owned.size, this.expectedShards)),
     );
   }
 
