@@ -1,13 +1,14 @@
 // The checker itself, on small guides written here: it refuses what it cannot check, notices an
-// output that differs and a flag that is gone. Without these, a
+// output that differs, a link that leads nowhere and a flag that is gone. Without these, a
 // checker that passes everything would look the same as one that checks.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { CommandChecker, commandsOf } from '../src/commands.js';
 import { outputDifference } from '../src/expected.js';
-import { parseMarkdown } from '../src/markdown.js';
+import { LinkChecker, externalProblem } from '../src/links.js';
+import { anchorsOf, parseMarkdown, slug } from '../src/markdown.js';
 import { REPO } from '../src/repo.js';
 import { classify } from '../src/samples.js';
 import { runTranscript, transcriptSteps } from '../src/transcript.js';
@@ -214,6 +215,58 @@ describe('the docs checker', () => {
         'd "# e"',
         'f',
       ]);
+    });
+  });
+
+  describe('links', () => {
+    it('makes GitHub anchors', () => {
+      expect(slug("MySQL's buffer pool")).to.equal('mysqls-buffer-pool');
+      expect(slug('A store made with `legacy_created_at_is_bigint`')).to.equal(
+        'a-store-made-with-legacy_created_at_is_bigint',
+      );
+      expect(slug('Pipeline: the same calls on one stream')).to.equal(
+        'pipeline-the-same-calls-on-one-stream',
+      );
+      expect(slug('What serving changes, and when')).to.equal('what-serving-changes-and-when');
+      expect([...anchorsOf(parseMarkdown('# A\n\n## A\n\n## A'))]).to.deep.equal([
+        'a',
+        'a-1',
+        'a-2',
+      ]);
+    });
+
+    it('finds a missing file, heading, line and code path, and a malformed URL', () => {
+      const repo = mkdtempSync(join(tmpdir(), 'shameless-docs-links-'));
+      try {
+        mkdirSync(join(repo, 'docs'));
+        mkdirSync(join(repo, 'packages/a/src'), { recursive: true });
+        writeFileSync(join(repo, 'packages/a/src/x.ts'), 'one\ntwo\n');
+        writeFileSync(join(repo, 'docs/other.md'), '# Other\n\n## Part two\n');
+        writeFileSync(
+          join(repo, 'docs/guide.md'),
+          [
+            '# Guide',
+            '',
+            '[fine](other.md#part-two) [fine](#guide) [fine](../packages/a/src/x.ts#L2)',
+            '[gone](missing.md) [no heading](other.md#part-three) [no line](../packages/a/src/x.ts#L9)',
+            '`packages/a/src/x.ts` and `packages/*/src/x.ts` exist, `packages/a/src/y.ts` does not',
+            '[bad](https://no_host/) [fine](https://example.com/a) `[not a link](nowhere.md)`',
+            '```md',
+            '[inside a block](nowhere.md)',
+            '```',
+          ].join('\n'),
+        );
+        expect(new LinkChecker(repo).problems('docs/guide.md')).to.deep.equal([
+          'docs/guide.md:4: missing.md: no such file or folder (docs/missing.md)',
+          'docs/guide.md:4: other.md#part-three: no heading of docs/other.md has the anchor #part-three',
+          "docs/guide.md:4: ../packages/a/src/x.ts#L9: #L9: past the file's end",
+          'docs/guide.md:6: https://no_host/: no such host name: no_host',
+          'docs/guide.md:5: `packages/a/src/y.ts`: no such file or folder',
+        ]);
+        expect(externalProblem('ftp://example.com/')).to.match(/only http/);
+      } finally {
+        rmSync(repo, { recursive: true, force: true });
+      }
     });
   });
 });
