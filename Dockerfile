@@ -9,7 +9,7 @@ COPY . .
 RUN pnpm install --frozen-lockfile && pnpm --filter @shameless/proto --filter @shameless/server build
 ENV SHAMELESS_LISTEN=0.0.0.0:50051
 # glibc gives freed memory back to the system: large buffers on their own pages, few arenas
-# (README "Limits": RSS after load 157 MiB with these, up to 532 MiB without).
+# (docs/limits.md, "Memory after load": RSS after load 157 MiB with these, up to 532 MiB without).
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 EXPOSE 50051
 USER node

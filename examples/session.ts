@@ -1,4 +1,4 @@
-// The README's example session over the raw generated gRPC client: define a model, put,
+// The session of docs/contract.md over the raw generated gRPC client: define a model, put,
 // where, previous, tail a shard. Run it with `pnpm example` while `pnpm start` serves (another
 // address with SHAMELESS_ADDRESS=host:port). Its model, session_rate, is its own, so it runs
 // before or after `pnpm example:gem` (whose rate model has another shape) on one store.

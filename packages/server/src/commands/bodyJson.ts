@@ -2,7 +2,7 @@
 // `put` takes back as the same MessagePack values. JSON has integers, other numbers, strings,
 // arrays and objects with string keys; a body may hold more (a float whose value is whole, a
 // binary, an extension type, a map with integer keys), and each such value is printed as an
-// object of `$` keys (BODY_FORMS below, also in get's and put's --help and in the README). A
+// object of `$` keys (BODY_FORMS below, also in get's and put's --help and in docs/cli.md). A
 // map whose own keys would read as one of those forms is printed as {"$map": [...]}, so that
 // no printed object means two things.
 //

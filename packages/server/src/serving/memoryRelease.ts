@@ -5,7 +5,7 @@
 // collection. So the server checks, on a timer, the memory Buffers hold outside the V8 heap,
 // and collects once it passes a threshold: with a heap of some tens of MiB, a full collection
 // costs milliseconds, at most once per interval. What the C allocator then keeps of the freed
-// pages is the allocator's to give back; see the README (MALLOC_* settings).
+// pages is the allocator's to give back; see docs/limits.md (Memory after load).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 

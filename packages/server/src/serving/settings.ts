@@ -147,7 +147,7 @@ export const SETTINGS = {
     flag: '--tokens-file <file>',
     env: 'SHAMELESS_TOKENS_FILE',
     description:
-      'JSON file of the accepted bearer tokens, each a name, a role (reader, writer or admin) and the SHA-256 of the token (README "Security"); every Store call then needs "authorization: Bearer <token>". Re-read on SIGHUP',
+      'JSON file of the accepted bearer tokens, each a name, a role (reader, writer or admin) and the SHA-256 of the token (docs/security.md); every Store call then needs "authorization: Bearer <token>". Re-read on SIGHUP',
     defaultValue: '',
     parse: text,
   },
