@@ -7,7 +7,8 @@
 // - `ba707083-…` in a command is the UUID that an earlier command printed last;
 // - a command whose comment says "until Ctrl-C" runs for two seconds, must still be running
 //   then, and is stopped.
-// Output that starts with `shameless: ` is a failed call: its command must exit non-zero.
+// Output that starts with `shameless: ` is a failed call: its command must exit non-zero. The
+// aliases of a guide's earlier transcripts hold in its later ones, as in a reader's terminal.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,11 @@ export interface TranscriptStep {
 const UNTIL_CTRL_C = /#.*until Ctrl-C/;
 const FOLLOW_MS = 2000;
 
+/** The alias definitions among the steps, which a reader's shell keeps for later blocks. */
+export function aliasesOf(steps: readonly TranscriptStep[]): string[] {
+  return steps.map((step) => step.command).filter((command) => /^alias\s/.test(command));
+}
+
 export function transcriptSteps(text: string, firstLine: number): TranscriptStep[] {
   const steps: { command: string; shown: string[]; line: number }[] = [];
   text.split('\n').forEach((line, i) => {
@@ -43,11 +49,17 @@ export function transcriptSteps(text: string, firstLine: number): TranscriptStep
  */
 export async function runTranscript(
   steps: readonly TranscriptStep[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; rewrite: (command: string) => string },
+  options: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    rewrite: (command: string) => string;
+    /** Commands run first, unchecked: the aliases of the guide's earlier transcripts. */
+    preamble?: readonly string[];
+  },
 ): Promise<string[]> {
   const out = mkdtempSync(join(tmpdir(), 'shameless-docs-transcript-'));
   try {
-    const script = ['shopt -s expand_aliases', '__uuid='];
+    const script = ['shopt -s expand_aliases', '__uuid=', ...(options.preamble ?? [])];
     steps.forEach((step, i) => {
       const cat = /^cat ([\w.-]+)(\s+#.*)?$/.exec(step.command);
       if (cat && step.shown.length > 0) {

@@ -44,7 +44,7 @@ import {
 } from '../src/programs.js';
 import { REPO, guides } from '../src/repo.js';
 import { type Sample, classify, runnable } from '../src/samples.js';
-import { runTranscript, transcriptSteps } from '../src/transcript.js';
+import { aliasesOf, runTranscript, transcriptSteps } from '../src/transcript.js';
 
 /** Where the guides say a server is: `pnpm start`'s address, replaced by the checker's. */
 const GUIDES_ADDRESS = '127.0.0.1:50051';
@@ -86,8 +86,21 @@ describe('the samples of the README and the guides', function () {
   /** What each sample that ran printed: a program's, block by block. */
   const printed = new Map<Sample, string>();
   const programOutputs = new Map<Program, Promise<string[]>>();
+  /** The aliases each guide's transcripts have defined so far. */
+  const aliases = new Map<string, string[]>();
+  const guideOf = (sample: Sample) => docs.find((doc) => doc.samples.includes(sample))!.path;
 
-  const env = (): NodeJS.ProcessEnv => ({ ...process.env, SHAMELESS_ADDRESS: address });
+  // The samples see the PATH a reader has: not the node_modules/.bin folders that pnpm adds to a
+  // test's PATH (they hold a `shameless` bin, which would stand in for the guides' alias).
+  const path = (process.env.PATH ?? '')
+    .split(':')
+    .filter((entry) => !entry.includes('node_modules/.bin'))
+    .join(':');
+  const env = (): NodeJS.ProcessEnv => ({
+    ...process.env,
+    PATH: path,
+    SHAMELESS_ADDRESS: address,
+  });
   const rewrite = (text: string) => text.replaceAll(GUIDES_ADDRESS, address);
 
   before(async function () {
@@ -183,7 +196,16 @@ describe('the samples of the README and the guides', function () {
       case 'transcript': {
         expect(commands.problems(sample.fence.text, true)).to.deep.equal([]);
         const steps = transcriptSteps(sample.fence.text, sample.fence.line + 1);
-        const problems = await runTranscript(steps, { cwd: scratch, env: env(), rewrite });
+        const problems = await runTranscript(steps, {
+          cwd: scratch,
+          env: env(),
+          rewrite,
+          preamble: aliases.get(guideOf(sample)) ?? [],
+        });
+        aliases.set(guideOf(sample), [
+          ...(aliases.get(guideOf(sample)) ?? []),
+          ...aliasesOf(steps),
+        ]);
         expect(problems).to.deep.equal([]);
         return;
       }
