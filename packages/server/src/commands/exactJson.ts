@@ -126,9 +126,10 @@ export function parseExactJson(
 /**
  * JSON text of a value holding bigints (printed as bare integers), JsonNumbers (their
  * literal), dates (ISO strings) and binaries ({"$base64": "..."}), on one line unless `indent`
- * is given.
+ * is given. With `indent`, the values below the first `lineDepth` levels are each on one line:
+ * 2 prints a table's rows (an object of arrays of objects) one per line.
  */
-export function stringifyExactJson(value: unknown, indent = 0): string {
+export function stringifyExactJson(value: unknown, indent = 0, lineDepth = Infinity): string {
   const write = (item: unknown, depth: number): string => {
     if (typeof item === 'bigint') return item.toString();
     if (item instanceof JsonNumber) return item.literal;
@@ -145,13 +146,14 @@ export function stringifyExactJson(value: unknown, indent = 0): string {
       : Object.entries(item).filter(([, field]) => field !== undefined);
     const [open, close] = Array.isArray(item) ? ['[', ']'] : ['{', '}'];
     if (entries.length === 0) return open + close;
-    const pad = indent > 0 ? '\n' + ' '.repeat(indent * (depth + 1)) : '';
+    const lines = indent > 0 && depth < lineDepth;
+    const pad = lines ? '\n' + ' '.repeat(indent * (depth + 1)) : '';
     const parts = entries.map(
       ([key, field]) =>
-        (key === undefined ? '' : JSON.stringify(key) + (indent > 0 ? ': ' : ':')) +
+        (key === undefined ? '' : JSON.stringify(key) + (lines ? ': ' : ':')) +
         write(field, depth + 1),
     );
-    const end = indent > 0 ? '\n' + ' '.repeat(indent * depth) : '';
+    const end = lines ? '\n' + ' '.repeat(indent * depth) : '';
     return open + pad + parts.join(',' + pad) + end + close;
   };
   return write(value, 0);

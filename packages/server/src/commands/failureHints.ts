@@ -5,7 +5,7 @@ import { tlsFailureHint } from './tlsFailure.js';
 
 /** What the hints may name: the command and its options as given. */
 export interface HintContext {
-  /** The subcommand, e.g. `where`. */
+  /** The command as typed after `shameless`, e.g. `where` or `group reset`. */
   command: string;
   address: string;
   deadlineMs: string;

@@ -41,6 +41,15 @@ describe('exact JSON (CLI)', () => {
     expect(parseExactJson(stringifyExactJson(value))).to.deep.include({ big: 9007199254740993n });
   });
 
+  it('prints the values below lineDepth levels on one line each: a table, a row a line', () => {
+    const table = { group: 'g', shards: [{ shard: 0, cursor: 9007199254740993n, owner: null }] };
+    expect(stringifyExactJson(table, 2, 2)).to.equal(
+      '{\n  "group": "g",\n  "shards": [\n    {"shard":0,"cursor":9007199254740993,"owner":null}\n  ]\n}',
+    );
+    expect(parseExactJson(stringifyExactJson(table, 2, 2))).to.deep.equal(table);
+    expect(stringifyExactJson({ shards: [] }, 2, 2)).to.equal('{\n  "shards": []\n}');
+  });
+
   it('keeps a "__proto__" key as an own key, and a literal\'s kind for a reader that asks', () => {
     const parsed = parseExactJson('{"__proto__": {"a": 1}, "b": 2}') as Record<string, unknown>;
     expect(Object.getPrototypeOf(parsed)).to.equal(Object.prototype);
