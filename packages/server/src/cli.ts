@@ -6,6 +6,7 @@ import { registerDefine } from './commands/define.js';
 import { registerDescribe } from './commands/describe.js';
 import { registerFindShard } from './commands/findShard.js';
 import { registerGet } from './commands/get.js';
+import { registerGroup } from './commands/group.js';
 import { registerPlan } from './commands/plan.js';
 import { registerPut } from './commands/put.js';
 import { registerServe } from './commands/serve.js';
@@ -42,6 +43,7 @@ registerGet(program);
 registerPut(program);
 registerWhere(program);
 registerTail(program);
+registerGroup(program);
 
 // `shameless tail ... | head` closes stdout early: that ends the command, not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
