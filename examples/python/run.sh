@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the Python stubs from proto/ with protoc and its grpc plugin (Debian packages
-# protobuf-compiler and protobuf-compiler-grpc), then runs client.py with Debian's python3,
-# which has python3-grpcio, python3-protobuf and python3-msgpack. Exits non-zero when it fails.
+# protobuf-compiler and protobuf-compiler-grpc), then runs the examples with Debian's python3,
+# which has python3-grpcio, python3-protobuf and python3-msgpack: client.py (the unary calls)
+# and group_member.py (a member of a consumer group). Exits non-zero when one fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -18,4 +19,6 @@ protoc -I "$repo/proto" \
   --python_out="$here/gen" \
   --grpc_out="$here/gen" --plugin=protoc-gen-grpc="$plugin" \
   "$repo"/proto/shameless/v1/*.proto
-PYTHONPATH="$here/gen" exec "$python" "$here/client.py"
+export PYTHONPATH="$here/gen"
+"$python" "$here/client.py"
+"$python" "$here/group_member.py"
