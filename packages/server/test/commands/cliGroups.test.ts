@@ -492,7 +492,7 @@ describe('shameless group (consumer groups) commands', function () {
       );
     });
 
-    it('reset after the member left: to earliest, to <shard>:<id>, to latest; a member joining then starts there', async () => {
+    it("reset after the member left: to earliest, past a shard's end (a warning), to latest, to <shard>:<id>; a member joining then starts there", async () => {
       await member.leave();
       const gone = await shameless(['group', 'describe', 'rate', group]);
       const described = parseExactJson(gone.stdout) as { members: unknown[]; shards: ShardRow[] };
@@ -504,6 +504,20 @@ describe('shameless group (consumer groups) commands', function () {
       const fromStart = (parseExactJson(earliest.stdout) as { shards: ShardRow[] }).shards;
       expect(fromStart.map((shard) => [shard.cursor, shard.lag])).to.deep.equal(
         [0, 1, 2, 3].map((shard) => [0, written.filter((cell) => cell.shard === shard).length]),
+      );
+
+      // A cursor past the shard's end is taken, with a warning: cells up to it would be lost.
+      const past = maxIdOf(0) + 1000;
+      const beyond = await shameless(['group', 'reset', 'rate', group, '--to', `0:${past}`]);
+      expect(beyond.code, beyond.stderr).to.equal(0);
+      expect((parseExactJson(beyond.stdout) as { shards: ShardRow[] }).shards[0]).to.include({
+        cursor: past,
+        lag: 0,
+      });
+      expect(beyond.stderr).to.equal(
+        `group reset: warning: shard 0's cursor ${past} is past its highest id ${maxIdOf(0)}: ` +
+          `the cells written to it until an id passes ${past} will not be delivered; ` +
+          `--to 0:${maxIdOf(0)} puts it at its end\n`,
       );
 
       const latest = await shameless(['group', 'reset', 'rate', group, '--to', 'latest']);
@@ -538,13 +552,13 @@ describe('shameless group (consumer groups) commands', function () {
   });
 
   describe('failures', () => {
-    it('a group no member ever joined: NOT_FOUND, a hint about how a group comes to exist', async () => {
+    it('a group no member ever joined: NOT_FOUND, a hint to check the names', async () => {
       const result = await shameless(['group', 'describe', 'rate', 'nobody-joined']);
       expectFailure(
         result,
         1,
         'shameless: NOT_FOUND: consumer group nobody-joined of model rate does not exist',
-        'hint: a group comes to exist when its first member joins it (Consume)',
+        'hint: check the spelling of <model> and <group>: another spelling is another group',
       );
     });
 

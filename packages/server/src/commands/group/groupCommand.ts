@@ -26,8 +26,8 @@ export function groupHint(model: string, group: string): CommandHint {
   return (error: ServiceError) => {
     if (error.code === status.NOT_FOUND && /^consumer group /.test(error.details)) {
       return (
-        'a group comes to exist when its first member joins it (Consume); check the spelling of ' +
-        '<model> and <group>, since another name is another group'
+        'check the spelling of <model> and <group>: another spelling is another group, one no ' +
+        'member joined yet'
       );
     }
     if (error.code === status.NOT_FOUND && / is not parked /.test(error.details)) {
