@@ -492,7 +492,7 @@ describe('shameless group (consumer groups) commands', function () {
       );
     });
 
-    it("reset after the member left: to earliest, past a shard's end (a warning), to latest, to <shard>:<id>; a member joining then starts there", async () => {
+    it("reset after the member left: to earliest, not past a shard's end, to latest, to <shard>:<id>; a member joining then starts there", async () => {
       await member.leave();
       const gone = await shameless(['group', 'describe', 'rate', group]);
       const described = parseExactJson(gone.stdout) as { members: unknown[]; shards: ShardRow[] };
@@ -506,18 +506,12 @@ describe('shameless group (consumer groups) commands', function () {
         [0, 1, 2, 3].map((shard) => [0, written.filter((cell) => cell.shard === shard).length]),
       );
 
-      // A cursor past the shard's end is taken, with a warning: cells up to it would be lost.
+      // A cursor past the shard's end is refused: cells written up to it would be skipped.
       const past = maxIdOf(0) + 1000;
       const beyond = await shameless(['group', 'reset', 'rate', group, '--to', `0:${past}`]);
-      expect(beyond.code, beyond.stderr).to.equal(0);
-      expect((parseExactJson(beyond.stdout) as { shards: ShardRow[] }).shards[0]).to.include({
-        cursor: past,
-        lag: 0,
-      });
-      expect(beyond.stderr).to.equal(
-        `group reset: warning: shard 0's cursor ${past} is past its highest id ${maxIdOf(0)}: ` +
-          `the cells written to it until an id passes ${past} will not be delivered; ` +
-          `--to 0:${maxIdOf(0)} puts it at its end\n`,
+      expect(beyond.code, beyond.stderr).to.equal(1);
+      expect(beyond.stderr).to.include(
+        `INVALID_ARGUMENT: shard.cursor: shard 0's highest id is ${maxIdOf(0)}: a cursor past it would skip`,
       );
 
       const latest = await shameless(['group', 'reset', 'rate', group, '--to', 'latest']);

@@ -62,18 +62,6 @@ export function registerGroupReset(group: Command): void {
         });
         const json = { model, group: groupName, shards: response.shards.map(shardToJson) };
         console.log(stringifyExactJson(json, 2, ROW_DEPTH));
-        // The server takes a cursor past the shard's end: the cells up to it, once written, are
-        // never delivered. Done as asked, but said.
-        const row = response.shards.find(
-          (shard) => to.$case === 'shard' && shard.shard === to.shard.shard,
-        );
-        if (row && row.cursor > row.maxId) {
-          process.stderr.write(
-            `group reset: warning: shard ${row.shard}'s cursor ${row.cursor} is past its highest id ` +
-              `${row.maxId}: the cells written to it until an id passes ${row.cursor} will not be ` +
-              `delivered; --to ${row.shard}:${row.maxId} puts it at its end\n`,
-          );
-        }
       },
       groupHint(model, groupName),
     ),

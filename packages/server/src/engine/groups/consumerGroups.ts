@@ -224,8 +224,18 @@ export class ConsumerGroups {
     }
     const shards = Array.from({ length: this.layout.shardsCount }, (_, shard) => shard);
     let cursors: { shard: number; cursor: RowId }[];
-    if ('shard' in to) cursors = [{ shard: to.shard, cursor: exactInteger(to.cursor) }];
-    else if (to.position === 'earliest') cursors = shards.map((shard) => ({ shard, cursor: 0 }));
+    if ('shard' in to) {
+      const cursor = exactInteger(to.cursor);
+      const maxId = (await this.store.maxIds(model, [to.shard])).get(to.shard)!;
+      // Past the shard's end, the cells written until an id passes it would never be delivered.
+      if (cursor > maxId) {
+        throw new InvalidArgumentError(
+          'shard.cursor',
+          `shard ${to.shard}'s highest id is ${maxId}: a cursor past it would skip the cells written until an id passes ${cursor}; ${maxId} puts the group at the shard's end`,
+        );
+      }
+      cursors = [{ shard: to.shard, cursor }];
+    } else if (to.position === 'earliest') cursors = shards.map((shard) => ({ shard, cursor: 0 }));
     else {
       const maxIds = await this.store.maxIds(model, shards);
       cursors = shards.map((shard) => ({ shard, cursor: maxIds.get(shard)! }));

@@ -73,7 +73,11 @@ export class CreateShards {
       );
     }
     if (reachable <= this.perTurn) {
-      return Array.from({ length: reachable }, (_, i) => first + i);
+      // Every shard, from a random one: a turn's lone create would otherwise always get the
+      // first, and a partition whose shards are no more than its write transactions would hold
+      // all its content in one shard.
+      const start = Math.floor(this.random() * reachable);
+      return Array.from({ length: reachable }, (_, i) => first + ((start + i) % reachable));
     }
     const shards = new Set<number>();
     while (shards.size < this.perTurn) shards.add(first + Math.floor(this.random() * reachable));

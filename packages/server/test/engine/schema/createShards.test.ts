@@ -40,6 +40,21 @@ describe('content shards of new records (CreateShards)', () => {
     expect([...seen].sort((a, b) => a - b)).to.deep.equal([8, 9, 10, 11, 12, 13, 14, 15]);
   });
 
+  it('spreads lone creates over every shard of a partition with no more shards than transactions', async () => {
+    // 4 shards over 2 partitions, 2 transactions each: every turn's shards are all of them.
+    const layout = new StoreLayout('ns', 4, 2);
+    const shards = new CreateShards(layout, 2);
+    const seen = new Map<number, number>();
+    for (let turn = 0; turn < 200; turn++) {
+      const shard = layout.contentShard(shards.uuidOn(1));
+      seen.set(shard, (seen.get(shard) ?? 0) + 1);
+      await nextTurn();
+    }
+    expect([...seen.keys()].sort()).to.deep.equal([2, 3]);
+    // Each about half of them (a binomial of 200 draws is within 60-140 but once in 10^8).
+    for (const count of seen.values()) expect(count).to.be.within(60, 140);
+  });
+
   it('gives uuids that are all different, v4, even in one shard', () => {
     const shards = new CreateShards(new StoreLayout('ns', 1, 1), 2);
     const uuids = Array.from({ length: 10_000 }, () => shards.uuidOn(0));
