@@ -44,7 +44,7 @@ import {
 } from './read/whereQuery.js';
 import type { Logger } from './base/logger.js';
 import type { AppendRequest } from './write/writeItems.js';
-import { ConsumerGroups } from './groups/consumerGroups.js';
+import { type ConsumerGroupStats, ConsumerGroups } from './groups/consumerGroups.js';
 
 export interface WriteCellInput {
   model: string;
@@ -547,6 +547,10 @@ export class Engine implements EngineStats {
 
   versionCacheStats(): VersionCacheStats {
     return this.versions.stats();
+  }
+
+  consumerGroupStats(): readonly ConsumerGroupStats[] {
+    return this.groups.stats();
   }
 
   partitionActivity(): PartitionActivity[] {

@@ -2,6 +2,7 @@
 // reads them when scraped, so the engine needs no metrics library and pays nothing per call.
 import type { GroupActivity, GroupStats } from './write/groupCommit.js';
 import type { PoolUsage } from './mysql/mysqlPool.js';
+import type { ConsumerGroupStats } from './groups/consumerGroups.js';
 
 export interface PartitionActivity {
   readonly partition: number;
@@ -22,6 +23,8 @@ export interface EngineStats {
   recordCacheStats(): RecordCacheStats;
   /** The cells whose latest version is remembered: entries, and lookups by what they found. */
   versionCacheStats(): VersionCacheStats;
+  /** Each consumer group that had a member on this server: members, counts, lag per shard. */
+  consumerGroupStats(): readonly ConsumerGroupStats[];
 }
 
 export interface VersionCacheStats {

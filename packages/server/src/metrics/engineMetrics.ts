@@ -1,6 +1,6 @@
 // The engine's numbers as Prometheus metrics, read from its EngineStats when scraped: each
-// partition's connection pool and group commit (transactions, writes, group sizes), and the
-// primary-key cache.
+// partition's connection pool and group commit (transactions, writes, group sizes), the caches,
+// and the consumer groups with members on this server (their lag per shard, and counts).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type EngineStats, GROUP_SIZE_BOUNDS } from '../engine/index.js';
 
@@ -121,6 +121,43 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
       this.inc({ result: 'hit' }, hits);
       this.inc({ result: 'miss' }, misses);
       this.inc({ result: 'stale' }, stale);
+    },
+  });
+  const groups = () => stats.consumerGroupStats();
+  new Gauge({
+    name: 'shameless_consumer_group_lag',
+    help: "Cells past a consumer group's written cursor, by model, group and shard, for the shards owned by members connected to this server (read every 5 s; counted up to 1,000,000)",
+    labelNames: ['model', 'group', 'shard'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, group, lags } of groups()) {
+        for (const { shard, lag } of lags) this.set({ model, group, shard: String(shard) }, lag);
+      }
+    },
+  });
+  new Gauge({
+    name: 'shameless_consumer_group_members',
+    help: 'Members of a consumer group connected to this server now, by model and group',
+    labelNames: ['model', 'group'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, group, members } of groups()) this.set({ model, group }, members);
+    },
+  });
+  new Counter({
+    name: 'shameless_consumer_group_deliveries_total',
+    help: "Cells this server delivered to a consumer group's members, and deliveries that failed and cells parked, by model, group and outcome (delivered, failed, parked)",
+    labelNames: ['model', 'group', 'outcome'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, group, delivered, failed, parked } of groups()) {
+        this.inc({ model, group, outcome: 'delivered' }, delivered);
+        this.inc({ model, group, outcome: 'failed' }, failed);
+        this.inc({ model, group, outcome: 'parked' }, parked);
+      }
     },
   });
   new Counter({

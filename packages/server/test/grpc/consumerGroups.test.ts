@@ -168,6 +168,23 @@ describe('consumer groups (Consume over the raw contract)', function () {
     await two.until(() => two.owned.size === SHARDS, 5000, 'two owning every shard');
   });
 
+  it('writes and confirms the cursors of a member that leaves, before GroupLeft', async () => {
+    const group = freshGroup();
+    const member = await join(a, { group }, { autoAck: true });
+    const cells = await allCells(a);
+    await member.until(() => new Set(member.deliveries.map(keyOf)).size >= cells.length);
+    // Well within the second a busy shard's cursor waits to be written.
+    await member.leave();
+    const described = await describe_(a, group);
+    for (const shard of described.shards) {
+      expect(shard.lag, `shard ${shard.shard}`).to.equal(0n);
+      if (shard.maxId > 0n) expect(member.committed.get(shard.shard)).to.equal(shard.maxId);
+    }
+    const left = member.received.findIndex((message) => message.$case === 'left');
+    const lastCommitted = member.received.findLastIndex((message) => message.$case === 'committed');
+    expect(lastCommitted).to.be.lessThan(left);
+  });
+
   it('gives the shards of a member whose stream closes to another within 2 s, counting what it held', async () => {
     const group = freshGroup();
     const doomed = await join(a, { group, memberId: 'doomed' });

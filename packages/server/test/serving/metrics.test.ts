@@ -13,6 +13,7 @@ import {
 } from '../support/serverProcess.js';
 import { RawPipeline } from '../support/pipelineClient.js';
 import { RATE_MODEL, pack, putRate } from '../support/storeFixture.js';
+import { GroupMember } from '../support/groupMember.js';
 
 const SECRET = 'metrics-test-secret-token';
 
@@ -190,6 +191,43 @@ describe('serve --metrics-listen and the access log', function () {
     pipeline.end();
     await pipeline.status;
     expect(sample(await scrape(), 'shameless_pipeline_streams', {})).to.equal(0);
+  });
+
+  it("gauges a consumer group's members and lag per shard, and counts its deliveries", async () => {
+    for (let hotel = 500; hotel < 540; hotel++) await putRate(api, hotel);
+    const member = await GroupMember.join(api, { group: 'metered' });
+    try {
+      await member.until(() => member.deliveries.length >= 40);
+      // Nothing acknowledged: every owned shard's lag is its cells. The lag is read every 5 s.
+      let scraped = await scrape();
+      for (
+        let i = 0;
+        i < 80 && sample(scraped, 'shameless_consumer_group_lag', {}) === undefined;
+        i++
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        scraped = await scrape();
+      }
+      const labels = { model: 'rate', group: 'metered' };
+      expect(sample(scraped, 'shameless_consumer_group_members', labels)).to.equal(1);
+      let lag = 0;
+      for (const shard of ['0', '1', '2', '3']) {
+        lag += sample(scraped, 'shameless_consumer_group_lag', { ...labels, shard }) ?? 0;
+      }
+      const cells = member.deliveries.length;
+      expect(lag).to.equal(cells);
+      expect(
+        sample(scraped, 'shameless_consumer_group_deliveries_total', {
+          ...labels,
+          outcome: 'delivered',
+        }),
+      ).to.equal(cells);
+      await member.leave();
+      const left = await scrape();
+      expect(sample(left, 'shameless_consumer_group_members', labels)).to.equal(0);
+    } finally {
+      if (!member.ended) member.cancel();
+    }
   });
 
   it('serves only GET /metrics', async () => {

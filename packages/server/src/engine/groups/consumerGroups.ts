@@ -16,7 +16,7 @@ import type { ModelRegistry } from '../schema/modelRegistry.js';
 import type { ShardLog } from '../log/shardLog.js';
 import { GroupCoordinator, type ShardLag } from './groupCoordinator.js';
 import { GroupStore, LAG_COUNT_CAP, type ShardDescription } from './groupStore.js';
-import { type MemberSettings, MemberSession } from './memberSession.js';
+import { type GroupTally, type MemberSettings, MemberSession } from './memberSession.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
 
 /** Names of groups and members: stored as values, shown by the CLI. */
@@ -62,10 +62,10 @@ export interface ParkedPage {
 }
 
 /** What this server's consumer groups look like, for its metrics. */
-export interface ConsumerGroupStats {
+export interface ConsumerGroupStats extends Readonly<GroupTally> {
   readonly model: string;
   readonly group: string;
-  /** Members with a stream on this server. */
+  /** Members with a stream on this server now. */
   readonly members: number;
   /** Lag of the shards they own, as last read. */
   readonly lags: readonly ShardLag[];
@@ -74,6 +74,8 @@ export interface ConsumerGroupStats {
 export class ConsumerGroups {
   private readonly store: GroupStore;
   private readonly coordinators = new Map<string, GroupCoordinator>();
+  /** What each group's members did on this server since it started, by `model/group`. */
+  private readonly tallies = new Map<string, GroupTally>();
   /** Every session not yet over, closing ones included: a close of the engine waits for them. */
   private readonly sessions = new Set<MemberSession>();
   /** Which server holds a member's stream, as describe shows it. */
@@ -121,6 +123,8 @@ export class ConsumerGroups {
       coordinator = created;
     }
     const owner = coordinator;
+    let tally = this.tallies.get(key);
+    if (!tally) this.tallies.set(key, (tally = { delivered: 0, failed: 0, parked: 0 }));
     const session = new MemberSession(
       group,
       model,
@@ -129,6 +133,7 @@ export class ConsumerGroups {
       this.log,
       this.logger,
       () => owner.poke(),
+      tally,
     );
     this.sessions.add(session);
     void session.done.then(() => this.sessions.delete(session));
@@ -244,13 +249,19 @@ export class ConsumerGroups {
     return (await this.store.describe(group, model)).shards;
   }
 
+  /** Every group that had a member on this server since it started. */
   stats(): ConsumerGroupStats[] {
-    return [...this.coordinators.values()].map((coordinator) => ({
-      model: coordinator.group.model,
-      group: coordinator.group.group,
-      members: coordinator.members,
-      lags: coordinator.shardLags(),
-    }));
+    return [...this.tallies].map(([key, tally]) => {
+      const coordinator = this.coordinators.get(key);
+      const [model, group] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+      return {
+        model,
+        group,
+        ...tally,
+        members: coordinator?.members ?? 0,
+        lags: coordinator?.shardLags() ?? [],
+      };
+    });
   }
 
   /** Ends every member's session on this server: their shards go to members elsewhere. */

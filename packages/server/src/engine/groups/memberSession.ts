@@ -5,7 +5,7 @@
 // cursors are written; the session carries those decisions out and tells its member.
 import { randomUUID } from 'node:crypto';
 import { type RowId, exactInteger } from '../base/exactInteger.js';
-import { ConflictError, InvalidArgumentError } from '../base/errors.js';
+import { ConflictError, InvalidArgumentError, UnavailableError } from '../base/errors.js';
 import { withScope } from '../base/callScope.js';
 import type { Logger } from '../base/logger.js';
 import type { CompiledModel } from '../model/model.js';
@@ -26,6 +26,16 @@ export interface MemberSettings {
   readonly sessionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   readonly peer: string;
+}
+
+/** What a group's members on this server have done, for its metrics. */
+export interface GroupTally {
+  /** Cells delivered (redeliveries and replays included). */
+  delivered: number;
+  /** Deliveries whose handling failed. */
+  failed: number;
+  /** Cells parked. */
+  parked: number;
 }
 
 /** Why a session ended without its member leaving: its stream ends ABORTED (join again). */
@@ -93,6 +103,8 @@ export class MemberSession {
     private readonly logger: Logger,
     /** Asks the coordinator for a turn soon (a shard was handed back, the member left). */
     private readonly poke: () => void,
+    /** The group's counts on this server, which the session adds to. */
+    private readonly tally: GroupTally = { delivered: 0, failed: 0, parked: 0 },
   ) {
     this.outbox.push({
       kind: 'joined',
@@ -172,6 +184,7 @@ export class MemberSession {
     const owned = this.ownedUnder(shard, epoch);
     const key = String(id);
     if (!owned || (!owned.progress.awaits(id) && !owned.replaying.has(key))) return;
+    this.tally.failed += 1;
     let attempts: number;
     try {
       attempts = await this.store.countFailure(this.group, shard, id, error);
@@ -208,16 +221,16 @@ export class MemberSession {
   }
 
   /** The member gave back a shard it was asked for: its cursor is written and it is free. */
-  async released(shard: number, epoch: RowId): Promise<void> {
+  released(shard: number, epoch: RowId): Promise<void> {
     const owned = this.ownedUnder(shard, epoch);
-    if (!owned) return;
+    if (!owned) return Promise.resolve();
     if (owned.revokedAt === undefined) {
       throw new InvalidArgumentError(
         'released.shard',
         `shard ${shard} was not revoked: release a shard only when asked (ShardRevoked)`,
       );
     }
-    await this.handBack(owned);
+    return this.handBack(owned);
   }
 
   /**
@@ -312,6 +325,7 @@ export class MemberSession {
     if (this.owned.get(shard) !== owned) return;
     const found = new Set(cells.map((cell) => String(cell.id)));
     for (const cell of cells) {
+      this.tally.delivered += 1;
       this.outbox.deliver({ cell, epoch: owned.epoch, attempt: 1, replay: true });
     }
     // A parked cell whose row is gone from its table cannot be delivered: it stays parked.
@@ -386,6 +400,8 @@ export class MemberSession {
     for (const shard of owned) this.stopFeeding(shard);
     this.owned.clear();
     this.ended.abort();
+    const commits = owned.map((shard) => this.commitOf(shard, true));
+    let kept = new Set<number>();
     try {
       if (how.countLost) {
         const held = owned.flatMap((shard) =>
@@ -401,7 +417,7 @@ export class MemberSession {
           );
         }
       }
-      await this.commitSafely(owned.map((shard) => this.commitOf(shard, true)));
+      kept = await this.commitSafely(commits);
       await this.store.leave(this.group, this.memberId, this.session);
     } catch (error) {
       // Its rows expire by themselves: the shards go to others after the session timeout.
@@ -416,7 +432,18 @@ export class MemberSession {
     } finally {
       this.poke();
     }
-    if (how.reason === 'left') {
+    // What a leaving member handled is confirmed as every other commit is; what could not be
+    // written it hears of, rather than a GroupLeft that would let it believe nothing comes again.
+    owned.forEach((shard, i) => kept.has(shard.shard) && this.confirm(shard, commits[i]!));
+    const unwritten = owned.filter((shard) => !kept.has(shard.shard)).map((shard) => shard.shard);
+    if (how.reason === 'left' && unwritten.length > 0) {
+      this.outbox.fail(
+        new UnavailableError(
+          -1,
+          `the cursors of shards ${unwritten.join(', ')} could not be written as the member left: their next owners may deliver again what it handled since they were last confirmed`,
+        ),
+      );
+    } else if (how.reason === 'left') {
       this.outbox.push({ kind: 'left' });
       this.outbox.end();
     } else if (how.reason === 'silent') {
@@ -541,6 +568,7 @@ export class MemberSession {
       owned.timers.add(timer);
       return;
     }
+    this.tally.parked += 1;
     if (this.owned.get(owned.shard) !== owned) return;
     owned.attempts.delete(key);
     owned.parked.add(key);
@@ -569,6 +597,7 @@ export class MemberSession {
       return;
     }
     if (this.owned.get(owned.shard) !== owned) return;
+    this.tally.delivered += 1;
     this.outbox.deliver({
       cell,
       epoch: owned.epoch,
@@ -684,6 +713,7 @@ export class MemberSession {
         owned.progress.read(cell.id, false);
         this.inFlight += 1;
         const delivery: Delivery = { cell, epoch: owned.epoch, attempt, replay: false };
+        this.tally.delivered += 1;
         this.outbox.deliver(delivery);
         await this.outbox.room(signal);
       }

@@ -98,7 +98,9 @@ async function readAnswers(
         break;
       }
       case 'released':
-        await session.released(message.released.shard, exactInteger(message.released.epoch));
+        // Checked now (a release that was not asked for ends the stream); its cursor write is
+        // not waited for: the member's next answers are read meanwhile.
+        void session.released(message.released.shard, exactInteger(message.released.epoch));
         break;
       case 'leave':
         await session.leave();
