@@ -28,6 +28,7 @@ export {
   toShamelessError,
   type AttemptInfo,
   type AttemptKind,
+  type BidiMethodName,
   type BudgetOptions,
   type CallNext,
   type ClientCall,

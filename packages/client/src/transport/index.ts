@@ -46,7 +46,13 @@ export {
   type ShamelessErrorOptions,
 } from './call/errors.js';
 export { LatencyTracker, LatencyWindow, type LatencyOptions } from './policy/latency.js';
-export type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './call/methods.js';
+export type {
+  BidiMethodName,
+  RequestOf,
+  ResponseOf,
+  StreamMethodName,
+  UnaryMethodName,
+} from './call/methods.js';
 export {
   DEFAULT_HEDGE,
   DEFAULT_RETRY,

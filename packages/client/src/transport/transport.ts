@@ -13,7 +13,13 @@ import { DEFAULT_MAX_MESSAGE_BYTES, EndpointPool } from './policy/endpoints.js';
 import { CancelledError, InvalidArgumentError } from './call/errors.js';
 import { grpcCall } from './wire/grpcCall.js';
 import { LatencyTracker, type LatencyOptions } from './policy/latency.js';
-import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './call/methods.js';
+import type {
+  BidiMethodName,
+  RequestOf,
+  ResponseOf,
+  StreamMethodName,
+  UnaryMethodName,
+} from './call/methods.js';
 import { onlyMessage, type ClientCall, type ClientMiddleware } from './call/compose.js';
 import type { TokenSource } from './middleware/credentials.js';
 import { OpenStreams } from './wire/openStreams.js';
@@ -212,6 +218,25 @@ export function createTransport(options: TransportOptions): Transport {
           chain(
             { method, request, shape: 'serverStream' },
             { ...callOptions, signal, idempotent: true, hedgeable: false },
+          ),
+      );
+      for await (const message of messages) yield message as ResponseOf<M>;
+    },
+
+    async *bidiStream<M extends BidiMethodName>(
+      method: M,
+      requests: AsyncIterable<RequestOf<M>>,
+      callOptions: StreamCallOptions = {},
+    ): AsyncIterableIterator<ResponseOf<M>> {
+      if (pool.closed) throw closedError(method);
+      const messages = openStreams.run(
+        callOptions.signal,
+        () => closedError(method),
+        (signal) =>
+          // What was written cannot be written again: one attempt, never hedged.
+          chain(
+            { method, request: requests, shape: 'bidiStream' },
+            { ...callOptions, signal, idempotent: false, hedgeable: false },
           ),
       );
       for await (const message of messages) yield message as ResponseOf<M>;

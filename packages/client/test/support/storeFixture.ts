@@ -192,6 +192,18 @@ export class RecordingTransport implements Transport {
     return watch(this.#inner.serverStream(method, request, options), call, fault);
   };
 
+  bidiStream: Transport['bidiStream'] = (method, requests, options) => {
+    const call: RecordedCall = {
+      method,
+      request: requests,
+      options,
+      stream: true,
+      outcome: 'open',
+    };
+    this.calls.push(call);
+    return watch(this.#inner.bidiStream(method, requests, options), call, undefined);
+  };
+
   collect: Transport['collect'] = async (method, request, options) => {
     const call: RecordedCall = { method, request, options, stream: true, outcome: 'open' };
     this.calls.push(call);

@@ -172,6 +172,8 @@ export function coalesceCalls(inner: Transport, settings: CoalescingSettings): T
 
     serverStream: (method, request, options) => inner.serverStream(method, request, options),
 
+    bidiStream: (method, requests, options) => inner.bidiStream(method, requests, options),
+
     collect<M extends StreamMethodName>(
       method: M,
       request: RequestOf<M>,

@@ -13,13 +13,22 @@ export type CallShape =
   /** A server stream read whole before any of it is used: one message, the array of all. */
   | 'collect'
   /** A server stream handed to the caller message by message. */
-  | 'serverStream';
+  | 'serverStream'
+  /**
+   * A bidirectional stream: the call's `request` is an AsyncIterable of the caller's messages,
+   * written as it yields them; the answers are handed out message by message. Never retried
+   * nor hedged: what was sent cannot be sent again (a consumer group member joins again).
+   */
+  | 'bidiStream';
 
 /** One logical call, as every layer sees it. */
 export interface ClientCall {
   /** The lowerCamel method name: `getCell`, `where`, ... */
   readonly method: string;
-  /** The generated request object, sent as it is on every attempt. */
+  /**
+   * The generated request object, sent as it is on every attempt; for a `bidiStream`, an
+   * AsyncIterable of them.
+   */
   readonly request: unknown;
   readonly shape: CallShape;
 }

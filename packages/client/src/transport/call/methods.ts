@@ -3,6 +3,7 @@
 
 import type {
   CallOptions,
+  ClientDuplexStream,
   ClientReadableStream,
   ClientUnaryCall,
   Metadata,
@@ -29,6 +30,15 @@ export type UnaryMethodName = {
 /** The lowerCamel names of the Store's server-streaming methods: `where`, `each`. */
 export type StreamMethodName = {
   [K in keyof Methods]: Methods[K]['requestStream'] extends false
+    ? Methods[K]['responseStream'] extends true
+      ? K
+      : never
+    : never;
+}[keyof Methods];
+
+/** The lowerCamel names of the Store's bidirectional streaming methods: `consume`. */
+export type BidiMethodName = {
+  [K in keyof Methods]: Methods[K]['requestStream'] extends true
     ? Methods[K]['responseStream'] extends true
       ? K
       : never
@@ -97,6 +107,22 @@ export function startServerStream<M extends StreamMethodName>(
 ): ClientReadableStream<ResponseOf<M>> {
   const invoke = client[method] as unknown as StreamInvoker<RequestOf<M>, ResponseOf<M>>;
   return invoke.call(client, request, metadata, options);
+}
+
+type BidiInvoker<Req, Res> = (
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+) => ClientDuplexStream<Req, Res>;
+
+/** Starts one bidirectional streaming call of `method` on `client`. */
+export function startBidiStream<M extends BidiMethodName>(
+  client: StoreClient,
+  method: M,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+): ClientDuplexStream<RequestOf<M>, ResponseOf<M>> {
+  const invoke = client[method] as unknown as BidiInvoker<RequestOf<M>, ResponseOf<M>>;
+  return invoke.call(client, metadata, options);
 }
 
 /** Converts a deadline on a {@link Clock} scale into the wall-clock deadline grpc-js wants. */

@@ -2,7 +2,13 @@
 // options of its unary and streaming calls. Kept apart from createTransport so that the layers
 // that build on a transport (the coalescing layer, its batch forms) import no implementation.
 
-import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from './methods.js';
+import type {
+  BidiMethodName,
+  RequestOf,
+  ResponseOf,
+  StreamMethodName,
+  UnaryMethodName,
+} from './methods.js';
 import type { TransportStats } from './stats.js';
 
 /** Per-call options of a unary call. */
@@ -65,6 +71,18 @@ export interface Transport {
   serverStream<M extends StreamMethodName>(
     method: M,
     request: RequestOf<M>,
+    options?: StreamCallOptions,
+  ): AsyncIterableIterator<ResponseOf<M>>;
+  /**
+   * Calls a bidirectional streaming method (`'consume'`): `requests` is read and written as it
+   * yields (its end half-closes the call), the answers are handed out as they come. The call
+   * starts on the first `next()`; leaving the loop early cancels it, and so does the end of
+   * the answers (the request iterator is then returned). Sent once, to one endpoint: never
+   * retried nor hedged, since what was sent cannot be replayed; the caller opens another.
+   */
+  bidiStream<M extends BidiMethodName>(
+    method: M,
+    requests: AsyncIterable<RequestOf<M>>,
     options?: StreamCallOptions,
   ): AsyncIterableIterator<ResponseOf<M>>;
   /**

@@ -33,9 +33,7 @@ export function hedgeLayer(settings: HedgeSettings): ClientMiddleware {
     // With one endpoint a hedge could only go to the server the call already waits on, which
     // #roomForHedge never allows: such a call is not raced at all, and pays for no round.
     const policy =
-      options.hedgeable && call.shape !== 'serverStream' && settings.endpointCount > 1
-        ? settings.hedge
-        : null;
+      options.hedgeable && answersOnce(call) && settings.endpointCount > 1 ? settings.hedge : null;
     if (policy === null) {
       yield* timed(settings, call, next(call, options));
       return;
@@ -54,6 +52,11 @@ export function hedgeLayer(settings: HedgeSettings): ClientMiddleware {
   };
 }
 
+/** Whether the call's answer comes as one message (unary, collect): one a hedge can race. */
+function answersOnce(call: ClientCall): boolean {
+  return call.shape === 'unary' || call.shape === 'collect';
+}
+
 /** Yields `messages`, recording the time to the first one as the method's latency. */
 async function* timed(
   { clock, latency }: HedgeSettings,
@@ -63,8 +66,7 @@ async function* timed(
   const startedAt = clock.now();
   let first = true;
   for await (const message of messages) {
-    if (first && call.shape !== 'serverStream')
-      latency.record(call.method, clock.now() - startedAt);
+    if (first && answersOnce(call)) latency.record(call.method, clock.now() - startedAt);
     first = false;
     yield message;
   }

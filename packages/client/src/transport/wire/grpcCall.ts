@@ -3,14 +3,17 @@
 // cancels it when the attempt's signal aborts. Errors leave as grpc-js raised them; the error
 // layer above maps them.
 
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
 import type { Clock } from '../call/clock.js';
 import type { Endpoint } from '../policy/endpoints.js';
 import { CancelledError } from '../call/errors.js';
 import {
   grpcDeadline,
+  startBidiStream,
   startServerStream,
   startUnaryCall,
+  type BidiMethodName,
+  type RequestOf,
   type StreamMethodName,
   type UnaryMethodName,
 } from '../call/methods.js';
@@ -59,6 +62,14 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
       }
       return;
     }
+    if (call.shape === 'bidiStream') {
+      yield* bidiStream(
+        startBidiStream(client, call.method as BidiMethodName, sent, callOptions),
+        call.request as AsyncIterable<RequestOf<BidiMethodName>>,
+        signal,
+      );
+      return;
+    }
     const stream = startServerStream(
       client,
       call.method as StreamMethodName,
@@ -87,6 +98,47 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
       stream.cancel();
     }
   };
+}
+
+/**
+ * A bidirectional call: the caller's requests written as they come (waiting for 'drain' when
+ * grpc-js's buffer is full; their end half-closes the call), the answers yielded as they come.
+ * When the answers end, however they end, the call is cancelled (a no-op once it ended) and
+ * the request iterator returned, so that neither side waits on the other.
+ */
+async function* bidiStream<Req>(
+  stream: ClientDuplexStream<Req, unknown>,
+  requests: AsyncIterable<Req>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<unknown> {
+  stream.on('error', () => {});
+  const stopWatching = cancelOnAbort(signal, () => stream.cancel());
+  const source = requests[Symbol.asyncIterator]();
+  let over = false;
+  const ended = new Promise<void>((resolve) => stream.once('status', () => resolve()));
+  const writeAll = async (): Promise<void> => {
+    for (;;) {
+      const next = await source.next();
+      if (over) return;
+      if (next.done === true) {
+        stream.end();
+        return;
+      }
+      if (!stream.write(next.value)) {
+        await Promise.race([new Promise((resolve) => stream.once('drain', resolve)), ended]);
+      }
+    }
+  };
+  // A request source that throws ends the call: its answers then end with CANCELLED.
+  void writeAll().catch(() => stream.cancel());
+  try {
+    yield* stream;
+  } finally {
+    over = true;
+    stopWatching();
+    stream.cancel();
+    void source.return?.();
+  }
 }
 
 /** Calls `cancel` when `signal` aborts; returns the function that stops watching. */
