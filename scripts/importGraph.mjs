@@ -35,7 +35,7 @@ export const FLOORS = {
   'packages/server/src/grpc': ['call', ['middleware', 'service'], '.'],
   'packages/server/src': ['engine', 'grpc', 'metrics', 'serving', 'commands', '.'],
   'packages/client/src/transport': ['call', 'policy', ['middleware', 'batch', 'wire'], '.'],
-  'packages/client/src': ['transport', 'model', '.'],
+  'packages/client/src': ['transport', 'groups', 'model', '.'],
   'packages/bench/src': ['load', ['measure', 'subjects'], 'workloads', 'report', '.'],
 };
 

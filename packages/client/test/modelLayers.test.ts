@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['modelPort'],
   ['cell'],
   ['record'],
-  ['query', 'cellStream'],
+  ['query', 'cellStream', 'consumer'],
   ['modelIndex'],
   ['model'],
   ['store'],

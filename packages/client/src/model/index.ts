@@ -3,6 +3,13 @@
 export { type CallOptions, type WriteOptions } from './callOptions.js';
 export { Cell, type CellJSON, type UpdateOptions } from './cell.js';
 export { CellStream, type EachOptions, type Heartbeat } from './cellStream.js';
+export {
+  Consumer,
+  type ConsumeHandler,
+  type ConsumeOptions,
+  type ConsumerEvent,
+} from './consumer.js';
+export type { Delivery } from '../groups/index.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
 export { type ExactInteger } from './integers.js';
 // Bodies' extension values; the class is @shameless/proto's, where the reader and writer live.

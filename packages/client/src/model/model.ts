@@ -27,6 +27,7 @@ import {
   type WriteOptions,
 } from './callOptions.js';
 import { CellStream, type EachOptions } from './cellStream.js';
+import { Consumer, type ConsumeHandler, type ConsumeOptions } from './consumer.js';
 import type { KnownVersions, ModelPort, ShardLocation, StoreHandle } from './modelPort.js';
 import { refuseIndexFields, type CompiledSchema } from './definition.js';
 import {
@@ -408,6 +409,37 @@ export class Model<S extends ModelSchema = ModelSchema> {
    */
   each(options: EachOptions = {}): CellStream<S> {
     return new CellStream(this.#context, options);
+  }
+
+  /**
+   * Joins the consumer group `options.group` of this model as a member (sends Consume) and
+   * runs `handler` on the cells of the shards it is given, each shard's in id order, at most
+   * `perShardInFlight` of a shard at once. The members of a group share its shards (balanced,
+   * each shard owned by one member at a time) and together handle every cell of every shard at
+   * least once; the group's cursor per shard is kept in the store.
+   *
+   * The handler's outcome answers the cell: resolving acknowledges it (acknowledgements are
+   * batched), throwing fails this delivery (the cell comes again after a backoff, holding its
+   * place in the shard's order, and is parked after `maxDeliveries` deliveries), and
+   * `delivery.park(reason)` parks it. A shard moving to another member gets the cells started
+   * here finished and acknowledged first; `consumer.close()` leaves the same way.
+   *
+   * @example
+   * const consumer = Rate.consume(
+   *   { group: 'billing', from: 'earliest', perShardInFlight: 1, maxDeliveries: 5 },
+   *   async (cell, delivery) => {
+   *     if (cell.body.price === undefined) return delivery.park('no price');
+   *     await bill(cell.uuid, cell.body);
+   *   },
+   * );
+   * process.once('SIGTERM', () => void consumer.close());
+   * await consumer.closed;
+   *
+   * @throws InvalidArgumentError (synchronously) for a missing or malformed group or member id,
+   *   an option out of its bounds (named), or a handler that is not a function.
+   */
+  consume(options: ConsumeOptions<S>, handler: ConsumeHandler<S>): Consumer<S> {
+    return new Consumer(this.#context, options, handler);
   }
 
   /** The shard of a shard field value or of a record's uuid (see {@link Store.findShard}). */
