@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['modelPort'],
   ['cell'],
   ['record'],
-  ['query', 'cellStream', 'consumer'],
+  ['query', 'cellStream', 'consumer', 'consumerGroups'],
   ['modelIndex'],
   ['model'],
   ['store'],

@@ -10,6 +10,17 @@ export {
   type ConsumerEvent,
 } from './consumer.js';
 export type { Delivery } from '../groups/index.js';
+export {
+  ParkedCells,
+  type ConsumerGroupDescription,
+  type ConsumerGroupMember,
+  type ConsumerGroupShard,
+  type ModelRef,
+  type ParkedCell,
+  type ParkedCellContent,
+  type ParkedCellsOptions,
+  type ResetTarget,
+} from './consumerGroups.js';
 export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
 export { type ExactInteger } from './integers.js';
 // Bodies' extension values; the class is @shameless/proto's, where the reader and writer live.

@@ -4,7 +4,7 @@
 // model itself, so the folder's imports go one way:
 //
 //   schema, definition → codec (body, conditions) → model port → cell → record → query,
-//   cell stream, consumer → model index → model → store
+//   cell stream, consumer, consumer groups → model index → model → store
 //
 // Some public types still point upward (a cell's `record`, a record's `model`, a model's
 // `store`). The files that define them fill in {@link UpperLayers} (module augmentation), so a

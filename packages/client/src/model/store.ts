@@ -10,6 +10,17 @@ import {
   type TransportOptions,
 } from '../transport/index.js';
 import { readCall, writeCall, type CallOptions } from './callOptions.js';
+import {
+  ParkedCells,
+  describeConsumerGroup,
+  replayParkedCell,
+  resetConsumerGroup,
+  type ConsumerGroupDescription,
+  type ConsumerGroupShard,
+  type ModelRef,
+  type ParkedCellsOptions,
+  type ResetTarget,
+} from './consumerGroups.js';
 import { compileSchema } from './definition.js';
 import { toWireInt64 } from './integers.js';
 import { Model } from './model.js';
@@ -225,10 +236,77 @@ export class Store {
   }
 
   /**
+   * A consumer group of a model (see {@link Model.consume}): its live members and, for every
+   * content shard, its owner, cursor, lag and parked cells (sends DescribeConsumerGroup).
+   *
+   * @example
+   * const group = await store.describeConsumerGroup('rate', 'billing');
+   * for (const shard of group.shards) console.log(shard.shard, shard.owner, shard.lag);
+   *
+   * @throws NotFoundError when no member ever joined the group, or the model is not defined.
+   */
+  describeConsumerGroup(
+    model: ModelRef,
+    group: string,
+    options: CallOptions = {},
+  ): Promise<ConsumerGroupDescription> {
+    return describeConsumerGroup(this.#transport, model, group, options);
+  }
+
+  /**
+   * A consumer group's parked cells, with their attempts and last error, in shard then id
+   * order (sends ListParkedCells, a page at a time as the loop asks for more).
+   *
+   * @example
+   * for await (const parked of store.parkedCells(Rate, 'billing')) {
+   *   console.log(parked.shard, parked.id, parked.error);
+   * }
+   *
+   * @throws InvalidArgumentError (synchronously) for a shard or page size out of bounds.
+   */
+  parkedCells(model: ModelRef, group: string, options: ParkedCellsOptions = {}): ParkedCells {
+    return new ParkedCells(this.#transport, model, group, options);
+  }
+
+  /**
+   * Delivers a parked cell to its shard's owner again (now, or when a member next owns the
+   * shard); once acknowledged it is no longer parked (sends ReplayParkedCell; needs the
+   * writer role). Asking again before then changes nothing.
+   *
+   * @throws NotFoundError when the cell is not parked in the group.
+   */
+  replayParkedCell(
+    model: ModelRef,
+    group: string,
+    cell: { readonly shard: number; readonly id: number | bigint },
+    options: CallOptions = {},
+  ): Promise<void> {
+    return replayParkedCell(this.#transport, model, group, cell, options);
+  }
+
+  /**
+   * Moves a consumer group's cursors: every shard to its beginning (`'earliest'`) or to its
+   * highest id now (`'latest'`), or one shard to a cursor; counts of failed deliveries are
+   * cleared, parked cells stay parked (sends ResetConsumerGroup; needs the admin role).
+   * Resolves with every shard as it is then.
+   *
+   * @throws FailedPreconditionError while a member is connected (the message names them).
+   */
+  resetConsumerGroup(
+    model: ModelRef,
+    group: string,
+    to: ResetTarget,
+    options: CallOptions = {},
+  ): Promise<ConsumerGroupShard[]> {
+    return resetConsumerGroup(this.#transport, model, group, to, options);
+  }
+
+  /**
    * Closes the connections (when {@link connect} made the transport). Calls already sent are
    * answered; calls not sent yet (made afterwards, held for a batch of their kind, or waiting to
    * be retried) fail with a CancelledError, without a retry. Streams still open (`each`, with
-   * `follow` or not) are cancelled: their loops throw a CancelledError.
+   * `follow` or not) are cancelled: their loops throw a CancelledError; so are consumers, whose
+   * `closed` rejects with it (close them first to leave their groups gracefully).
    */
   async close(): Promise<void> {
     if (this.#ownsTransport) this.#transport.close();
