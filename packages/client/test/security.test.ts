@@ -241,4 +241,36 @@ describe('the SDK with mutual TLS and tokens, against real servers', function ()
     expect(stats.failures - before.failures, 'failed calls').to.equal(0);
     await store.close();
   });
+
+  it('a consumer group member over mutual TLS carries its token; roles apply to the group calls', async () => {
+    let token = TOKENS.reader;
+    const store = await open({ token: () => token });
+    const Rate = await store.defineModel(RATE_SCHEMA);
+    const uuids: string[] = [];
+    const consumer = Rate.consume({ group: 'tls', from: 'earliest' }, (cell) => {
+      uuids.push(cell.uuid);
+    });
+    await waitUntil(() => consumer.shards.length === 2 && uuids.length > 0, 'the member at work');
+    const group = await store.describeConsumerGroup(Rate, 'tls');
+    expect(group.members.map((member) => member.memberId)).to.deep.equal([consumer.memberId]);
+    const reset = await rejection(store.resetConsumerGroup(Rate, 'tls', 'earliest'));
+    expect(reset).to.be.instanceOf(PermissionDeniedError);
+    expect(reset.message).to.match(/admin/);
+    await consumer.close();
+
+    // A member whose token no longer holds is refused for good: joining again cannot mend it.
+    token = 'revoked-token';
+    const refused = Rate.consume({ group: 'tls' }, () => {});
+    const stopped = await rejection(refused.closed);
+    expect(stopped).to.be.instanceOf(UnauthenticatedError);
+    expect(stopped.message).to.not.include('revoked-token');
+    await store.close();
+  });
 });
+
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  for (const startedAt = Date.now(); !check();) {
+    if (Date.now() - startedAt > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
