@@ -269,8 +269,9 @@ describe('consumer groups', function () {
     // turn's creates on a few shards: written until its shard has some).
     let after: number[] = [];
     for (let round = 0; after.length < 5; round++) {
-      await writeRates(Rate, 10, `after-poison-${round}`);
-      after = (await logOf(Rate)).get(shard)!.filter((id) => id > poisonId);
+      await writeRates(Rate, 50, `after-poison-${round}`);
+      const page = await Rate.fetchLatestCells({ shard, cursor: poisonId, limit: 100 });
+      after = page.cells.map((cell) => num(cell.id!));
     }
     await waitFor(
       () => after.every((id) => handled.all.some((x) => x.shard === shard && x.id === id)),

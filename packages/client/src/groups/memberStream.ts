@@ -253,11 +253,20 @@ export class MemberStream {
       if (this.#over) return;
       const now = clock.now();
       if (now - this.#lastHeardAt > this.#sessionTimeoutMs) {
-        this.#silence = new UnavailableError(
-          `consume: nothing heard from the server for ${this.#sessionTimeoutMs} ms (the ` +
-            'session timeout): the stream is taken for dead',
-        );
-        this.#abort.abort(this.#silence);
+        // Confirmed after the loop's I/O phase: after a handler that held the event loop, the
+        // server's messages may be waiting in the socket, unread, not missing.
+        setImmediate(() => {
+          if (this.#over) return;
+          if (clock.now() - this.#lastHeardAt <= this.#sessionTimeoutMs) {
+            this.#timer = clock.setTimeout(tick, period);
+            return;
+          }
+          this.#silence = new UnavailableError(
+            `consume: nothing heard from the server for ${this.#sessionTimeoutMs} ms (the ` +
+              'session timeout): the stream is taken for dead',
+          );
+          this.#abort.abort(this.#silence);
+        });
         return;
       }
       if (this.#joined && now - this.#requests.lastQueuedAt >= this.#heartbeatIntervalMs) {
