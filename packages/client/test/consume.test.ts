@@ -362,10 +362,19 @@ describe('consumer groups', function () {
   it('from latest, and only the cells asked for', async () => {
     await writeRates(Rate, 20, 'before-latest');
     const handled: { name: string; uuid: string }[] = [];
-    const consumer = track(
-      Rate.consume({ group: 'meta-only', from: 'latest', cells: ['meta'] }, (cell) => {
+    const controller = new AbortController();
+    const events = new Events();
+    const consumer = Rate.consume(
+      {
+        group: 'meta-only',
+        from: 'latest',
+        cells: ['meta'],
+        signal: controller.signal,
+        onEvent: events.hook,
+      },
+      (cell) => {
         handled.push({ name: cell.name, uuid: cell.uuid });
-      }),
+      },
     );
     await waitFor(() => consumer.shards.length === SHARDS, 10_000, 'every shard assigned');
     const record = await Rate.put({
@@ -383,6 +392,13 @@ describe('consumer groups', function () {
       { name: 'meta', uuid: record.uuid },
       { name: 'meta', uuid: record.uuid },
     ]);
+    // Its signal closes it, as close() does.
+    controller.abort();
+    await consumer.closed;
+    expect(consumer.shards).to.deep.equal([]);
+    expect(events.of('left')).to.have.length(1);
+    const group = await store.describeConsumerGroup(Rate, 'meta-only');
+    expect(group.members).to.deep.equal([]);
   });
 
   it('resets cursors only while no member is connected', async () => {
