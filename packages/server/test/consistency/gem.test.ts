@@ -21,6 +21,7 @@ import { createTestDatabases, type TestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Unpackr } from 'msgpackr';
 import { collect, rejection } from '../support/grpcCalls.js';
+import { GroupMember } from '../support/groupMember.js';
 import { fixint, float64, object, str, uint64 } from '../support/msgpackBytes.js';
 import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
@@ -805,6 +806,47 @@ describe('consistency: compatibility with the gem’s data (§2)', function () {
       ...B.v0,
       net_rate: 220,
     });
+  });
+  it('runs a consumer group over the gem’s tables: what the gem and the server wrote, then what the gem writes while it follows', async () => {
+    const member = await GroupMember.join(store.api, { group: 'gem-readers' }, { autoAck: true });
+    try {
+      const rows = async () => {
+        const all: { shard: number; id: number }[] = [];
+        for (const shard of range(SHARDS)) {
+          const [found] = await sql.query<mysql.RowDataPacket[]>(
+            `SELECT id FROM \`${content(shard)}\` ORDER BY id`,
+          );
+          all.push(...found.map((row) => ({ shard, id: Number(row.id) })));
+        }
+        return all.map(({ shard, id }) => `${shard}/${id}`);
+      };
+      const delivered = () =>
+        new Set(member.deliveries.map(({ cell }) => `${cell!.shard}/${cell!.id}`));
+      const before = await rows();
+      await member.until(() => before.every((key) => delivered().has(key)), 10_000, 'every row');
+      // A row the gem writes itself, past the log lock, reaches the member too.
+      await gemSaveCell(
+        uuidInShard(3),
+        'base',
+        0,
+        { ...C.v0, net_rate: 75 },
+        '2024-01-04 08:00:00',
+      );
+      const after = await rows();
+      expect(after.length).to.equal(before.length + 1);
+      await member.until(() => after.every((key) => delivered().has(key)), 10_000, 'the gem’s row');
+      // The group's rows are in the store's own tables, under its namespace.
+      const [tables] = await sql.query<mysql.RowDataPacket[]>(
+        "SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ht\\_shameless\\_group\\_%' ORDER BY 1",
+      );
+      expect(tables.map((row) => row.t)).to.deep.equal([
+        'ht_shameless_group_cells',
+        'ht_shameless_group_members',
+        'ht_shameless_group_shards',
+      ]);
+    } finally {
+      if (!member.ended) member.cancel();
+    }
   });
 });
 
