@@ -51,4 +51,8 @@ export {
 } from './groups/consumerGroups.js';
 export type { Delivery, GroupEvent } from './groups/groupEvents.js';
 export { LAG_COUNT_CAP, type ShardDescription } from './groups/groupStore.js';
-export { type MemberSession, SessionEndedError } from './groups/memberSession.js';
+export {
+  type MemberSession,
+  SESSION_CELLS_HELD_BYTES,
+  SessionEndedError,
+} from './groups/memberSession.js';

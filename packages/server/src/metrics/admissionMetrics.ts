@@ -12,7 +12,7 @@ export function registerAdmissionMetrics(
 ): void {
   new Gauge({
     name: 'shameless_admission_held',
-    help: 'What admitted work holds now: calls in progress, Each streams open, bytes reserved',
+    help: 'What admitted work holds now: calls in progress, long-lived streams open (Each, Consume), bytes reserved',
     labelNames: ['kind'],
     registers: [registry],
     collect() {

@@ -308,7 +308,7 @@ export const SETTINGS = {
     flag: '--max-open-streams <n>',
     env: 'SHAMELESS_MAX_OPEN_STREAMS',
     description:
-      'Each streams (log reads and followers, which last as long as their clients keep them) open at once, apart from --max-concurrent-calls so that they never leave short calls without a slot; each reserves about 832 KiB of --max-in-flight-bytes while open (its messages not yet sent, cells read ahead and cells handed over by commits); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
+      'long-lived streams open at once: Each (log reads and followers) and Consume (consumer group members), which last as long as their clients keep them, apart from --max-concurrent-calls so that they never leave short calls without a slot; each reserves what it may hold of --max-in-flight-bytes while open (its messages not yet sent, cells read ahead and cells handed over by commits: about 832 KiB for Each, 1.1 MiB for Consume, whatever shards it owns); beyond, RESOURCE_EXHAUSTED with a grpc-retry-pushback-ms trailer',
     defaultValue: 128,
     parse: integer(1, 1_000_000),
   },

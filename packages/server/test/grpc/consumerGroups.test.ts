@@ -213,10 +213,19 @@ describe('consumer groups (Consume over the raw contract)', function () {
     );
     expect(tookMs, 'takeover after the stream closed').to.be.at.most(2000);
     // Of each shard the doomed member held, its first unanswered cell counts as delivered once.
+    const heldThere = [...held.values()].filter(
+      (delivery) => !survivorShards.has(delivery.cell!.shard),
+    );
+    expect(heldThere.length, 'cells the doomed member held').to.be.greaterThan(0);
+    const deliveredAgain = () => new Set(survivor.deliveries.map(keyOf));
+    await survivor.until(
+      () => heldThere.every((delivery) => deliveredAgain().has(keyOf(delivery))),
+      10_000,
+      'the cells the doomed member held, delivered to the survivor',
+    );
     const again = survivor.deliveries.filter(
       (delivery) => held.has(keyOf(delivery)) && !survivorShards.has(delivery.cell!.shard),
     );
-    expect(again.length).to.be.greaterThan(0);
     const firstOfShard = new Map<number, Delivery>();
     for (const delivery of again) {
       const first = firstOfShard.get(delivery.cell!.shard);
@@ -325,6 +334,35 @@ describe('consumer groups (Consume over the raw contract)', function () {
       a.api.replayParkedCell({ model: 'rate', group, shard: 0, id: 999_999_999n }),
     );
     expect(missing.code).to.equal(status.NOT_FOUND);
+  });
+
+  it('gives a replayed cell max_deliveries deliveries again, and parks it again after them', async () => {
+    const group = freshGroup();
+    const member = await join(a, { group, maxDeliveries: 2 });
+    await member.until(() => member.deliveries.length > 0);
+    const poison = member.deliveries[0]!;
+    member.fail(poison, 'first');
+    member.fail(await timeUntilDelivery(member, keyOf(poison), 2), 'second');
+    expect((await member.next('parked')).attempts).to.equal(2);
+    await a.api.replayParkedCell({
+      model: 'rate',
+      group,
+      shard: poison.cell!.shard,
+      id: poison.cell!.id,
+    });
+    const replays = () => member.deliveries.filter((delivery) => delivery.replay);
+    await member.until(() => replays().length === 1, 10_000, 'the replay');
+    expect(replays()[0]!.attempt).to.equal(1);
+    member.fail(replays()[0]!, 'replay 1');
+    await member.until(() => replays().length === 2, 10_000, 'the replay delivered again');
+    expect(replays()[1]!.attempt).to.equal(2);
+    member.fail(replays()[1]!, 'replay 2');
+    const again = await member.next('parked');
+    expect([again.attempts, again.error]).to.deep.equal([2, 'replay 2']);
+    const listed = await a.api.listParkedCells({ model: 'rate', group, limit: 0, pageToken: '' });
+    expect(listed.cells.map((cell) => [cell.attempts, cell.replayPending])).to.deep.equal([
+      [2, false],
+    ]);
   });
 
   it('counts failed deliveries across a member that dies, and parks what it parks itself', async () => {

@@ -43,6 +43,16 @@ export class SessionEndedError extends ConflictError {}
 
 /** Bytes of cells a session holds for its member before its feeds wait. */
 const OUTBOX_BYTES = 256 * 1024;
+/**
+ * Bytes of cells the feeds of a session hold, all its shards together: read ahead of the
+ * outbox, and handed over by commits through this server. Each shard's feed gets its share of
+ * both (and holds at least one cell).
+ */
+const FEEDS_READ_AHEAD_BYTES = 256 * 1024;
+const FEEDS_HANDED_OVER_BYTES = 64 * 1024;
+/** What one member's session holds at most besides its stream's own buffer. */
+export const SESSION_CELLS_HELD_BYTES =
+  OUTBOX_BYTES + FEEDS_READ_AHEAD_BYTES + FEEDS_HANDED_OVER_BYTES;
 /** Cursors of busy shards are written at most this often (and on every hand-over). */
 export const COMMIT_EVERY_MS = 1000;
 /** Redelivery after a failure: this much, doubled per attempt, at most REDELIVERY_MAX_MS. */
@@ -634,6 +644,11 @@ export class MemberSession {
     );
   }
 
+  /** Among how many feeds the session's bytes are shared: its shards, or those it is to own. */
+  private sharesOfFeeds(): number {
+    return Math.max(1, this.owned.size, this.expectedShards);
+  }
+
   private roomFor(owned: OwnedShard): boolean {
     return (
       this.inFlight < this.settings.maxInFlight && owned.progress.outstanding < this.shardShare()
@@ -686,6 +701,10 @@ export class MemberSession {
         follow: true,
         batchSize: Math.min(500, this.settings.maxInFlight),
         heartbeatIntervalMs: 60_000,
+        heldBytes: {
+          readAhead: Math.max(1, Math.floor(FEEDS_READ_AHEAD_BYTES / this.sharesOfFeeds())),
+          handedOver: Math.floor(FEEDS_HANDED_OVER_BYTES / this.sharesOfFeeds()),
+        },
       },
       signal,
     );

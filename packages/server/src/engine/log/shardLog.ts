@@ -27,6 +27,12 @@ export interface EachInput {
   follow: boolean;
   batchSize: number;
   heartbeatIntervalMs: number;
+  /**
+   * Bytes of cells the stream holds at most besides its messages: read ahead, and handed over
+   * by commits through this server (EACH_CELLS_HELD_BYTES when left out). A consumer group
+   * member shares its own among the shards it follows.
+   */
+  heldBytes?: { readAhead: number; handedOver: number };
 }
 
 export type EachEvent =
@@ -169,8 +175,10 @@ export class ShardLog {
           cursors,
           this.notifier,
           this.poller,
+          input.heldBytes?.handedOver,
         )
       : undefined;
+    const readAheadBytes = input.heldBytes?.readAhead ?? MAX_READ_AHEAD_BYTES;
     // Shards that may have rows past their cursor; all of them to begin with.
     let pending = new Set(shards);
     // The first round, and each after a wait, reads every pending shard at once, sharing the
@@ -186,7 +194,7 @@ export class ShardLog {
         // pages still come in id order. Large cells make smaller pages (fewer cells a message).
         const aheadCells = Math.max(
           1,
-          Math.floor(Math.min(MAX_READ_AHEAD_CELLS, MAX_READ_AHEAD_BYTES / this.cellBytes)),
+          Math.floor(Math.min(MAX_READ_AHEAD_CELLS, readAheadBytes / this.cellBytes)),
         );
         const fullPage = Math.max(1, Math.min(batchSize, aheadCells));
         const round = [...pending].slice(
@@ -195,7 +203,7 @@ export class ShardLog {
         );
         const pageSize = Math.max(1, Math.min(fullPage, Math.floor(aheadCells / round.length)));
         sharedRound = false;
-        const pages = await this.nextPages(model, round, cursors, pageSize, watch);
+        const pages = await this.nextPages(model, round, cursors, pageSize, watch, readAheadBytes);
         this.learnCellBytes(pages.flatMap(({ cells }) => cells));
         const deferred = round.filter((_, i) => pages[i]!.deferred);
         for (const [i, shard] of round.entries()) {
@@ -241,6 +249,7 @@ export class ShardLog {
     cursors: ReadonlyMap<number, RowId>,
     pageSize: number,
     watch: ShardWatch | undefined,
+    readAheadBytes: number,
   ): Promise<{ cells: StoredCell[]; more: boolean; deferred: boolean }[]> {
     const handedOver = new Map<number, StoredCell[]>();
     if (watch) {
@@ -251,7 +260,10 @@ export class ShardLog {
     }
     const toRead = round.filter((shard) => !handedOver.has(shard));
     watch?.reading(toRead);
-    const read = toRead.length > 0 ? await this.readPages(model, toRead, cursors, pageSize) : [];
+    const read =
+      toRead.length > 0
+        ? await this.readPages(model, toRead, cursors, pageSize, readAheadBytes)
+        : [];
     let next = 0;
     return round.map((shard) => {
       const cells = handedOver.get(shard);
@@ -279,11 +291,12 @@ export class ShardLog {
     shards: readonly number[],
     cursors: ReadonlyMap<number, RowId>,
     limit: number,
+    readAheadBytes: number,
   ): Promise<{ cells: StoredCell[]; more: boolean; deferred: boolean }[]> {
     // The read holds about MAX_READ_AHEAD_BYTES of bodies whatever the cells weigh: each shard
     // its share, each of its cells an even share of that; longer bodies are read afterwards,
     // by id, for the cells of the page cut where its share is full.
-    const perShard = Math.max(1, Math.floor(MAX_READ_AHEAD_BYTES / Math.max(1, shards.length)));
+    const perShard = Math.max(1, Math.floor(readAheadBytes / Math.max(1, shards.length)));
     const maxBodyBytes = Math.floor(perShard / limit);
     const byPartition = [...this.layout.byPartition(shards.keys(), (i) => shards[i]!)];
     const tables = shards.map((shard) => this.layout.contentTable(model, shard));

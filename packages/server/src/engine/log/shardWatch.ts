@@ -78,6 +78,8 @@ export class ShardWatch {
     private readonly cursors: ReadonlyMap<number, RowId>,
     notifier: LogNotifier,
     poller: MaxIdPoller,
+    /** Bytes of cells handed over by commits it holds at most; the rest it reads. */
+    private readonly maxHandedOverBytes = MAX_HANDED_OVER_BYTES,
   ) {
     this.shardOf = new Map(shards.map(({ shard, table }) => [table, shard]));
     this.unsubscribe = notifier.subscribe(
@@ -175,7 +177,7 @@ export class ShardWatch {
       bytes: cells.reduce((sum, cell) => sum + cell.body.length + CELL_OVERHEAD_BYTES, 0),
       kept: cells.length,
     };
-    if (!follows || this.handedOverBytes + commit.bytes > MAX_HANDED_OVER_BYTES) {
+    if (!follows || this.handedOverBytes + commit.bytes > this.maxHandedOverBytes) {
       this.drop(shard, kept.length);
       this.mustRead.add(shard);
       return;

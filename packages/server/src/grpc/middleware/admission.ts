@@ -133,7 +133,7 @@ export class Admission {
     const { maxOpenStreams } = this.limits;
     if (this.streams < maxOpenStreams) return;
     this.refuse(
-      `${this.streams} Each streams open, the most this server keeps (--max-open-streams)`,
+      `${this.streams} long-lived streams open (Each, Consume), the most this server keeps (--max-open-streams)`,
     );
   }
 

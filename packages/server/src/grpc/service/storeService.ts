@@ -10,6 +10,7 @@ import type {
 import {
   ANSWER_BYTES_PER_CELL,
   EACH_CELLS_HELD_BYTES,
+  SESSION_CELLS_HELD_BYTES,
   type Engine,
   type FoundRecord,
   type StoredCell,
@@ -131,7 +132,7 @@ export function createStoreService(
       },
       // A log read to its end, or followed until cancelled, lasts as long as its client
       // wants: it is admitted as a stream, not as a call.
-      { longLived: true, readAheadBytes: EACH_CELLS_HELD_BYTES },
+      { longLived: true, readAheadBytes: SESSION_CELLS_HELD_BYTES },
     ),
   };
 }

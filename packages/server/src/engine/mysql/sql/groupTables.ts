@@ -407,12 +407,13 @@ export function forgetHandledFailures(
 }
 
 /**
- * Asks for a parked cell's replay, its count of deliveries starting again. Matches no row when
- * the cell is not parked.
+ * Asks for a parked cell's replay, its count of deliveries starting again (unless a replay was
+ * asked for already). Matches no row when the cell is not parked. MySQL assigns left to right:
+ * the count is read before `replay` changes.
  */
 export function askReplay(table: string, group: GroupKey, shard: number, id: RowId): Statement {
   return statement(
-    `UPDATE \`${table}\` SET \`replay\` = 1, \`attempts\` = IF(\`replay\` = 1, \`attempts\`, 0), \`updated_at\` = NOW(6)
+    `UPDATE \`${table}\` SET \`attempts\` = IF(\`replay\` = 1, \`attempts\`, 0), \`replay\` = 1, \`updated_at\` = NOW(6)
      WHERE \`model\` = ? AND \`group_name\` = ? AND \`shard\` = ? AND \`cell_id\` = ? AND \`parked_at\` IS NOT NULL`,
     [group.model, group.group, shard, id],
   );
