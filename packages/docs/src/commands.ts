@@ -1,8 +1,8 @@
 // Shell commands in the guides checked without running them: a `pnpm` script exists, a
-// `shameless` command and each of its flags appear in its --help, a `pnpm bench` flag in the
-// bench's --help, a script named by path exists. Applied to every shell block, so that a block
-// skipped because it cannot run in CI (it runs for minutes, needs other hosts) still cannot
-// name a flag or script that is gone.
+// `shameless` command (or a command's command: `group parked`) and each of its flags appear in
+// its --help, a `pnpm bench` flag in the bench's --help, a script named by path exists.
+// Applied to every shell block, so that a block skipped because it cannot run in CI (it runs for
+// minutes, needs other hosts) still cannot name a flag or script that is gone.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,9 +72,21 @@ export class CommandChecker {
     if (!new RegExp(`^\\s+${command}\\b`, 'm').test(commands)) {
       return [`shameless ${command}: not a command of shameless --help`];
     }
-    const help = this.#help(command, [cli, command, '--help']);
-    return unknownFlags(args, help).map(
-      (flag) => `shameless ${command} ${flag}: not in shameless ${command} --help`,
+    let name = command;
+    let flags = args;
+    let help = this.#help(name, [cli, command, '--help']);
+    // A command with commands of its own (`group`) takes one of them, whose --help has the flags.
+    const [sub, ...rest] = args;
+    if (sub !== undefined && !sub.startsWith('-') && /^Commands:/m.test(help)) {
+      if (!new RegExp(`^\\s+${sub}\\b`, 'm').test(help.slice(help.search(/^Commands:/m)))) {
+        return [`shameless ${command} ${sub}: not a command of shameless ${command} --help`];
+      }
+      name = `${command} ${sub}`;
+      flags = rest;
+      help = this.#help(name, [cli, command, sub, '--help']);
+    }
+    return unknownFlags(flags, help).map(
+      (flag) => `shameless ${name} ${flag}: not in shameless ${name} --help`,
     );
   }
 

@@ -182,6 +182,7 @@ describe('the docs checker', () => {
             'shameless serve --listen 0.0.0.0:50051 \\',
             '  --tls-cert server.pem',
             'node packages/server/bin/shameless.js plan --model rate.json',
+            'shameless group parked rate billing --shard 3 --limit 10',
           ].join('\n'),
           false,
         ),
@@ -196,6 +197,8 @@ describe('the docs checker', () => {
             'pnpm bench --quik',
             'shameless serve --tls-certificate x',
             'shameless serv',
+            'shameless group park rate billing',
+            'shameless group describe rate billing --shard 3',
             'examples/ruby/run.sh',
           ].join('\n'),
           false,
@@ -205,6 +208,8 @@ describe('the docs checker', () => {
         'pnpm bench --quik: not in pnpm bench --help',
         'shameless serve --tls-certificate: not in shameless serve --help',
         'shameless serv: not a command of shameless --help',
+        'shameless group park: not a command of shameless group --help',
+        'shameless group describe --shard: not in shameless group describe --help',
         'examples/ruby/run.sh: no such file',
       ]);
     });
