@@ -69,7 +69,7 @@ export function createStoreService(
     consume: handlers.bidiStream<ConsumeRequest, ConsumeResponse>(
       'Consume',
       (first, rest, context) => consume(engine, first, rest, context, maxMessageBytes),
-      { longLived: true, readAheadBytes: EACH_CELLS_HELD_BYTES },
+      { longLived: true, readAheadBytes: SESSION_CELLS_HELD_BYTES },
     ),
 
     where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
@@ -132,7 +132,7 @@ export function createStoreService(
       },
       // A log read to its end, or followed until cancelled, lasts as long as its client
       // wants: it is admitted as a stream, not as a call.
-      { longLived: true, readAheadBytes: SESSION_CELLS_HELD_BYTES },
+      { longLived: true, readAheadBytes: EACH_CELLS_HELD_BYTES },
     ),
   };
 }
