@@ -61,28 +61,11 @@ export interface BenchStore {
 export async function openBenchStore(settings: StoreSettings): Promise<BenchStore> {
   await recreateDatabase(settings.mysqlUrl, settings.database);
   const partitionUrl = withDatabase(settings.mysqlUrl, settings.database);
-  const profile = settings.profileDir
-    ? ['--cpu-prof', `--cpu-prof-dir=${settings.profileDir}`]
-    : [];
   const metricsListen = settings.metrics ? `127.0.0.1:${await freePort()}` : undefined;
-  const server = await startListeningProcess(
-    [
-      CLI,
-      'serve',
-      '--listen',
-      '127.0.0.1:0',
-      '--partition',
-      partitionUrl,
-      '--shards-count',
-      String(settings.shardsCount),
-      '--pool-size',
-      String(settings.poolSize),
-      '--log-level',
-      'warn',
-      ...(metricsListen ? ['--metrics-listen', metricsListen] : []),
-    ],
-    { name: 'shameless serve', nodeOptions: profile },
-  );
+  const server = await startServe(settings, partitionUrl, {
+    ...(settings.profileDir ? { profileDir: settings.profileDir } : {}),
+    ...(metricsListen ? { metricsListen } : {}),
+  });
   const store = await connect({
     endpoints: [server.address],
     deadlineMs: 30_000,
@@ -106,6 +89,37 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
       await dropDatabase(settings.mysqlUrl, settings.database);
     },
   };
+}
+
+/**
+ * A `shameless serve` process over the store's partition, with the store's settings: the
+ * bench's server, or another one beside it (the consumer-group workload's members sit behind
+ * two). Options its defaults leave alone (`--group-poll-ms` among them) stay the server's.
+ */
+export function startServe(
+  settings: StoreSettings,
+  partitionUrl: string,
+  extra: { profileDir?: string; metricsListen?: string; name?: string } = {},
+): Promise<ListeningProcess> {
+  const profile = extra.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${extra.profileDir}`] : [];
+  return startListeningProcess(
+    [
+      CLI,
+      'serve',
+      '--listen',
+      '127.0.0.1:0',
+      '--partition',
+      partitionUrl,
+      '--shards-count',
+      String(settings.shardsCount),
+      '--pool-size',
+      String(settings.poolSize),
+      '--log-level',
+      'warn',
+      ...(extra.metricsListen ? ['--metrics-listen', extra.metricsListen] : []),
+    ],
+    { name: extra.name ?? 'shameless serve', nodeOptions: profile },
+  );
 }
 
 /** A body of about `bytes` bytes once MessagePack-encoded. */
