@@ -40,6 +40,7 @@ import { SdkProfiler } from './measure/sdkProfiler.js';
 import { SourceLocator } from './measure/sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
 import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './report/targets.js';
+import { evaluateConsumerTargets, formatConsumerTargets } from './report/consumerTargets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO = join(here, '../../../..');
@@ -104,10 +105,34 @@ Targets (issue 10), printed at the end with this run's figure and whether it is 
   the most in flight run); p99 at half peak ≤ 5 ms for Put (update) and WriteCell, ≤ 2 ms
   for GetCell; Each follow p99 within 10% of --previous's, or better.
 
+Consumer groups (issue 52; --workloads consumer, last in the default suite, about 1.5 minutes):
+members are node processes running the SDK (Model.consume), with the defaults users get
+(session timeout 10 s, maxInFlight 256, perShardInFlight 1, maxDeliveries 5) behind two
+shameless serve processes with the default --group-poll-ms (200), 16 shards (--shards-count),
+while this process writes 1 KB cells at 1,000/s. Printed as a table, each figure beside what
+Kafka, the Kinesis Client Library and NATS JetStream are known for, with its target:
+  a member SIGKILLed: its shards owned by the other member ≤ 2 s after the kill
+  a member cut off silently (the fault proxy drops its bytes): ≤ session timeout + 2 s
+  graceful leave and each step of a rolling restart of 3 (SIGTERM, exit, a new process):
+    each shard's hand-over ≤ 1 s, 0 cells handled twice, each shard moved ≤ 2 times a step
+  a third member joining: the shards that stay keep being delivered (their longest wait
+    between two cells ≤ 2× that just before)
+  after a crash, cells handled twice ≤ the killed member's cells handled and not yet
+    acknowledged to the server, none at or below a cursor the server had confirmed to it
+  a poison cell (its handler kills the member process, which is restarted): parked after
+    maxDeliveries deliveries, and the cells after it on its shard handled
+  one member over a backlog of 62,000 cells of 1 KB (32,000 with --quick), no-op handler:
+    ≥ 20,000 cells/s, beside an Each of the same backlog; maxInFlight 1024 and 4096 and
+    perShardInFlight 16 are read too
+  commit → handler at 1,000 writes/s: p50 ≤ 20 ms, from each cell's createdAt (the server's
+    clock, set before the commit) to its handler's start, beside an Each follow of the same
+    writes; from the write's acknowledgement too
+
 Examples:
   pnpm bench --quick
   pnpm bench --workloads get-cell,write-cell --duration-ms 5000
   pnpm bench --quick --workloads put-update --profile --profile-sdk
+  pnpm bench --workloads consumer
 `;
 
 const program = new Command('bench')
@@ -118,17 +143,21 @@ const program = new Command('bench')
       "operation, mysql2 running the gem's statements (the gem-shaped baseline, × gem), and for " +
       'the point reads the same statements behind a stream in a server of their own (the ' +
       'gem-shaped service). Every ' +
-      'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB.\n\n' +
-      'Prints the table (stdout), the one-at-a-time check and the targets of issue 10 with the ' +
-      'figures this run reached, and writes it all as JSON under --out. Progress goes to ' +
+      'SDK row shows the CPU µs per operation of the server, the SDK process and MariaDB. ' +
+      'Last, the consumer groups: member processes through crashes, silent cut-offs, joins, ' +
+      'rolling restarts and a poison cell, their throughput and latency beside Each.\n\n' +
+      'Prints the table (stdout), the one-at-a-time check, the targets of issue 10 and those of ' +
+      'issue 52 (consumer groups) with the figures this run reached, each beside what other ' +
+      'systems reach, and writes it all as JSON under --out. Progress goes to ' +
       "stderr. Uses a throwaway database. Says so when MySQL's buffer pool is under 2 GiB, " +
       "which the suite's tables outgrow (writes then go at the pace of its page flushing, and " +
       'reads wait for pages from disk).',
   )
   .option(
     '--quick',
-    'about two minutes: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
-      'workloads with a gem-shaped baseline',
+    'about three minutes: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
+      'workloads with a gem-shaped baseline; the consumer groups over a smaller backlog, one ' +
+      'read of it each, and 5 s of latency',
     false,
   )
   .option(
@@ -312,9 +341,13 @@ await printProfiles(runsFrom);
 
 /** Runs the suite and prints its report; when its first run began (profileClockMicros). */
 async function suiteMode(): Promise<number> {
-  const echo = await startListeningProcess([join(here, 'subjects/echoServerMain.js')], {
-    name: 'echo baseline',
-  });
+  // The consumer groups' figures alone need no echo: their baselines are Each readers.
+  const echo =
+    plan.runs.length > 0
+      ? await startListeningProcess([join(here, 'subjects/echoServerMain.js')], {
+          name: 'echo baseline',
+        })
+      : undefined;
   const gemReads = [...plan.runs.map((run) => run.workload), ...plan.halfLoad].some(
     (workload) => workload.gemService,
   );
@@ -330,12 +363,12 @@ async function suiteMode(): Promise<number> {
       )
     : undefined;
   const memory = sampleMemory(bench.server);
-  const previousFollowP99 = await previousFollow();
+  const previousFollowP99 = plan.runs.length > 0 ? await previousFollow() : undefined;
   try {
     const result = await runSuite(
       bench,
       {
-        echoAddress: echo.address,
+        echoAddress: echo?.address ?? '',
         cpu,
         ...(sdkProfiler ? { sdkProfiler } : {}),
         ...(gemService
@@ -351,31 +384,41 @@ async function suiteMode(): Promise<number> {
       progress,
     );
     const series = memory.stop();
-    const follow = result.follow;
     const steady = memorySummary(series, 10);
+    const { follow, consumer } = result;
     const oneAtATime = oneAtATimeChecks(result.rows);
-    const targets = evaluateTargets({
-      rows: result.rows,
-      follow,
-      ...(previousFollowP99 === undefined ? {} : { previousFollowP99 }),
-    });
-    console.log(formatTable(result.rows));
-    console.log(`\n${tableLegend(cpuNotes)}`);
+    const targets = follow
+      ? evaluateTargets({
+          rows: result.rows,
+          follow,
+          ...(previousFollowP99 === undefined ? {} : { previousFollowP99 }),
+        })
+      : [];
+    if (result.rows.length > 0) {
+      console.log(formatTable(result.rows));
+      console.log(`\n${tableLegend(cpuNotes)}`);
+    }
     const caches = formatCacheSection(result.rows);
     if (caches !== '') console.log(`\n${caches}`);
     if (oneAtATime.length > 0) console.log(`\n${formatOneAtATime(oneAtATime)}`);
-    console.log(
-      `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +
-        `acknowledgement → delivery p50 ${follow.latency.p50.toFixed(1)} ms, p99 ${follow.latency.p99.toFixed(1)} ms, ` +
-        `p99.9 ${follow.latency.p999.toFixed(1)} ms over ${follow.delivered} cells (${follow.undelivered} undelivered)`,
-    );
+    if (follow) {
+      console.log(
+        `\nEach follow (${plan.follow.writers} writers, ${Math.round(follow.writesPerSecond)} writes/s): ` +
+          `acknowledgement → delivery p50 ${follow.latency.p50.toFixed(1)} ms, p99 ${follow.latency.p99.toFixed(1)} ms, ` +
+          `p99.9 ${follow.latency.p999.toFixed(1)} ms over ${follow.delivered} cells (${follow.undelivered} undelivered)`,
+      );
+    }
     if (steady) {
       console.log(
         `Server RSS: ${steady.firstMiB.toFixed(0)} MiB after start-up, ${steady.lastMiB.toFixed(0)} MiB at the end, ` +
           `${steady.maxMiB.toFixed(0)} MiB at most`,
       );
     }
-    console.log(`\n${formatTargets(targets)}`);
+    if (targets.length > 0) console.log(`\n${formatTargets(targets)}`);
+    const consumerTargets = consumer ? evaluateConsumerTargets(consumer) : undefined;
+    if (consumer && consumerTargets) {
+      console.log(`\n${formatConsumerTargets(consumer, consumerTargets)}`);
+    }
     if (poolNote) console.log(`\n${poolNote}`);
     await save(reportName, {
       plan: {
@@ -398,12 +441,13 @@ async function suiteMode(): Promise<number> {
       follow,
       oneAtATime,
       targets,
+      ...(consumer ? { consumer: { ...consumer, targets: consumerTargets } } : {}),
       memory: { summary: steady, samples: series.samples },
     });
     return result.runsFrom;
   } finally {
     memory.stop();
-    await echo.kill();
+    await echo?.kill();
     await gemService?.kill();
   }
 }

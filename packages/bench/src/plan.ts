@@ -1,6 +1,7 @@
-// What `pnpm bench` runs: the full suite (about 9 minutes on 2 cores) or `--quick` (about 2).
+// What `pnpm bench` runs: the full suite (about 10 minutes on 2 cores) or `--quick` (about 3).
 import type { SuitePlan } from './suite.js';
 import { BATCH_WORKLOADS } from './workloads/batchWorkloads.js';
+import { CONSUMER_WORKLOAD, consumerPlan } from './workloads/consumerWorkload.js';
 import { type Workload, UNARY_WORKLOADS } from './workloads/workloads.js';
 
 const KB = 1024;
@@ -16,8 +17,9 @@ export interface PlanOptions {
 
 const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOADS];
 
+/** Every id `--workloads` takes: the closed-loop workloads, then the consumer groups' figures. */
 export function workloadIds(): string[] {
-  return ALL_WORKLOADS.map((workload) => workload.id);
+  return [...ALL_WORKLOADS.map((workload) => workload.id), CONSUMER_WORKLOAD];
 }
 
 /** Workloads also run with 16 KB bodies in the full suite. */
@@ -33,7 +35,7 @@ const TOUCHES_RECORDS = new Set(['put-update', 'get-cell', 'where-1']);
 const BATCH = new Set(['write-cells', 'get-cells', 'fetch-latest', 'each']);
 
 export function buildPlan(options: PlanOptions): SuitePlan {
-  const unknown = options.only.filter((id) => !ALL_WORKLOADS.some((w) => w.id === id));
+  const unknown = options.only.filter((id) => !workloadIds().includes(id));
   if (unknown.length > 0) {
     throw new Error(
       `unknown workload ${unknown.join(', ')}; choose from ${workloadIds().join(', ')}`,
@@ -83,5 +85,8 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     runs,
     follow: { writers: 16, durationMs: options.quick ? 2000 : 5000 },
     halfLoad: chosen.filter((workload) => HALF_LOAD.has(workload.id)),
+    ...(options.only.length === 0 || options.only.includes(CONSUMER_WORKLOAD)
+      ? { consumer: consumerPlan(options.quick) }
+      : {}),
   };
 }

@@ -1,11 +1,18 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
 // mysql2 baseline and, where the gem has the operation, its gem-shaped baseline, against the
-// echo baseline of the same payload and concurrency; CPU per operation for each.
+// echo baseline of the same payload and concurrency; CPU per operation for each. Then the Each
+// follow latency, and last the consumer groups' figures (member processes that crash and are
+// cut off, so nothing runs after them).
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './subjects/benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './load/closedLoop.js';
 import { type EchoClient, connectEcho, connectStreamEcho } from './subjects/echoService.js';
 import { measureFollowLatency, type FollowResult } from './workloads/followLatency.js';
 import { type MeasuredWindow, allWindows } from './load/measuredWindow.js';
+import {
+  type ConsumerPlan,
+  type ConsumerResult,
+  runConsumerWorkload,
+} from './workloads/consumerWorkload.js';
 import { openGemShapedClient } from './subjects/gemShapedClient.js';
 import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
 import { runOpenLoop } from './load/openLoop.js';
@@ -41,6 +48,8 @@ export interface SuitePlan {
   readonly follow: { writers: number; durationMs: number };
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
+  /** The consumer groups' figures (`--workloads consumer`), when chosen. */
+  readonly consumer?: ConsumerPlan;
 }
 
 /** The echo is a unary call: it warms up like the single-call workloads. */
@@ -57,7 +66,9 @@ const HALF_LOAD_BODY = 1024;
 
 export interface SuiteResult {
   readonly rows: RunRow[];
-  readonly follow: FollowResult;
+  /** Undefined when the plan has no run (only the consumer groups' figures). */
+  readonly follow?: FollowResult;
+  readonly consumer?: ConsumerResult;
   /** When the warm-up ended and the first run began (profileClockMicros). */
   readonly runsFrom: number;
 }
@@ -82,6 +93,11 @@ export async function runSuite(
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
+  if (plan.runs.length === 0) {
+    const runsFrom = profileClockMicros();
+    const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
+    return { rows: [], runsFrom, ...(consumer ? { consumer } : {}) };
+  }
   const sizes = [...new Set(plan.runs.map((run) => run.bodyBytes))];
   // The baselines get records of their own, as many and as large: the server remembers the
   // versions it writes (versionCache.ts), and writes from outside would make its memory stale,
@@ -351,7 +367,8 @@ export async function runSuite(
     durationMs: plan.follow.durationMs,
     bodyBytes: first.bodyBytes,
   });
-  return { rows, follow, runsFrom };
+  const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
+  return { rows, follow, runsFrom, ...(consumer ? { consumer } : {}) };
 }
 
 /**
