@@ -21,7 +21,7 @@ import {
   type TimerHandle,
   type Transport,
 } from '../transport/index.js';
-import { Acknowledgements } from './acknowledgements.js';
+import { Acknowledgements, ackBatchIds } from './acknowledgements.js';
 import type { MemberEvent } from './memberEvents.js';
 import { RequestQueue } from './requestQueue.js';
 import { ShardWork, type Delivery } from './shardWork.js';
@@ -78,7 +78,11 @@ export class MemberStream {
     this.#parts = parts;
     const { clock, join } = parts;
     this.#requests = new RequestQueue(clock);
-    this.#acks = new Acknowledgements((ack) => this.#requests.push({ $case: 'ack', ack }), clock);
+    this.#acks = new Acknowledgements(
+      (ack) => this.#requests.push({ $case: 'ack', ack }),
+      clock,
+      ackBatchIds(join.maxInFlight),
+    );
     this.#lastHeardAt = clock.now();
     this.#sessionTimeoutMs = join.sessionTimeoutMs;
     this.#heartbeatIntervalMs = heartbeatIntervalFor(join.sessionTimeoutMs);
