@@ -43,7 +43,11 @@ const READ_TIMEOUT_MS = 120_000;
 export async function measureThroughput(
   endpoint: string,
   serverPid: number | undefined,
-  options: { cells: number; rounds: number },
+  options: {
+    cells: number;
+    rounds: number;
+    alternatives?: readonly { readonly label: string; readonly options: MemberConfig['options'] }[];
+  },
   progress: Progress,
 ): Promise<ThroughputResult> {
   const cpu = new ProcessCpu({ ...(serverPid ? { server: serverPid } : {}) }, clockTicks());
@@ -77,7 +81,7 @@ export async function measureThroughput(
     defaults.push(await read('member, SDK defaults', { mode: 'consume' }));
   }
   const alternatives: BacklogRead[] = [];
-  for (const { label, options: settings } of THROUGHPUT_ALTERNATIVES) {
+  for (const { label, options: settings } of options.alternatives ?? THROUGHPUT_ALTERNATIVES) {
     alternatives.push(await read(`member, ${label}`, { mode: 'consume', options: settings }));
   }
   return { cells: options.cells, each, defaults, alternatives };
