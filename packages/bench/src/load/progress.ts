@@ -44,3 +44,20 @@ export function stderrProgress(): Progress {
     },
   };
 }
+
+/**
+ * A wait of about `seconds` (a load window, a session timeout running out): a task of that many
+ * seconds, advanced once a second until `done`.
+ */
+export function secondsTask(progress: Progress, label: string, seconds: number): ProgressTask {
+  const task = progress.task(`${label} (s)`, Math.round(seconds));
+  const timer = setInterval(() => task.advance(1), 1000);
+  timer.unref();
+  return {
+    advance: (units) => task.advance(units),
+    done(summary) {
+      clearInterval(timer);
+      task.done(summary);
+    },
+  };
+}

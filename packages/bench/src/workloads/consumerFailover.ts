@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GROUP_DEFAULTS } from '@shameless/server';
 import { startTcpProxy } from '@shameless/testkit';
-import type { Progress } from '../load/progress.js';
+import { type Progress, secondsTask } from '../load/progress.js';
 import { MemberProcess, wallClockMs } from '../subjects/consumerMember.js';
 import {
   type SteadyWriter,
@@ -223,8 +223,10 @@ export async function measureSilentCut(
     const { lost, survivor } = pair;
     await sleep(options.settleMs);
     const shards = lost.shards;
-    progress.note(
-      `  member a cut off silently (shards ${shards.join(',')}); session timeout ${SESSION_TIMEOUT_MS} ms`,
+    const waiting = secondsTask(
+      progress,
+      `  member a cut off silently (shards ${shards.join(',')}), its session timeout running out`,
+      SESSION_TIMEOUT_MS / 1000,
     );
     const cutAt = wallClockMs();
     proxy.setFaults({ blackhole: true });
@@ -232,7 +234,7 @@ export async function measureSilentCut(
       () => takenAt(survivor, shards, cutAt) !== undefined,
       SESSION_TIMEOUT_MS + SPLIT_TIMEOUT_MS,
       "b to own a's shards",
-    );
+    ).finally(() => waiting.done());
     const takeoverMs = takenAt(survivor, shards, cutAt)! - cutAt;
     // a, hearing nothing for its session timeout, takes its stream for dead; then the network
     // comes back (the dropped bytes left its connections corrupt: they are reset).

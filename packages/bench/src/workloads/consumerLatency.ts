@@ -6,7 +6,7 @@
 // the handler's start (0 when the handler started first). Every process reads the same clock.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LatencyRecorder, type LatencySummary } from '../load/latency.js';
-import type { Progress } from '../load/progress.js';
+import { type Progress, secondsTask } from '../load/progress.js';
 import { MemberProcess } from '../subjects/consumerMember.js';
 import { type TicketModel, type WritingResult, startWriting } from './consumerLoad.js';
 
@@ -55,11 +55,14 @@ export async function measureDeliveryLatency(
     const writer = startWriting(ticket, uuids, options);
     await sleep(options.warmupMs);
     const from = Date.now();
-    progress.note(
-      `  ${options.ratePerSecond} writes/s for ${options.durationMs / 1000} s (after ${options.warmupMs} ms unmeasured)`,
+    const window = secondsTask(
+      progress,
+      `  ${options.ratePerSecond} writes/s, measured after ${options.warmupMs} ms`,
+      options.durationMs / 1000,
     );
     await sleep(options.durationMs);
     const to = Date.now();
+    window.done();
     const writing = await writer.stop();
     // The window's writes: created (the server's clock) between its edges.
     const inWindow = (createdAt: number) => createdAt >= from && createdAt < to;
