@@ -110,12 +110,12 @@ export class MemberProcess {
   }
 
   /** Resolves with the first line from now on (or already printed, with `past`) that `match`es. */
-  waitFor(
-    match: (line: MemberLine) => boolean,
+  waitFor<T extends MemberLine>(
+    match: (line: MemberLine) => line is T,
     timeoutMs: number,
     what: string,
     past = false,
-  ): Promise<MemberLine> {
+  ): Promise<T> {
     const seen = past ? this.lines.find(match) : undefined;
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

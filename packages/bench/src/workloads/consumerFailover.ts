@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GROUP_DEFAULTS } from '@shameless/server';
 import { startTcpProxy } from '@shameless/testkit';
 import { type Progress, secondsTask } from '../load/progress.js';
+import { waitUntil } from '../load/waitUntil.js';
 import { MemberProcess, wallClockMs } from '../subjects/consumerMember.js';
 import {
   type SteadyWriter,
@@ -16,7 +17,6 @@ import {
   type WritingResult,
   startWriting,
 } from './consumerLoad.js';
-import { waitUntil } from './consumerLatency.js';
 import {
   type MemberLog,
   assignments,

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LatencyRecorder, type LatencySummary } from '../load/latency.js';
 import { type Progress, secondsTask } from '../load/progress.js';
+import { waitUntil } from '../load/waitUntil.js';
 import { MemberProcess } from '../subjects/consumerMember.js';
 import { type TicketModel, type WritingResult, startWriting } from './consumerLoad.js';
 
@@ -108,21 +109,4 @@ function missing(reader: MemberProcess, expected: readonly (readonly [string, un
     reader.lines.flatMap((line) => (line.t === 'h' ? [`${line.s}/${line.i}`] : [])),
   );
   return expected.filter(([key]) => !seen.has(key)).length;
-}
-
-/** Polls `check` every 20 ms until it holds; after `timeoutMs`, rejects naming `what`, or resolves. */
-export async function waitUntil(
-  check: () => boolean,
-  timeoutMs: number,
-  what: string | undefined,
-): Promise<number> {
-  const startedAt = Date.now();
-  for (;;) {
-    if (check()) return Date.now() - startedAt;
-    if (Date.now() - startedAt > timeoutMs) {
-      if (what === undefined) return Date.now() - startedAt;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    }
-    await sleep(20);
-  }
 }

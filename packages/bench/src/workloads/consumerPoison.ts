@@ -6,10 +6,10 @@
 import type { Store } from '@shameless/client';
 import { GROUP_DEFAULTS } from '@shameless/server';
 import type { Progress } from '../load/progress.js';
+import { waitUntil } from '../load/waitUntil.js';
 import { payloadOf } from '../subjects/benchStore.js';
 import { MemberProcess, wallClockMs } from '../subjects/consumerMember.js';
 import type { TicketModel } from './consumerLoad.js';
-import { waitUntil } from './consumerLatency.js';
 
 export interface PoisonResult {
   /** The SDK's default, which the figure uses. */

@@ -8,6 +8,7 @@
 // cell was handled twice.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Progress } from '../load/progress.js';
+import { waitUntil } from '../load/waitUntil.js';
 import { MemberProcess, wallClockMs } from '../subjects/consumerMember.js';
 import {
   type SteadyWriter,
@@ -15,7 +16,6 @@ import {
   type WritingResult,
   startWriting,
 } from './consumerLoad.js';
-import { waitUntil } from './consumerLatency.js';
 import {
   type MemberLog,
   assignments,

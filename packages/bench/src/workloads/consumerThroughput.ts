@@ -4,8 +4,13 @@
 // handled to the last (the join before it is said apart); the CPU is the member's own from its
 // first cell, and the server's over the process's whole life.
 import type { Progress } from '../load/progress.js';
-import { type CpuProcess, ProcessCpu, clockTicks } from '../measure/processCpu.js';
-import { type MemberConfig, MemberProcess, wallClockMs } from '../subjects/consumerMember.js';
+import { ProcessCpu, clockTicks } from '../measure/processCpu.js';
+import {
+  type MemberConfig,
+  type MemberLine,
+  MemberProcess,
+  wallClockMs,
+} from '../subjects/consumerMember.js';
 
 /** One read of the whole backlog. */
 export interface BacklogRead {
@@ -92,19 +97,17 @@ async function readBacklog(
   label: string,
   config: MemberConfig,
 ): Promise<BacklogRead> {
-  const server: CpuProcess = 'server';
-  const serverBefore = cpu.read(server);
+  const serverBefore = cpu.read('server');
   const startedAt = wallClockMs();
   const member = await MemberProcess.start(label, config);
   try {
     const done = await member.waitFor(
-      (line) => line.t === 'done',
+      (line): line is Extract<MemberLine, { t: 'done' }> => line.t === 'done',
       READ_TIMEOUT_MS,
       `${config.until} cells`,
       true,
     );
-    const serverAfter = cpu.read(server);
-    if (done.t !== 'done') throw new Error('unreachable');
+    const serverAfter = cpu.read('server');
     const seconds = (done.at - done.first) / 1000;
     return {
       label,
