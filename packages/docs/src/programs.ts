@@ -134,6 +134,9 @@ export function run(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A command that does not read its input may have exited before it is written: the pipe's
+    // EPIPE is then no failure of the sample (its exit status and output say how it went).
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
     const timer = setTimeout(() => {
       stderr += `\n(killed after ${options.timeoutMs} ms)`;

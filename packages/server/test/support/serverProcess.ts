@@ -52,6 +52,9 @@ export async function runCommand(
   options: { env?: Record<string, string | undefined>; input?: string } = {},
 ): Promise<CommandResult> {
   const child = startCommand(args, options.env);
+  // A command that exits before reading its input (a refused flag) closes the pipe: EPIPE
+  // then is no failure of the command, whose exit code and output say how it went.
+  child.stdin!.on('error', () => {});
   child.stdin!.end(options.input ?? '');
   let stdout = '';
   let stderr = '';
