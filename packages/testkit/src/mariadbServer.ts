@@ -18,6 +18,17 @@ export interface MariaDbServerOptions {
   stopTimeoutMs?: number;
   /** Appended to the mariadbd command line, e.g. `['--max-connections=20']`. */
   extraArgs?: string[];
+  /**
+   * Appended after `extraArgs` on the first start only: for what must not be repeated when the
+   * server is started again, like Galera's `--wsrep-new-cluster` (a restarted node rejoins).
+   */
+  firstStartArgs?: string[];
+  /**
+   * The system user mariadbd runs as when the test run is root; its directory is handed over to
+   * that user first. Galera nodes need `mysql`: rsync state transfer drops to `nobody` when run
+   * as root. By default a root test run keeps mariadbd as root (`--user=root`).
+   */
+  user?: string;
   /** Defaults to `mariadbd` found on PATH or in the usual sbin directories. */
   mariadbdPath?: string;
   /** Defaults to `mariadb-install-db` found on PATH or in the usual bin directories. */
@@ -81,6 +92,9 @@ export async function startMariaDbServer(
   try {
     const dataDir = join(baseDir, 'data');
     await copyDirectory(await pristineDataDir(installDb), dataDir);
+    if (options.user !== undefined) {
+      await handOver(baseDir, options.user);
+    }
     const server = new ThrowawayMariaDb(
       mariadbd,
       baseDir,
@@ -116,6 +130,7 @@ class ThrowawayMariaDb implements MariaDbServer {
   readonly logFile: string;
   private currentPort: number;
   private child: ChildProcess | undefined;
+  private starts = 0;
   private exited: Promise<void> = Promise.resolve();
   private destroyed = false;
   // start/stop/kill/destroy run one at a time, so e.g. a stop() issued during start() is well defined.
@@ -195,7 +210,9 @@ class ThrowawayMariaDb implements MariaDbServer {
     const log = openSync(this.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(this.mariadbdPath, this.serverArgs(), { stdio: ['ignore', log, log] });
+      const args = this.serverArgs(this.starts === 0);
+      child = spawn(this.mariadbdPath, args, { stdio: ['ignore', log, log] });
+      this.starts++;
     } finally {
       closeSync(log);
     }
@@ -240,12 +257,13 @@ class ThrowawayMariaDb implements MariaDbServer {
     }
   }
 
-  private serverArgs(): string[] {
+  private serverArgs(firstStart: boolean): string[] {
+    const user = this.options.user ?? (isRoot() ? 'root' : undefined);
     return [
       // Must come first; keeps the machine's my.cnf (and its socket, port, datadir) out of it.
       '--no-defaults',
-      // mariadbd refuses to run as root unless told to explicitly.
-      ...(isRoot() ? ['--user=root'] : []),
+      // mariadbd refuses to run as root unless told which user to be.
+      ...(user !== undefined ? [`--user=${user}`] : []),
       `--datadir=${this.dataDir}`,
       `--port=${this.port}`,
       // An explicit socket and pid file, or it would fight the system server over /run/mysqld.
@@ -253,6 +271,7 @@ class ThrowawayMariaDb implements MariaDbServer {
       `--pid-file=${join(this.baseDir, 'mysqld.pid')}`,
       ...SERVER_ARGS,
       ...(this.options.extraArgs ?? []),
+      ...(firstStart ? (this.options.firstStartArgs ?? []) : []),
     ];
   }
 
@@ -297,14 +316,26 @@ class ThrowawayMariaDb implements MariaDbServer {
     await this.exited;
   }
 
-  private async logTail(fromOffset: number): Promise<string> {
-    try {
-      const log = (await readFile(this.logFile)).subarray(fromOffset).toString('utf8');
-      const lines = log.trimEnd().split('\n').slice(-LOG_TAIL_LINES);
-      return `--- last ${lines.length} lines of ${this.logFile} ---\n${lines.join('\n')}`;
-    } catch (error) {
-      return `(could not read ${this.logFile}: ${String(error)})`;
-    }
+  private logTail(fromOffset: number): Promise<string> {
+    return readLogTail(this.logFile, fromOffset);
+  }
+}
+
+/**
+ * The last lines a server wrote to `logFile` (since `fromOffset`), headed by the file's name, for
+ * an error message; never throws.
+ */
+export async function readLogTail(
+  logFile: string,
+  fromOffset = 0,
+  lineCount = LOG_TAIL_LINES,
+): Promise<string> {
+  try {
+    const log = (await readFile(logFile)).subarray(fromOffset).toString('utf8');
+    const lines = log.trimEnd().split('\n').slice(-lineCount);
+    return `--- last ${lines.length} lines of ${logFile} ---\n${lines.join('\n')}`;
+  } catch (error) {
+    return `(could not read ${logFile}: ${String(error)})`;
   }
 }
 
@@ -356,6 +387,19 @@ async function copyDirectory(from: string, to: string): Promise<void> {
   }
 }
 
+/** Gives `user` the server's directory: mariadbd drops to it before touching any file. */
+async function handOver(dir: string, user: string): Promise<void> {
+  if (!isRoot() && user !== userInfo().username) {
+    throw new Error(`mariadbd can run as ${user} only when the tests run as root`);
+  }
+  try {
+    await promisify(execFile)('chown', ['-R', `${user}:`, dir]);
+  } catch (error) {
+    const output = error instanceof Error && 'stderr' in error ? String(error.stderr) : '';
+    throw new Error(`cannot hand ${dir} over to the user ${user}: ${String(error)}\n${output}`);
+  }
+}
+
 function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
@@ -363,7 +407,7 @@ function isRoot(): boolean {
 // Non-root users often lack the sbin directories, where Debian puts mariadbd, on their PATH.
 const EXTRA_SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/bin', '/usr/local/bin'];
 
-function findExecutable(name: string): string {
+export function findExecutable(name: string): string {
   const searchDirs = [...(process.env.PATH ?? '').split(delimiter), ...EXTRA_SEARCH_DIRS];
   for (const dir of searchDirs.filter((entry) => entry !== '')) {
     const candidate = join(dir, name);

@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { createTestDatabases, startMariaDbServer, type MariaDbServer } from '../src/index.js';
@@ -101,6 +105,36 @@ describe('startMariaDbServer', () => {
       .to.be.instanceOf(Error)
       .with.property('message')
       .match(/Address already in use/);
+  });
+
+  it('passes firstStartArgs on the first start only', async () => {
+    const server = await startMariaDbServer({
+      extraArgs: ['--max-connections=41'],
+      firstStartArgs: ['--max-connections=37'],
+    });
+    servers.push(server);
+    const maxConnections = async () =>
+      (await query(server.url, 'SELECT @@max_connections AS n'))[0]?.n;
+
+    expect(await maxConnections()).to.equal(37);
+    await server.stop();
+    await server.start();
+    expect(await maxConnections()).to.equal(41);
+  });
+
+  it('runs as the user it is given, which owns its files', async function () {
+    if (process.getuid?.() !== 0) {
+      this.skip(); // only root can run mariadbd as another user
+    }
+    const mysqlUid = Number((await promisify(execFile)('id', ['-u', 'mysql'])).stdout);
+    const server = await startMariaDbServer({ user: 'mysql' });
+    servers.push(server);
+
+    const pid = (await readFile(join(dirname(server.dataDir), 'mysqld.pid'), 'utf8')).trim();
+    expect((await stat(`/proc/${pid}`)).uid).to.equal(mysqlUid);
+    expect((await stat(server.dataDir)).uid).to.equal(mysqlUid);
+    expect((await stat(join(server.dataDir, 'ibdata1'))).uid).to.equal(mysqlUid);
+    expect(await query(server.url, 'SELECT 1 AS up')).to.deep.equal([{ up: 1 }]);
   });
 
   it('reports the tail of the server log when mariadbd cannot start', async () => {
