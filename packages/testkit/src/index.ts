@@ -29,3 +29,9 @@ export {
 } from './testMysql.js';
 export { startListeningProcess, type ListeningProcess } from './listeningProcess.js';
 export { makeTestCertificates, type TestCertificates } from './certificates.js';
+export {
+  startReplicatedMariaDb,
+  type ReplicaStatus,
+  type ReplicatedMariaDb,
+  type ReplicatedMariaDbOptions,
+} from './replicatedMariaDb.js';
