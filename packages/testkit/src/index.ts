@@ -35,3 +35,10 @@ export {
   type ReplicatedMariaDb,
   type ReplicatedMariaDbOptions,
 } from './replicatedMariaDb.js';
+export {
+  startGaleraCluster,
+  type GaleraCluster,
+  type GaleraClusterOptions,
+  type GaleraNode,
+  type GaleraNodeStatus,
+} from './galeraCluster.js';
