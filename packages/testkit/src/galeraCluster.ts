@@ -8,7 +8,7 @@
 //   requires.
 // - The first node bootstraps the cluster (`--wsrep-new-cluster`, on its first start only); the
 //   others join one at a time and receive a full copy from a donor by rsync (SST). All of it
-//   takes 10 s on a quiet 2-core machine, 14-18 s on a busy one.
+//   takes 10 s on a quiet 2-core machine, 14-20 s on a busy one.
 // - When the test run is root, nodes run as `mysql` and their directories belong to it: the
 //   rsync daemon of a state transfer drops to `nobody` when started by root, and could not write
 //   into root's files.
