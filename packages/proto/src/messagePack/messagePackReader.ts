@@ -13,7 +13,8 @@
 // - an integer is a number while it is a safe integer and a bigint beyond (±2^53 included:
 //   as numbers they would be written back as floats);
 // - a float (32 or 64 bits) is a number, a string a string (bytes that are not UTF-8 read as
-//   U+FFFD), a binary a Buffer of its own, nil null, a timestamp (-1) a Date;
+//   U+FFFD), a binary a Buffer of its own, nil null, a timestamp (-1) a Date (to the
+//   millisecond, rounded down);
 // - a map whose keys are all strings is a plain object, a "__proto__" key an own key (the
 //   prototype is left alone); any other map is a Map whose keys keep their types.
 // Anything that is not one MessagePack value throws (a 0xc1 byte, data cut short, bytes after
@@ -243,9 +244,14 @@ function exact(value: bigint): number | bigint {
   return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
 }
 
-/** The timestamp extension as a Date, to the millisecond (Invalid Date for no timestamp). */
+/**
+ * The timestamp extension as a Date, to the millisecond rounded down (Invalid Date for no
+ * timestamp). The milliseconds are added as a whole number: a fraction added to a count of
+ * milliseconds past 2^44 rounds to the nearest representable double, so 999.999999 ms could
+ * make the next second, and a Date cuts a negative instant's fraction towards the epoch.
+ */
 function timestamp(data: Buffer): Date {
   const instant = readTimestamp(data);
   if (!instant) return new Date(Number.NaN);
-  return new Date(Number(instant.seconds) * 1000 + instant.nanoseconds / 1e6);
+  return new Date(Number(instant.seconds) * 1000 + Math.floor(instant.nanoseconds / 1e6));
 }
