@@ -304,6 +304,9 @@ export function describedByScript<T>(
           .map((line) => JSON.parse(line) as T),
       );
     });
+    // A script that dies before reading (a missing module) closes its stdin: its exit status
+    // and stderr say why, and the EPIPE of writing to it must not end the test process.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }
