@@ -17,6 +17,7 @@ export {
 // The transaction every content write goes through, for a baseline that runs it one write at a
 // time (no group commit, no gRPC) over its own pool.
 export { parseBody } from './engine/base/body.js';
+export { DEFAULT_BODY_LIMITS } from './engine/base/bodyRules.js';
 export { MEDIUMBLOB_BYTES } from './engine/base/limits.js';
 export { StoreLayout } from './engine/model/layout.js';
 export { KnownRecords } from './engine/write/knownRecords.js';

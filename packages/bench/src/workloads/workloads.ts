@@ -6,6 +6,7 @@ import {
   type Row,
   type StatementReader,
   type WriteItem,
+  DEFAULT_BODY_LIMITS,
   MEDIUMBLOB_BYTES,
   lookupPrimary,
   parseBody,
@@ -103,7 +104,7 @@ const mergeInto = (pools: BaselinePools, uuid: string, cell: string, body: Buffe
   cell,
   content: {
     mode: 'merge',
-    patch: parseBody(body, 'body'),
+    patch: parseBody(body, 'body', DEFAULT_BODY_LIMITS),
     limit: { bytes: MEDIUMBLOB_BYTES, field: 'body' },
   },
   requestId: randomUUID(),

@@ -10,7 +10,7 @@ export function registerDescribe(program: Command): void {
       .command('describe')
       .summary("print the store's shards, partitions and models")
       .description(
-        "Prints the store's namespace, shard count, largest cell (bytes), partitions (host, port, database, " +
+        "Prints the store's namespace, shard count, largest cell (bytes), deepest and largest body written (levels, values), partitions (host, port, database, " +
           'shard range, whether it is down; never credentials) and every defined model (as proto JSON), as JSON.',
       ),
   );
@@ -22,6 +22,8 @@ export function registerDescribe(program: Command): void {
         namespace: response.namespace,
         shardsCount: response.shardsCount,
         maxCellBytes: response.maxCellBytes,
+        maxBodyDepth: response.maxBodyDepth,
+        maxBodyValues: response.maxBodyValues,
         partitions: response.partitions,
         models: response.models.map((model) => ModelDefinition.toJSON(model)),
       };

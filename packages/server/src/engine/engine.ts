@@ -11,6 +11,7 @@ import type {
 } from './engineStats.js';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits, type GroupStats } from './write/groupCommit.js';
 import { parseBody } from './base/body.js';
+import { type BodyLimits, DEFAULT_BODY_LIMITS } from './base/bodyRules.js';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './base/errors.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './base/limits.js';
 import type { RowId } from './base/exactInteger.js';
@@ -88,6 +89,8 @@ export interface StoreDescription {
   models: ModelSpec[];
   /** The largest body a cell may have. */
   maxCellBytes: number;
+  /** How deep and how large a body written may be. */
+  bodyLimits: BodyLimits;
 }
 
 export interface EngineOptions {
@@ -96,6 +99,8 @@ export interface EngineOptions {
   groupPollIntervalMs?: number;
   groupLimits?: GroupLimits;
   queryLimits?: QueryLimits;
+  /** How deep and how large a body written may be; DEFAULT_BODY_LIMITS when left out. */
+  bodyLimits?: BodyLimits;
   /** The largest body a cell may have (see limits.ts). */
   maxCellBytes: number;
   /** How often every partition is probed; 1000 ms when left out. */
@@ -148,6 +153,7 @@ export class Engine implements EngineStats {
   readonly groups: ConsumerGroups;
   readonly limits: QueryLimits;
   readonly maxCellBytes: number;
+  readonly bodyLimits: BodyLimits;
   private readonly maxAnswerBytes: number | undefined;
   /** Which partitions answer, probed in the background from start() to close(). */
   readonly health: PartitionHealth;
@@ -160,6 +166,7 @@ export class Engine implements EngineStats {
   ) {
     this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
     this.maxCellBytes = options.maxCellBytes;
+    this.bodyLimits = options.bodyLimits ?? DEFAULT_BODY_LIMITS;
     this.maxAnswerBytes = options.maxAnswerBytes;
     this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
     const notifier = new LogNotifier();
@@ -254,6 +261,7 @@ export class Engine implements EngineStats {
       }),
       models: this.models.all().map((model) => model.spec),
       maxCellBytes: this.maxCellBytes,
+      bodyLimits: this.bodyLimits,
     };
   }
 
@@ -271,7 +279,10 @@ export class Engine implements EngineStats {
   async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
-    return this.puts.put(this.puts.prepare(model, values, 'values', this.maxCellBytes), requestId);
+    return this.puts.put(
+      this.puts.prepare(model, values, 'values', this.maxCellBytes, this.bodyLimits),
+      requestId,
+    );
   }
 
   /**
@@ -288,7 +299,15 @@ export class Engine implements EngineStats {
     for (const [i, input] of inputs.entries()) {
       const model = await naming(`puts[${i}].model`, this.models.get(input.model));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
-      puts.push(this.puts.prepare(model, input.values, `puts[${i}].values`, this.maxCellBytes));
+      puts.push(
+        this.puts.prepare(
+          model,
+          input.values,
+          `puts[${i}].values`,
+          this.maxCellBytes,
+          this.bodyLimits,
+        ),
+      );
     }
     const settled = await Promise.allSettled(
       puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
@@ -365,7 +384,7 @@ export class Engine implements EngineStats {
       );
     }
     requireCellSize(input.body, field('body'), this.maxCellBytes);
-    const body = parseBody(input.body, field('body'));
+    const body = parseBody(input.body, field('body'), this.bodyLimits);
     rejectIndexFields(model, body, field('body'));
     return {
       model,

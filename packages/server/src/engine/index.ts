@@ -25,6 +25,7 @@ export {
   type GroupStats,
 } from './write/groupCommit.js';
 export { ANSWER_BYTES_PER_CELL } from './read/latestCells.js';
+export { DEFAULT_BODY_LIMITS, type BodyLimits } from './base/bodyRules.js';
 export { DEFAULT_QUERY_LIMITS, type QueryLimits } from './base/limits.js';
 export type { Logger } from './base/logger.js';
 export { silentLogger } from './base/logger.js';

@@ -5,6 +5,7 @@ import { applySchemaChanges } from './schema/applySchemaChanges.js';
 import { Engine } from './engine.js';
 import type { GroupLimits } from './write/groupCommit.js';
 import { isNamespace } from './model/identifiers.js';
+import type { BodyLimits } from './base/bodyRules.js';
 import { type QueryLimits, maxCellBytesFor } from './base/limits.js';
 import { StoreLayout } from './model/layout.js';
 import type { Logger } from './base/logger.js';
@@ -55,6 +56,8 @@ export interface StoreConfig {
   groupLimits?: GroupLimits;
   /** Caps on what one request may ask; the defaults otherwise. */
   queryLimits?: QueryLimits;
+  /** How deep and how large a body written may be; the defaults otherwise. */
+  bodyLimits?: BodyLimits;
   /** The largest answer of a GetCells, in bytes (the largest message sent); unbounded if left out. */
   maxAnswerBytes?: number;
   /** Tuples of primary values whose record is remembered; the engine's default if left out. */
@@ -187,6 +190,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       groupPollIntervalMs: config.groupPollIntervalMs,
       groupLimits: config.groupLimits,
       queryLimits: config.queryLimits,
+      bodyLimits: config.bodyLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
       healthCheckIntervalMs: config.healthCheckIntervalMs,
       maxAnswerBytes: config.maxAnswerBytes,

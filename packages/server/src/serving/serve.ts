@@ -49,6 +49,7 @@ export async function serve(settings: Settings): Promise<void> {
         maxBatchKeys: settings.maxBatchKeys,
         maxPutBatch: settings.maxPutBatch,
       },
+      bodyLimits: { maxDepth: settings.maxBodyDepth, maxValues: settings.maxBodyValues },
     },
     logger,
   );

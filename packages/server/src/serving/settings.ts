@@ -2,6 +2,7 @@
 // meaning. The CLI's options, --help and the precedence rules are all built from this table.
 import { readFileSync } from 'node:fs';
 import {
+  DEFAULT_BODY_LIMITS,
   DEFAULT_GROUP_LIMITS,
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
@@ -379,6 +380,24 @@ export const SETTINGS = {
     description: 'most puts one PutMany may carry (INVALID_ARGUMENT beyond)',
     defaultValue: 1000,
     parse: integer(1, 100_000),
+  },
+  maxBodyDepth: {
+    scope: 'server',
+    flag: '--max-body-depth <levels>',
+    env: 'SHAMELESS_MAX_BODY_DEPTH',
+    description:
+      "levels of maps and arrays a body written may have, its own map being level 1 (INVALID_ARGUMENT beyond, naming the path): Ruby's msgpack, the gem's reader, reads 128, Python's 1024",
+    defaultValue: DEFAULT_BODY_LIMITS.maxDepth,
+    parse: integer(1, 1000),
+  },
+  maxBodyValues: {
+    scope: 'server',
+    flag: '--max-body-values <n>',
+    env: 'SHAMELESS_MAX_BODY_VALUES',
+    description:
+      'values a body written may hold, every key, value and array item at any depth counted (INVALID_ARGUMENT beyond): each is an object to every reader',
+    defaultValue: DEFAULT_BODY_LIMITS.maxValues,
+    parse: integer(1, 16 * 1024 * 1024),
   },
   graceMs: {
     scope: 'server',

@@ -9,6 +9,7 @@ import { type Logger, silentLogger } from '../../src/engine/base/logger.js';
 import type { CreatedAtKind } from '../../src/engine/model/layout.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { QueryLimits } from '../../src/engine/base/limits.js';
+import type { BodyLimits } from '../../src/engine/base/bodyRules.js';
 import type { ServerMiddleware } from '../../src/grpc/call/middleware.js';
 import { type RunningServer, startServer } from '../../src/grpc/server.js';
 import { type ConnectOptions, type StoreApi, connectStore } from './grpcCalls.js';
@@ -40,6 +41,8 @@ export interface FixtureOptions {
   connect?: ConnectOptions;
   /** Caps on what one request may ask; the defaults otherwise. */
   queryLimits?: QueryLimits;
+  /** How deep and how large a body written may be; the defaults otherwise. */
+  bodyLimits?: BodyLimits;
   /** The longest one statement may run; unbounded by default. */
   statementTimeoutMs?: number;
   /** The largest message the server sends (and GetCells answer it makes); 16 MiB by default. */
@@ -73,6 +76,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       followPollIntervalMs: 50,
       groupPollIntervalMs: options.groupPollIntervalMs ?? 100,
       queryLimits: options.queryLimits,
+      bodyLimits: options.bodyLimits,
       statementTimeoutMs: options.statementTimeoutMs,
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       recordCacheEntries: options.recordCacheEntries,

@@ -1,13 +1,18 @@
 // Cell bodies: MessagePack maps with string keys, kept as the bytes their writer sent. A body
 // is checked on the way in and merged as bytes (encodedMap.ts), so no value is ever decoded and
 // encoded again: reads, merges and copies all keep each value's type and bytes.
+import { type BodyLimits, BodyRuleError } from './bodyRules.js';
 import { EMPTY_MAP, EncodedMap, MalformedMapError } from './encodedMap.js';
 import { InvalidArgumentError } from './errors.js';
 
 export type Body = EncodedMap;
 
-/** Checks a body sent in a request, or says which request field is malformed. */
-export function parseBody(bytes: Buffer, field: string): Body {
+/**
+ * Checks a body sent in a request, or says which request field is malformed: a map with
+ * string keys, well-formed, and within `limits` and the rules every reader needs
+ * (bodyRules.ts), the path to the offending value in the message.
+ */
+export function parseBody(bytes: Buffer, field: string, limits: BodyLimits): Body {
   if (bytes.length === 0) {
     throw new InvalidArgumentError(
       field,
@@ -16,8 +21,9 @@ export function parseBody(bytes: Buffer, field: string): Body {
   }
   let body: EncodedMap;
   try {
-    body = EncodedMap.parse(bytes);
+    body = EncodedMap.parse(bytes, limits);
   } catch (error) {
+    if (error instanceof BodyRuleError) throw new InvalidArgumentError(field, error.message);
     if (!(error instanceof MalformedMapError)) throw error;
     throw new InvalidArgumentError(
       field,

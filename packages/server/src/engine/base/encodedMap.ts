@@ -3,9 +3,10 @@
 // float written by Ruby stays a float, a 64-bit integer keeps its width, whoever merges.
 import { isUtf8 } from 'node:buffer';
 import { Unpackr } from 'msgpackr';
+import { type BodyLimits, BodyWalk } from './bodyRules.js';
+import { MalformedMapError, readHeader } from './messagePackHeader.js';
 
-/** Why bytes are not a well-formed MessagePack map with string keys. */
-export class MalformedMapError extends Error {}
+export { MalformedMapError } from './messagePackHeader.js';
 
 /** One top-level entry: its key (undefined when the key is not a string) and byte ranges. */
 interface Entry {
@@ -33,21 +34,33 @@ export class EncodedMap {
   ) {}
 
   /**
-   * Reads a map, checking that every byte of it is well-formed MessagePack.
+   * Reads a map, checking that every byte of it is well-formed MessagePack, and with `limits`
+   * that every value in it is what readers take (bodyRules.ts); a body already stored is read
+   * without them.
    * @throws MalformedMapError when it is not a map, or not well-formed, or has trailing bytes.
+   * @throws BodyRuleError (with `limits`) for a value past a limit or that readers refuse.
    */
-  static parse(bytes: Buffer): EncodedMap {
+  static parse(bytes: Buffer, limits?: BodyLimits): EncodedMap {
     if (bytes.length === 0) throw new MalformedMapError('no bytes');
     const header = readHeader(bytes, 0);
     if (header.kind !== 'map') throw new MalformedMapError('not a map');
+    const walk = limits && new BodyWalk(bytes, limits);
     const entries: Entry[] = [];
     const lastOf = new Map<string, number>();
     let offset = header.next;
     for (let i = 0; i < header.count; i++) {
       const start = offset;
-      const key = readString(bytes, start);
-      const valueStart = skipValues(bytes, start, 1);
-      const end = skipValues(bytes, valueStart, 1);
+      const keyHeader = readHeader(bytes, start);
+      let key: string | undefined;
+      let valueStart: number;
+      if (keyHeader.kind === 'str') {
+        walk?.key(keyHeader.next, keyHeader.end, start);
+        key = bytes.toString('utf8', keyHeader.next, keyHeader.end);
+        valueStart = keyHeader.end;
+      } else {
+        valueStart = skipValues(bytes, start, 1);
+      }
+      const end = walk ? walk.value(valueStart, start) : skipValues(bytes, valueStart, 1);
       if (key !== undefined) lastOf.set(key, entries.length);
       entries.push({ key, start, valueStart, end });
       offset = end;
@@ -210,113 +223,6 @@ function writeMap(count: number, parts: readonly Buffer[]): Buffer {
     header.writeUInt32BE(count, 1);
   }
   return Buffer.concat([header, ...parts]);
-}
-
-type Header =
-  | { kind: 'map'; count: number; next: number }
-  | { kind: 'array'; count: number; next: number }
-  | { kind: 'str'; next: number; end: number }
-  | { kind: 'scalar'; end: number };
-
-/**
- * The value starting at `offset`: its kind, and where its content or the next value starts.
- * Every body written is read with it, three times an entry, so it makes no closures.
- */
-function readHeader(bytes: Buffer, offset: number): Header {
-  const byte = bytes[reach(bytes, offset + 1) - 1]!;
-  if (byte <= 0x7f || byte >= 0xe0) return { kind: 'scalar', end: offset + 1 };
-  if (byte <= 0x8f) return { kind: 'map', count: byte & 0x0f, next: offset + 1 };
-  if (byte <= 0x9f) return { kind: 'array', count: byte & 0x0f, next: offset + 1 };
-  if (byte <= 0xbf) {
-    return { kind: 'str', next: offset + 1, end: reach(bytes, offset + 1 + (byte & 0x1f)) };
-  }
-  switch (byte) {
-    case 0xc0: // nil
-    case 0xc2: // false
-    case 0xc3: // true
-      return { kind: 'scalar', end: offset + 1 };
-    case 0xc4: // bin 8
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 1) };
-    case 0xc5: // bin 16
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 2) };
-    case 0xc6: // bin 32
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 4) };
-    case 0xc7: // ext 8: length, type, data
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 1, 1) };
-    case 0xc8: // ext 16
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 2, 1) };
-    case 0xc9: // ext 32
-      return { kind: 'scalar', end: sizedEnd(bytes, offset, 4, 1) };
-    case 0xca: // float 32
-      return { kind: 'scalar', end: reach(bytes, offset + 5) };
-    case 0xcb: // float 64
-      return { kind: 'scalar', end: reach(bytes, offset + 9) };
-    case 0xcc: // uint 8
-    case 0xd0: // int 8
-      return { kind: 'scalar', end: reach(bytes, offset + 2) };
-    case 0xcd: // uint 16
-    case 0xd1: // int 16
-      return { kind: 'scalar', end: reach(bytes, offset + 3) };
-    case 0xce: // uint 32
-    case 0xd2: // int 32
-      return { kind: 'scalar', end: reach(bytes, offset + 5) };
-    case 0xcf: // uint 64
-    case 0xd3: // int 64
-      return { kind: 'scalar', end: reach(bytes, offset + 9) };
-    case 0xd4: // fixext 1, 2, 4, 8, 16: type byte + data
-      return { kind: 'scalar', end: reach(bytes, offset + 3) };
-    case 0xd5:
-      return { kind: 'scalar', end: reach(bytes, offset + 4) };
-    case 0xd6:
-      return { kind: 'scalar', end: reach(bytes, offset + 6) };
-    case 0xd7:
-      return { kind: 'scalar', end: reach(bytes, offset + 10) };
-    case 0xd8:
-      return { kind: 'scalar', end: reach(bytes, offset + 18) };
-    case 0xd9: // str 8
-      return { kind: 'str', next: offset + 2, end: sizedEnd(bytes, offset, 1) };
-    case 0xda: // str 16
-      return { kind: 'str', next: offset + 3, end: sizedEnd(bytes, offset, 2) };
-    case 0xdb: // str 32
-      return { kind: 'str', next: offset + 5, end: sizedEnd(bytes, offset, 4) };
-    case 0xdc: // array 16
-      return { kind: 'array', count: lengthAt(bytes, offset, 2), next: offset + 3 };
-    case 0xdd: // array 32
-      return { kind: 'array', count: lengthAt(bytes, offset, 4), next: offset + 5 };
-    case 0xde: // map 16
-      return { kind: 'map', count: lengthAt(bytes, offset, 2), next: offset + 3 };
-    case 0xdf: // map 32
-      return { kind: 'map', count: lengthAt(bytes, offset, 4), next: offset + 5 };
-    default: // 0xc1 is never used
-      throw new MalformedMapError(`byte 0x${byte.toString(16)} at ${offset} starts no value`);
-  }
-}
-
-/** `end`, when the bytes reach that far. */
-function reach(bytes: Buffer, end: number): number {
-  if (end > bytes.length) throw new MalformedMapError('truncated');
-  return end;
-}
-
-/**
- * Where a value of a sized format ends: after its type byte, its length of `width` bytes,
- * `extra` bytes (an extension's type) and that many bytes of data.
- */
-function sizedEnd(bytes: Buffer, offset: number, width: 1 | 2 | 4, extra = 0): number {
-  return reach(bytes, offset + 1 + width + extra + lengthAt(bytes, offset, width));
-}
-
-/** The big-endian length of `width` bytes that follows the type byte at `offset`. */
-function lengthAt(bytes: Buffer, offset: number, width: 1 | 2 | 4): number {
-  reach(bytes, offset + 1 + width);
-  if (width === 1) return bytes[offset + 1]!;
-  return width === 2 ? bytes.readUInt16BE(offset + 1) : bytes.readUInt32BE(offset + 1);
-}
-
-/** The string starting at `offset`, or undefined when the value there is not a string. */
-function readString(bytes: Buffer, offset: number): string | undefined {
-  const header = readHeader(bytes, offset);
-  return header.kind === 'str' ? bytes.toString('utf8', header.next, header.end) : undefined;
 }
 
 /**

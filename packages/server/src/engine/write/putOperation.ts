@@ -20,6 +20,7 @@
 // partition failing, leaves the record missing from those indices until the put is retried
 // with its request id, which writes them.
 import { type Body, parseBody } from '../base/body.js';
+import type { BodyLimits } from '../base/bodyRules.js';
 import { withDeadline } from '../base/callScope.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '../base/errors.js';
@@ -117,9 +118,10 @@ export class PutOperation {
     valuesBytes: Buffer,
     field: string,
     maxCellBytes: number,
+    bodyLimits: BodyLimits,
   ): PreparedPut {
     requireCellSize(valuesBytes, field, maxCellBytes);
-    const values = parseBody(valuesBytes, field);
+    const values = parseBody(valuesBytes, field, bodyLimits);
     const indexValues = new IndexValues(values);
     const primary = this.primaryRow(model, indexValues, field);
     indexValues.requireTypes(model.secondaryFields, field);

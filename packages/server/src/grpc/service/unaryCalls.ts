@@ -68,6 +68,8 @@ export function unaryCalls(engine: Engine): UnaryCalls {
         partitions: description.partitions,
         models: description.models.map(toModelDefinition),
         maxCellBytes: description.maxCellBytes,
+        maxBodyDepth: description.bodyLimits.maxDepth,
+        maxBodyValues: description.bodyLimits.maxValues,
       };
     },
 
