@@ -3,8 +3,21 @@
 
 import { expect } from 'chai';
 import { Packr } from 'msgpackr';
-import { InternalError, InvalidArgumentError, MessagePackExtension } from '../src/index.js';
+import {
+  InternalError,
+  InvalidArgumentError,
+  MessagePackExtension,
+  UnreadableBodyError,
+} from '../src/index.js';
 import { decodeBody, encodeBody } from '../src/model/body.js';
+
+/** The cell an error would name. */
+const SOME_CELL = {
+  model: 'rate',
+  uuid: '5e0f0000-0000-4000-8000-000000000000',
+  cell: 'meta',
+  refKey: 3,
+};
 
 /** The bytes of `value` as the one value of a one-key map `{ v: value }`. */
 function valueBytes(value: unknown): string {
@@ -162,7 +175,7 @@ describe('body encoding (pure)', () => {
         ]),
       ),
     );
-    expect(decodeBody(outer, 'outer')).to.deep.equal({
+    expect(decodeBody(outer, SOME_CELL)).to.deep.equal({
       a: 'a'.repeat(70),
       n: 'o'.repeat(80),
       z: 1,
@@ -249,7 +262,7 @@ describe('body encoding (pure)', () => {
       float: 0.5,
       text: 'x',
     };
-    expect(decodeBody(encodeBody(body), 'test')).to.deep.equal({
+    expect(decodeBody(encodeBody(body), SOME_CELL)).to.deep.equal({
       ...body,
       safeBigint: 12,
     });
@@ -267,7 +280,7 @@ describe('body encoding (pure)', () => {
         'cb4340000000000000',
       'hex',
     );
-    const body = decodeBody(bytes, 'test');
+    const body = decodeBody(bytes, SOME_CELL);
     // 2^53 is no safe integer: as a number it would be written back as a float.
     expect(body).to.deep.equal({ n: 2n ** 53n, m: -(2n ** 53n), f: 2 ** 53 });
     expect(encodeBody(body).toString('hex')).to.equal(bytes.toString('hex'));
@@ -280,7 +293,7 @@ describe('body encoding (pure)', () => {
       '81a16d86' + 'a17400' + 'a13201' + '01a161' + 'c302' + 'cf002000000000000103' + 'a17304',
       'hex',
     );
-    const body = decodeBody(bytes, 'test');
+    const body = decodeBody(bytes, SOME_CELL);
     expect(body.m).to.be.instanceOf(Map);
     expect([...(body.m as Map<unknown, unknown>)]).to.deep.equal([
       ['t', 0],
@@ -297,7 +310,7 @@ describe('body encoding (pure)', () => {
     const bytes = encodeBody(
       JSON.parse('{"__proto__": 1, "n": {"__proto__": [{"__proto__": 2}]}}'),
     );
-    const body = decodeBody(bytes, 'test');
+    const body = decodeBody(bytes, SOME_CELL);
     expect(Object.getPrototypeOf(body)).to.equal(Object.prototype);
     expect(Object.keys(body)).to.deep.equal(['__proto__', 'n']);
     expect(Object.getOwnPropertyDescriptor(body, '__proto__')?.value).to.equal(1);
@@ -307,7 +320,7 @@ describe('body encoding (pure)', () => {
 
   it('reads a top-level key that is not a string as its string: a body is a map of string keys', () => {
     const bytes = Buffer.from('82' + '01a161' + 'a162c3', 'hex'); // { 1 => "a", "b" => true }
-    expect(decodeBody(bytes, 'test')).to.deep.equal({ 1: 'a', b: true });
+    expect(decodeBody(bytes, SOME_CELL)).to.deep.equal({ 1: 'a', b: true });
   });
 
   it('reads every extension but the timestamp as its type and bytes, and writes it back as it was', () => {
@@ -326,7 +339,7 @@ describe('body encoding (pure)', () => {
     ];
     for (const [stored, type, data] of extensions) {
       const bytes = Buffer.from('82' + 'a178' + stored + 'a179' + '9101', 'hex');
-      const body = decodeBody(bytes, 'test');
+      const body = decodeBody(bytes, SOME_CELL);
       const value = body.x as MessagePackExtension;
       expect(value, stored.slice(0, 6)).to.be.instanceOf(MessagePackExtension);
       expect([value.type, value.data.toString('hex')]).to.deep.equal([type, data]);
@@ -351,7 +364,7 @@ describe('body encoding (pure)', () => {
       ['c70cff' + nanoseconds.toString(16).padStart(8, '0') + '00000000' + seconds, at],
     ] as const;
     for (const [stored, time] of layouts) {
-      const body = decodeBody(Buffer.from('81a174' + stored, 'hex'), 'test');
+      const body = decodeBody(Buffer.from('81a174' + stored, 'hex'), SOME_CELL);
       expect((body.t as Date).getTime(), stored).to.equal(time);
     }
   });
@@ -385,7 +398,7 @@ describe('body encoding (pure)', () => {
       ['df00000001a16180', { a: {} }],
     ];
     for (const [stored, value] of cases) {
-      expect(decodeBody(Buffer.from('81a176' + stored, 'hex'), 'test').v, stored).to.deep.equal(
+      expect(decodeBody(Buffer.from('81a176' + stored, 'hex'), SOME_CELL).v, stored).to.deep.equal(
         value,
       );
     }
@@ -393,9 +406,54 @@ describe('body encoding (pure)', () => {
 
   it('refuses what is not one MessagePack value: a 0xc1, data cut short, bytes after it', () => {
     for (const stored of ['81a176c1', '81a17692', '81a176cd00', '81a17601c0', '81a176d501']) {
-      expect(() => decodeBody(Buffer.from(stored, 'hex'), 'cell x'), stored)
-        .to.throw(InternalError)
-        .with.property('message', 'cell x: the body is not valid MessagePack');
+      expect(() => decodeBody(Buffer.from(stored, 'hex'), SOME_CELL), stored)
+        .to.throw(UnreadableBodyError)
+        .with.property('message')
+        .that.matches(
+          /^cell meta@3 of rate 5e0f0000-0000-4000-8000-000000000000: the body cannot be read: not valid MessagePack \(/,
+        );
+    }
+  });
+
+  /** A map of one key `a` whose value is `levels - 1` arrays, one in another, around a 1. */
+  const nestedBody = (levels: number) =>
+    Buffer.concat([
+      Buffer.from([0x81, 0xa1, 0x61]),
+      Buffer.alloc(levels - 1, 0x91),
+      Buffer.from([1]),
+    ]);
+
+  it('reads a body of 1000 levels, what a server can be set to take at most', () => {
+    let value: unknown = decodeBody(nestedBody(1000), SOME_CELL)['a'];
+    let levels = 1;
+    while (Array.isArray(value)) {
+      expect(value).to.have.length(1);
+      value = value[0];
+      levels++;
+    }
+    expect([levels, value]).to.deep.equal([1000, 1]);
+  });
+
+  it('refuses a deeper body (one written around the server) with a typed error naming the cell', () => {
+    // 200,000 levels: what overflowed the stack as a bare RangeError before.
+    for (const levels of [1001, 200_000]) {
+      let caught: unknown;
+      try {
+        decodeBody(nestedBody(levels), SOME_CELL);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, String(levels)).to.be.instanceOf(UnreadableBodyError);
+      expect(caught).to.be.instanceOf(InternalError);
+      const error = caught as UnreadableBodyError;
+      expect([error.model, error.uuid, error.cell, error.refKey]).to.deep.equal([
+        'rate',
+        SOME_CELL.uuid,
+        'meta',
+        3,
+      ]);
+      expect(error.reason).to.match(/^nested deeper than 1000 levels/);
+      expect(error.retryable).to.equal(false);
     }
   });
 });

@@ -23,6 +23,9 @@ import {
   type StoreFixture,
 } from './support/storeFixture.js';
 
+/** Bodies sent, decoded: no cell of the store is named. */
+const SOME_CELL = { model: 'rate', uuid: 'sent', cell: 'sent' };
+
 describe('cells: save, update, versions', function () {
   this.timeout(20_000);
   let fixture: StoreFixture;
@@ -113,7 +116,7 @@ describe('cells: save, update, versions', function () {
       rate.set('currency', 'USD').set('tax', 0.5);
       await rate.save();
 
-      const patches = writesSent().map((sent) => decodeBody(sent.body, 'sent'));
+      const patches = writesSent().map((sent) => decodeBody(sent.body, SOME_CELL));
       expect(patches).to.deep.equal([{ net_price: 130 }, { currency: 'USD', tax: 0.5 }]);
       expect(writesSent().map((sent) => [sent.mode, sent.expectedRefKey])).to.deep.equal([
         [WriteMode.WRITE_MODE_MERGE, 0],
@@ -154,7 +157,7 @@ describe('cells: save, update, versions', function () {
       rate.set('net_price', 999).set('draft', true);
       await rate.reload();
       await rate.save();
-      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([{}]);
+      expect(writesSent().map((sent) => decodeBody(sent.body, SOME_CELL))).to.deep.equal([{}]);
       expect(rate.body).to.deep.equal(rateValues(hotel, '1 bed', '2026-12-01', { net_price: 120 }));
     });
 
@@ -404,7 +407,7 @@ describe('cells: save, update, versions', function () {
       }
       // Nothing refused is left pending: the next update writes only its own values.
       await rate.update({ tax_rate: 11 });
-      expect(decodeBody(writesSent()[0]!.body, 'sent')).to.deep.equal({ tax_rate: 11 });
+      expect(decodeBody(writesSent()[0]!.body, SOME_CELL)).to.deep.equal({ tax_rate: 11 });
 
       const put = await rejection(
         Rate.put(rateValues(++hotel, '1 bed', '2026-12-01', { price_cents: 2n ** 64n })),
@@ -446,7 +449,7 @@ describe('cells: save, update, versions', function () {
       const rate = await newRate({ net_price: 120, currency: 'EUR' });
       rate.set('note', 'checked');
       await rate.update({ tax_rate: 11 });
-      expect(writesSent().map((sent) => decodeBody(sent.body, 'sent'))).to.deep.equal([
+      expect(writesSent().map((sent) => decodeBody(sent.body, SOME_CELL))).to.deep.equal([
         { note: 'checked', tax_rate: 11 },
       ]);
       expect((await OtherRate.find(rate.uuid))?.body).to.deep.equal(
@@ -476,7 +479,7 @@ describe('cells: save, update, versions', function () {
       expect([first?.expectedRefKey, second?.expectedRefKey]).to.deep.equal([0, 1]);
       expect(second?.requestId).to.not.equal(first?.requestId);
       // The retry sends the update's values again, merged into the version re-read.
-      expect(decodeBody(second!.body, 'retry')).to.deep.equal({ tax_rate: 11 });
+      expect(decodeBody(second!.body, SOME_CELL)).to.deep.equal({ tax_rate: 11 });
       expect((await OtherRate.find(rate.uuid))?.body).to.include({
         net_price: 125,
         tax_rate: 11,

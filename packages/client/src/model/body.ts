@@ -15,13 +15,16 @@
 // MessagePackExtension of its type and bytes (see @shameless/proto's messagePackReader.ts).
 
 import {
+  MalformedMessagePack,
+  MessagePackTooDeep,
   UnencodableValueError,
   encodeMessagePack,
   isPlainObject,
   readMessagePack,
   setOwnKey,
 } from '@shameless/proto';
-import { InternalError, InvalidArgumentError } from '../transport/index.js';
+import { InvalidArgumentError } from '../transport/index.js';
+import { type BodySource, UnreadableBodyError } from './errors.js';
 import type { Body } from './schema.js';
 
 /**
@@ -42,18 +45,23 @@ export function encodeBody(body: Readonly<Body>, what = 'body'): Buffer {
 }
 
 /**
- * Decodes a stored body. An empty blob reads as `{}`; anything but a map is a corrupt cell
- * (every writer stores maps) and fails with an InternalError naming `what`. A body's own keys
- * are strings (the server takes no other); a key of another type, which only a writer that
- * went around the server could store, reads as its string.
+ * Decodes a stored body. An empty blob reads as `{}`. Bytes that are not a MessagePack map
+ * (every writer stores maps), or one nested deeper than the SDK reads, fail with an
+ * UnreadableBodyError naming the cell. A body's own keys are strings (the server takes no
+ * other); a key of another type, which only a writer that went around the server could
+ * store, reads as its string.
  */
-export function decodeBody(bytes: Uint8Array, what: string): Body {
+export function decodeBody(bytes: Uint8Array, source: BodySource): Body {
   if (bytes.length === 0) return {};
   let value: unknown;
   try {
     value = readMessagePack(bytes);
   } catch (error) {
-    throw new InternalError(`${what}: the body is not valid MessagePack`, { cause: error });
+    if (error instanceof MessagePackTooDeep) {
+      throw new UnreadableBodyError(source, error.message, error);
+    }
+    if (!(error instanceof MalformedMessagePack)) throw error;
+    throw new UnreadableBodyError(source, `not valid MessagePack (${error.message})`, error);
   }
   if (value instanceof Map) {
     const body: Body = {};
@@ -61,7 +69,7 @@ export function decodeBody(bytes: Uint8Array, what: string): Body {
     return body;
   }
   if (!isPlainObject(value)) {
-    throw new InternalError(`${what}: the body is not a MessagePack map`);
+    throw new UnreadableBodyError(source, 'not a MessagePack map');
   }
   return value;
 }

@@ -476,7 +476,12 @@ export class Cell<S extends ModelSchema = ModelSchema, B extends object = Body> 
   /** The working body: the version held, with unsaved edits. */
   get #body(): Body {
     if (this.#decoded === undefined) {
-      this.#decoded = decodeBody(this.#encoded!, `cell ${this.#name} of ${this.uuid}`);
+      this.#decoded = decodeBody(this.#encoded!, {
+        model: this.#context.schema.name,
+        uuid: this.uuid,
+        cell: this.#name,
+        refKey: this.#version?.refKey,
+      });
       this.#encoded = undefined;
     }
     return this.#decoded;

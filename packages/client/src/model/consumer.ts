@@ -13,6 +13,7 @@ import {
 } from '../groups/index.js';
 import { InvalidArgumentError } from '../transport/index.js';
 import type { Cell } from './cell.js';
+import { UnreadableBodyError } from './errors.js';
 import { type ExactInteger, fromWire } from './integers.js';
 import type { ModelPort } from './modelPort.js';
 import type { CellName, ModelSchema } from './schema.js';
@@ -34,7 +35,8 @@ export interface ConsumeOptions<S extends ModelSchema = ModelSchema> extends Mem
 /**
  * Handles one cell. Resolving acknowledges the cell; throwing (or rejecting) fails this
  * delivery: the cell comes again after a backoff, or is parked once it was delivered
- * `maxDeliveries` times; `delivery.park(reason)` parks it at once.
+ * `maxDeliveries` times; `delivery.park(reason)` parks it at once. An UnreadableBodyError of
+ * the cell's own body (one the SDK cannot read) parks it at once, its message the reason.
  */
 export type ConsumeHandler<S extends ModelSchema = ModelSchema> = (
   cell: Cell<S>,
@@ -65,7 +67,7 @@ export class Consumer<S extends ModelSchema = ModelSchema> {
       transport: context.transport,
       settings,
       signal: options.signal,
-      handle: (wire: WireCell, delivery: Delivery) => handler(cellOf(context, wire), delivery),
+      handle: (wire: WireCell, delivery: Delivery) => handled(context, handler, wire, delivery),
       onEvent: onEvent && ((event) => onEvent(publicEvent(event))),
     });
   }
@@ -108,6 +110,32 @@ export class Consumer<S extends ModelSchema = ModelSchema> {
    */
   close(): Promise<void> {
     return this.#member.close();
+  }
+}
+
+/**
+ * Runs the handler on a cell; a handler that fails because this cell's body cannot be read
+ * parks it at once. Bodies never change, so every later delivery would fail the same way and
+ * hold the shard through `maxDeliveries` backoffs; parked, it waits for a replay (after an
+ * upgrade that reads it, say) and the shard goes on.
+ */
+async function handled<S extends ModelSchema>(
+  context: ModelPort<S>,
+  handler: ConsumeHandler<S>,
+  wire: WireCell,
+  delivery: Delivery,
+): Promise<unknown> {
+  try {
+    return await handler(cellOf(context, wire), delivery);
+  } catch (error) {
+    const unreadable =
+      error instanceof UnreadableBodyError &&
+      error.uuid === wire.uuid &&
+      error.cell === wire.name &&
+      error.refKey === wire.refKey;
+    if (!unreadable) throw error;
+    delivery.park(error.message);
+    return undefined;
   }
 }
 

@@ -4,6 +4,7 @@
 
 import {
   StartFrom,
+  type Cell as WireCell,
   type ConsumerGroupShard as WireGroupShard,
   type ListParkedCellsRequest,
   type ParkedCell as WireParkedCell,
@@ -80,6 +81,10 @@ export interface ParkedCellContent {
   readonly name: string;
   readonly refKey: number;
   readonly createdAt: Date | undefined;
+  /**
+   * Decoded when first used; an UnreadableBodyError then for a body the SDK cannot read (often
+   * why the cell was parked).
+   */
   readonly body: Body;
 }
 
@@ -183,7 +188,7 @@ export class ParkedCells implements AsyncIterable<ParkedCell> {
         { ...this.#request, pageToken },
         readCall(this.#options),
       );
-      for (const parked of page.cells) yield parkedCell(parked);
+      for (const parked of page.cells) yield parkedCell(this.#request.model, parked);
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
   }
@@ -258,7 +263,7 @@ function groupShard(shard: WireGroupShard): ConsumerGroupShard {
   };
 }
 
-function parkedCell(parked: WireParkedCell): ParkedCell {
+function parkedCell(model: string, parked: WireParkedCell): ParkedCell {
   const cell = parked.cell;
   const stored = cell !== undefined && cell.uuid !== '';
   return {
@@ -268,15 +273,30 @@ function parkedCell(parked: WireParkedCell): ParkedCell {
     error: parked.error,
     parkedAt: parked.parkedAt,
     replayPending: parked.replayPending,
-    cell: stored
-      ? {
-          uuid: cell.uuid,
-          name: cell.name,
-          refKey: cell.refKey,
-          createdAt: cell.createdAt,
-          body: decodeBody(cell.body, `parked cell ${cell.id} of shard ${cell.shard}`),
-        }
-      : undefined,
+    cell: stored ? parkedContent(model, cell) : undefined,
+  };
+}
+
+/**
+ * A parked cell's content, its body decoded when first used: a cell is often parked because
+ * its body cannot be read, and that must not fail the listing of the others.
+ */
+function parkedContent(model: string, cell: WireCell): ParkedCellContent {
+  let body: Body | undefined;
+  return {
+    uuid: cell.uuid,
+    name: cell.name,
+    refKey: cell.refKey,
+    createdAt: cell.createdAt,
+    get body(): Body {
+      body ??= decodeBody(cell.body, {
+        model,
+        uuid: cell.uuid,
+        cell: cell.name,
+        refKey: cell.refKey,
+      });
+      return body;
+    },
   };
 }
 

@@ -1,7 +1,7 @@
 // Errors the model layer raises by itself, before any call is sent. Errors of calls are the
 // transport's typed errors (NotFoundError, ConflictError, ...).
 
-import { InvalidArgumentError } from '../transport/index.js';
+import { InternalError, InvalidArgumentError } from '../transport/index.js';
 
 /**
  * An index field was about to be written into a cell. Index values never change (they are
@@ -45,5 +45,52 @@ export class CellNotLoadedError extends Error {
     );
     this.cell = cell;
     this.uuid = uuid;
+  }
+}
+
+/** The cell a body was stored in, as {@link UnreadableBodyError} names it. */
+export interface BodySource {
+  readonly model: string;
+  readonly uuid: string;
+  readonly cell: string;
+  /** Its version, when known. */
+  readonly refKey?: number;
+}
+
+/**
+ * A cell's stored body cannot be read: it is not a MessagePack map, or it is nested deeper
+ * than the SDK reads (1000 levels; a server refuses anything past its `--max-body-depth`, so
+ * only a body written around the server, by the gem or by SQL, can be). Thrown when that
+ * cell's body is first used (`cell.body`, a field, `asJSON`, ...), never by the read that
+ * fetched it: the other cells of the same page, stream or shard are read as usual. A consumer
+ * group member parks such a cell at once if its handler lets this error out (see
+ * `Model.consume`), since no later delivery could read it either.
+ *
+ * An {@link InternalError}, as the SDK raised for such a body before it had a type of its own.
+ */
+export class UnreadableBodyError extends InternalError {
+  override name = 'UnreadableBodyError';
+  /** The model of the cell. */
+  readonly model: string;
+  /** The record's uuid. */
+  readonly uuid: string;
+  /** The cell's name. */
+  readonly cell: string;
+  /** The version whose body it is, when known. */
+  readonly refKey: number | undefined;
+  /** Why it cannot be read. */
+  readonly reason: string;
+
+  constructor(source: BodySource, reason: string, cause?: unknown) {
+    const version = source.refKey === undefined ? '' : `@${source.refKey}`;
+    super(
+      `cell ${source.cell}${version} of ${source.model} ${source.uuid}: the body cannot be read: ${reason}`,
+      { cause },
+    );
+    this.model = source.model;
+    this.uuid = source.uuid;
+    this.cell = source.cell;
+    this.refKey = source.refKey;
+    this.reason = reason;
   }
 }

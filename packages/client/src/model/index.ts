@@ -21,7 +21,12 @@ export {
   type ParkedCellsOptions,
   type ResetTarget,
 } from './consumerGroups.js';
-export { CellNotLoadedError, ReadonlyFieldError } from './errors.js';
+export {
+  type BodySource,
+  CellNotLoadedError,
+  ReadonlyFieldError,
+  UnreadableBodyError,
+} from './errors.js';
 export { type ExactInteger } from './integers.js';
 // Bodies' extension values; the class is @shameless/proto's, where the reader and writer live.
 export { MessagePackExtension } from '@shameless/proto';

@@ -3,10 +3,12 @@
 export { MessagePackExtension } from './messagePackExtension.js';
 export { MessagePackFloat } from './messagePackFloat.js';
 export {
+  MAX_READ_DEPTH,
   MalformedMessagePack,
+  MessagePackTooDeep,
   type MessagePackReadOptions,
   readMessagePack,
 } from './messagePackReader.js';
-export { UnencodableValueError, encodeMessagePack } from './messagePackWriter.js';
+export { UnencodableValueError, encodeMessagePack, isStackOverflow } from './messagePackWriter.js';
 export { isPlainObject, setOwnKey } from './plainObjects.js';
 export { TIMESTAMP_TYPE, type Timestamp, readTimestamp } from './timestamp.js';

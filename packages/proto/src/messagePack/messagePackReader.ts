@@ -18,9 +18,11 @@
 // - a map whose keys are all strings is a plain object, a "__proto__" key an own key (the
 //   prototype is left alone); any other map is a Map whose keys keep their types.
 // Anything that is not one MessagePack value throws (a 0xc1 byte, data cut short, bytes after
-// the value).
+// the value). So does a value nested deeper than MAX_READ_DEPTH levels: the reader recurses once
+// per level, and a deep enough value would otherwise overflow the stack wherever it is read.
 
 import { MessagePackExtension } from './messagePackExtension.js';
+import { isStackOverflow } from './messagePackWriter.js';
 import { setOwnKey } from './plainObjects.js';
 import { TIMESTAMP_TYPE, readTimestamp } from './timestamp.js';
 
@@ -29,8 +31,21 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Strings shorter than this are decoded here when they are ASCII. */
 const SHORT_STRING = 32;
 
+/**
+ * The most levels of maps and arrays read (the outermost is level 1): the most a server takes
+ * (its --max-body-depth goes up to 1000), with the stack to spare. A value of 3,800 levels
+ * overflowed Node's default stack from the top of a call; this reader uses about a quarter.
+ */
+export const MAX_READ_DEPTH = 1000;
+
 /** Bytes that are not one MessagePack value. */
 export class MalformedMessagePack extends Error {}
+
+/**
+ * Bytes that are one MessagePack value, but nested deeper than this reader reads
+ * ({@link MAX_READ_DEPTH} levels, or less where the caller left too little stack).
+ */
+export class MessagePackTooDeep extends Error {}
 
 /**
  * What a reader makes of the values a JS type cannot tell apart or hold; each, when left out,
@@ -61,7 +76,16 @@ export function readMessagePack(
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const reader = new MessagePackReader(buffer, options);
-  const value = reader.read();
+  let value: unknown;
+  try {
+    value = reader.read();
+  } catch (error) {
+    // The stack ran out before MAX_READ_DEPTH: a caller deep in its own calls.
+    if (isStackOverflow(error)) {
+      throw new MessagePackTooDeep(`nested too deep for the stack left (${error.message})`);
+    }
+    throw error;
+  }
   if (reader.position !== buffer.length) {
     throw new MalformedMessagePack(
       `${buffer.length - reader.position} bytes after the value (at byte ${reader.position})`,
@@ -72,6 +96,8 @@ export function readMessagePack(
 
 class MessagePackReader {
   position = 0;
+  /** Maps and arrays open around the value being read. */
+  #depth = 0;
 
   constructor(
     private readonly bytes: Buffer,
@@ -158,6 +184,22 @@ class MessagePackReader {
   }
 
   #map(size: number): unknown {
+    this.#enter();
+    const map = this.#mapOfSize(size);
+    this.#depth--;
+    return map;
+  }
+
+  /** Notes one more level open, refusing one past MAX_READ_DEPTH. */
+  #enter(): void {
+    if (++this.#depth > MAX_READ_DEPTH) {
+      throw new MessagePackTooDeep(
+        `nested deeper than ${MAX_READ_DEPTH} levels (at byte ${this.position - 1})`,
+      );
+    }
+  }
+
+  #mapOfSize(size: number): unknown {
     if (this.options.map) return this.options.map(this.#entries(size));
     // Read as an object until a key is not a string (rare: a Ruby writer's integer keys); then
     // read again from the first entry as a Map, which keeps the entries in their order.
@@ -187,9 +229,11 @@ class MessagePackReader {
   }
 
   #array(length: number): unknown[] {
+    this.#enter();
     // Not preallocated: a declared length is what the bytes claim, not what they hold.
     const array: unknown[] = [];
     for (let i = 0; i < length; i++) array.push(this.read());
+    this.#depth--;
     return array;
   }
 

@@ -80,12 +80,22 @@ export function encodeMessagePack(value: unknown): Buffer {
     writer.write(value);
     return Buffer.from(writer.written);
   } catch (error) {
+    if (isStackOverflow(error)) {
+      // The writer recurses once per level: thousands of levels run it out of stack, and no
+      // server would take such a body (DescribeStore's max_body_depth: 1000 at most).
+      throw new UnencodableValueError(`nested too deep to write (${error.message})`);
+    }
     if (!(error instanceof Unencodable)) throw error;
     const at = error.path.length === 0 ? '' : `${pathText(error.path)}: `;
     throw new UnencodableValueError(`${at}${error.message}`);
   } finally {
     if (writer.rewind()) idleWriter = writer;
   }
+}
+
+/** Whether `error` is V8's: the call stack ran out. */
+export function isStackOverflow(error: unknown): error is RangeError {
+  return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
 /** A value with no MessagePack form; `path` is filled in as the error leaves each container. */

@@ -15,10 +15,12 @@ import {
   MessagePackExtension,
   MessagePackFloat,
   type MessagePackReadOptions,
+  MessagePackTooDeep,
   TIMESTAMP_TYPE,
   UnencodableValueError,
   encodeMessagePack,
   isPlainObject,
+  isStackOverflow,
   readMessagePack,
   readTimestamp,
   setOwnKey,
@@ -58,6 +60,9 @@ const PRINTED: MessagePackReadOptions = {
   },
 };
 
+/** A stored body that is not MessagePack, or is nested deeper than the reader reads. */
+export class UnreadableBody extends Error {}
+
 /**
  * A body's JSON value, for stringifyExactJson. An empty blob reads as {}, as the SDK reads it.
  * `what` names the cell in the error for bytes that are not MessagePack.
@@ -67,8 +72,11 @@ export function bodyToJson(bytes: Buffer, what: string): unknown {
   try {
     return readMessagePack(bytes, PRINTED);
   } catch (error) {
+    if (error instanceof MessagePackTooDeep) {
+      throw new UnreadableBody(`${what}: the body cannot be read: ${error.message}`);
+    }
     if (!(error instanceof MalformedMessagePack)) throw error;
-    throw new Error(`${what}: the body is not valid MessagePack (${error.message})`);
+    throw new UnreadableBody(`${what}: the body is not valid MessagePack (${error.message})`);
   }
 }
 
@@ -97,6 +105,20 @@ function timestampText(data: Buffer): string | undefined {
  * names where it came from in the UsageError of anything refused.
  */
 export function bodyFromJson(text: string, argument: string): Buffer {
+  try {
+    return bodyOfJson(text, argument);
+  } catch (error) {
+    // Reading and writing recurse once per level: thousands of levels run out of stack, and
+    // no server would take such a body anyway.
+    if (!isStackOverflow(error)) throw error;
+    throw new UsageError(
+      `${argument}: nested too deep to read (${error.message}); a body may be maxBodyDepth ` +
+        'levels deep at most (`shameless describe`)',
+    );
+  }
+}
+
+function bodyOfJson(text: string, argument: string): Buffer {
   let parsed: unknown;
   try {
     parsed = parseExactJson(text, (literal, integral) =>

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { Unpackr } from 'msgpackr';
+import mysql from 'mysql2/promise';
 import { startTcpProxy } from '@shameless/testkit';
 import { hintFor } from '../../src/commands/failureHints.js';
 import { parseExactJson } from '../../src/commands/exactJson.js';
@@ -305,6 +306,79 @@ describe('shameless client commands', function () {
       const where = await shameless(['where', 'rate', 'hotel_id=47']);
       expect(where.code, where.stderr).to.equal(0);
       expect(lines(where.stdout)).to.have.length(1);
+    });
+
+    it('put of a body nested too deep gets a clear message and writes nothing', async () => {
+      const nested = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+      // 64 levels: the body's map and 63 arrays. One more, and the server refuses it.
+      const deepest = await shameless(['put', 'rate', '-'], rate(48, 'deep', `"a": ${nested(63)}`));
+      expect(deepest.code, deepest.stderr).to.equal(0);
+      const refused = await shameless(
+        ['put', 'rate', '-'],
+        rate(48, 'deeper', `"a": ${nested(64)}`),
+      );
+      expect(refused.code).to.equal(1);
+      expect(refused.stderr).to.match(
+        /^shameless: INVALID_ARGUMENT: values: a(\[0\]){7}…\(56 levels more\): nested deeper than 64 levels \(the server's --max-body-depth\)/,
+      );
+      // The issue's 200,000 levels run the CLI's JSON reader out of stack before any call.
+      const huge = await shameless(
+        ['put', 'rate', '-'],
+        rate(48, 'huge', `"a": ${nested(200_000)}`),
+      );
+      expect(huge.code).to.equal(2);
+      expect(huge.stderr).to.include('<values>: nested too deep to read');
+      for (const result of [refused, huge]) expectNoStack(result);
+      const where = await shameless(['where', 'rate', 'hotel_id=48']);
+      expect(lines(where.stdout), 'only the first was written').to.have.length(1);
+    });
+
+    it('get and tail print a body no reader takes (written by SQL, as the gem could) as null, and go on', async () => {
+      const put = await shameless(['put', 'rate', '-'], rate(49, 'unreadable'));
+      expect(put.code, put.stderr).to.equal(0);
+      const { uuid } = lines(put.stdout)[0] as { uuid: string };
+      const shard = parseInt(uuid.slice(0, 4), 16) % 4;
+      const sql = await mysql.createConnection({ uri: store.partitionUrls[0]! });
+      try {
+        // 200,000 arrays deep: past what the CLI's reader (as the SDK's) reads.
+        const body = Buffer.concat([
+          Buffer.from([0x81, 0xa1, 0x61]),
+          Buffer.alloc(200_000, 0x91),
+          fixint(1),
+        ]);
+        await sql.query(
+          `INSERT INTO test_rate_${String(shard).padStart(6, '0')} (uuid, column_name, ref_key, body, created_at) VALUES (?, 'meta', 0, ?, NOW(6))`,
+          [uuid, body],
+        );
+      } finally {
+        await sql.end();
+      }
+      const get = await shameless(['get', 'rate', uuid, '--cell', 'meta']);
+      expect(get.code, get.stderr).to.equal(0);
+      expect(lines(get.stdout)[0]).to.deep.include({
+        uuid,
+        cell: 'meta',
+        body: null,
+        unreadable: `cell meta@0 of record ${uuid}: the body cannot be read: nested deeper than 1000 levels (at byte 1002)`,
+      });
+      const tail = await shameless(['tail', 'rate', '--shard', String(shard)]);
+      expect(tail.code, tail.stderr).to.equal(0);
+      const cells = lines(tail.stdout) as { uuid: string; cell: string; body: unknown }[];
+      expect(
+        cells.filter((cell) => cell.uuid === uuid).map((cell) => [cell.cell, cell.body]),
+      ).to.deep.equal([
+        [
+          'base',
+          {
+            hotel_id: 49,
+            room_type: 'unreadable',
+            check_in_date: '2026-01-01',
+            gateway: 'g',
+            discount_type: 'none',
+          },
+        ],
+        ['meta', null],
+      ]);
     });
 
     it('put reads values from stdin with -, and updates the record found by its primary fields', async () => {
