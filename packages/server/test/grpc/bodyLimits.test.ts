@@ -49,6 +49,8 @@ describe('body limits', function () {
     store = await startStoreFixture({
       shardsCount: SHARDS,
       bodyLimits: { maxDepth: DEPTH, maxValues: MAX_VALUES },
+      // A version written by SQL below must be what the next merge reads.
+      versionCacheBytes: 0,
     });
     await store.api.defineModel({ model: RATE_MODEL });
     uuid = await putRate(store.api, hotel++);
@@ -283,6 +285,30 @@ describe('body limits', function () {
       at: Buffer.from([0xd6, 0xff, 0, 0, 0, 1]),
     });
     expect((await writeCell(taken)).cell!.body).to.deep.equal(taken);
+  });
+
+  it('merges into a body stored before the limits (by SQL, as the gem could) as it is', async () => {
+    const gemRecord = await putRate(store.api, hotel++);
+    const table = `test_rate_${String(parseInt(gemRecord.slice(0, 4), 16) % SHARDS).padStart(6, '0')}`;
+    const stored = one('a', nestedArrays(200_000));
+    await sql.query(
+      `INSERT INTO ${table} (uuid, column_name, ref_key, body, created_at) VALUES (?, 'meta', 0, ?, NOW(6))`,
+      [gemRecord, stored],
+    );
+    const merged = await store.api.writeCell({
+      model: 'rate',
+      uuid: gemRecord,
+      cell: 'meta',
+      body: object({ b: fixint(2) }),
+      mode: WriteMode.WRITE_MODE_MERGE,
+      requestId: requestId(),
+      expectedRefKey: 0,
+    });
+    expect(merged.cell!.refKey).to.equal(1);
+    // The stored entry keeps its bytes; the patch's key comes after it.
+    expect(merged.cell!.body).to.deep.equal(
+      Buffer.concat([Buffer.from([0x82]), stored.subarray(1), str('b'), fixint(2)]),
+    );
   });
 
   it('says its limits in DescribeStore', async () => {
