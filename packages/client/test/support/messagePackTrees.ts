@@ -1059,8 +1059,8 @@ export function sdkExpected(tree: Tree): Described {
     case 'bin':
       return ['Buffer', hex(tree.bytes)];
     case 'ext':
-      return tree.type === -1
-        ? ['Date', dateMilliseconds(tree.data)]
+      return tree.type === -1 && dateMilliseconds(tree.data) !== undefined
+        ? ['Date', dateMilliseconds(tree.data)!]
         : ['MessagePackExtension', tree.type, hex(tree.data)];
     case 'array':
       return ['array', tree.items.map(sdkExpected)];
@@ -1090,12 +1090,15 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** A Date's range: ±8.64e15 ms from the epoch. */
 const MOST_DATE_MS = 8_640_000_000_000_000n;
 
-/** A timestamp's instant to the millisecond, rounded down, as a Date holds it. */
-function dateMilliseconds(data: Uint8Array): Described {
+/**
+ * A timestamp's instant to the millisecond, rounded down, as a Date holds it; undefined past a
+ * Date's range (the SDK reads such a timestamp as a MessagePackExtension).
+ */
+function dateMilliseconds(data: Uint8Array): number | undefined {
   const { seconds, nanoseconds } = timestampOf(data);
   const milliseconds = seconds * 1000n + BigInt(Math.floor(nanoseconds / 1e6));
   return milliseconds < -MOST_DATE_MS || milliseconds > MOST_DATE_MS
-    ? 'Invalid Date'
+    ? undefined
     : Number(milliseconds);
 }
 
@@ -1172,7 +1175,7 @@ function rewritten(tree: Tree): Tree {
     case 'bin':
       return bin(tree.bytes);
     case 'ext':
-      if (tree.type === -1) throw HOLDS_A_DATE;
+      if (tree.type === -1 && dateMilliseconds(tree.data) !== undefined) throw HOLDS_A_DATE;
       return ext(tree.type, tree.data);
     case 'array':
       return array(tree.items.map(rewritten));

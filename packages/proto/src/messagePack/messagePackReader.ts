@@ -14,7 +14,7 @@
 //   as numbers they would be written back as floats);
 // - a float (32 or 64 bits) is a number, a string a string (bytes that are not UTF-8 read as
 //   U+FFFD), a binary a Buffer of its own, nil null, a timestamp (-1) a Date (to the
-//   millisecond, rounded down);
+//   millisecond, rounded down; one past a Date's range stays a MessagePackExtension);
 // - a map whose keys are all strings is a plain object, a "__proto__" key an own key (the
 //   prototype is left alone); any other map is a Map whose keys keep their types.
 // Anything that is not one MessagePack value throws (a 0xc1 byte, data cut short, bytes after
@@ -264,7 +264,7 @@ class MessagePackReader {
     const start = this.#take(length);
     const data = this.bytes.subarray(start, start + length);
     if (this.options.extension) return this.options.extension(type, Buffer.from(data));
-    return type === TIMESTAMP_TYPE ? timestamp(data) : new MessagePackExtension(type, data);
+    return (type === TIMESTAMP_TYPE && dateOf(data)) || new MessagePackExtension(type, data);
   }
 
   #uint(width: 1 | 2 | 4): number {
@@ -288,14 +288,20 @@ function exact(value: bigint): number | bigint {
   return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value;
 }
 
+/** The most milliseconds a Date holds either side of the epoch. */
+const MOST_DATE_MS = 8.64e15;
+
 /**
- * The timestamp extension as a Date, to the millisecond rounded down (Invalid Date for no
- * timestamp). The milliseconds are added as a whole number: a fraction added to a count of
- * milliseconds past 2^44 rounds to the nearest representable double, so 999.999999 ms could
- * make the next second, and a Date cuts a negative instant's fraction towards the epoch.
+ * The timestamp extension as a Date, to the millisecond rounded down; undefined for data of no
+ * timestamp layout or an instant past a Date's range, read as the MessagePackExtension it is
+ * (so that it is written back as it was, where a Date could only be invalid). The milliseconds
+ * are added as a whole number: a fraction added to a count of milliseconds past 2^44 rounds to
+ * the nearest representable double, so 999.999999 ms could make the next second, and a Date
+ * cuts a negative instant's fraction towards the epoch.
  */
-function timestamp(data: Buffer): Date {
+function dateOf(data: Buffer): Date | undefined {
   const instant = readTimestamp(data);
-  if (!instant) return new Date(Number.NaN);
-  return new Date(Number(instant.seconds) * 1000 + Math.floor(instant.nanoseconds / 1e6));
+  if (!instant) return undefined;
+  const milliseconds = Number(instant.seconds) * 1000 + Math.floor(instant.nanoseconds / 1e6);
+  return Math.abs(milliseconds) <= MOST_DATE_MS ? new Date(milliseconds) : undefined;
 }

@@ -163,6 +163,9 @@ class MessagePackWriter {
         if (value instanceof MessagePackFloat) return this.#float64(value.value);
         if (value instanceof Map) return this.#map(value);
         if (value instanceof Set) return this.#array([...(value as Set<unknown>)], value);
+        if (value instanceof Date && Number.isNaN(value.getTime())) {
+          throw new Unencodable('an Invalid Date has no MessagePack form');
+        }
         if (value instanceof Date || value instanceof Error || value instanceof RegExp) {
           return this.#fallback(value);
         }
