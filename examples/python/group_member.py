@@ -75,7 +75,8 @@ class Outbox:
 
 def handle(cell):
     """The application's work on one cell; raising reports a FailedDelivery."""
-    return msgpack.unpackb(cell.body)
+    # Maps inside a body may have integer keys (the gem's {20261201 => 120}).
+    return msgpack.unpackb(cell.body, strict_map_key=False)
 
 
 def handle_deliveries(deliveries, outbox):
