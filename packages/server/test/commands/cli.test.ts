@@ -334,7 +334,7 @@ describe('shameless client commands', function () {
     });
 
     it('get and tail print a body no reader takes (written by SQL, as the gem could) as null, and go on', async () => {
-      const put = await shameless(['put', 'rate', '-'], rate(49, 'unreadable'));
+      const put = await shameless(['put', 'rate', '-'], rate(52, 'unreadable'));
       expect(put.code, put.stderr).to.equal(0);
       const { uuid } = lines(put.stdout)[0] as { uuid: string };
       const shard = parseInt(uuid.slice(0, 4), 16) % 4;
@@ -370,7 +370,7 @@ describe('shameless client commands', function () {
         [
           'base',
           {
-            hotel_id: 49,
+            hotel_id: 52,
             room_type: 'unreadable',
             check_in_date: '2026-01-01',
             gateway: 'g',
