@@ -118,7 +118,21 @@ function indexValueOf(field: FieldSpec, body: Body, path: string): IndexScalar {
     const type = field.type === 'integer' ? 'an integer' : 'a string';
     throw new InvalidArgumentError(path, `${field.name} must be ${type}, got ${container}`);
   }
-  return toIndexScalar(field, body.get(field.name), path);
+  return toIndexScalar(field, decodedValue(field, body, path), path);
+}
+
+/**
+ * The value decoded. The body is well-formed and the value no container, so what the decoder
+ * cannot read is an extension of a type it does not know: not an index value, and the request's
+ * fault, not the server's.
+ */
+function decodedValue(field: FieldSpec, body: Body, path: string): unknown {
+  try {
+    return body.get(field.name);
+  } catch {
+    const type = field.type === 'integer' ? 'an integer' : 'a string';
+    throw new InvalidArgumentError(path, `${field.name} must be ${type}, got an extension`);
+  }
 }
 
 export function shardOnValue(index: IndexSpec, values: readonly IndexScalar[]): number | bigint {
