@@ -341,7 +341,13 @@ function runQuery<T>(
       if (error.code !== 'PROTOCOL_SEQUENCE_TIMEOUT') return reject(error);
       // mysql2 gives up on the statement but keeps the connection, which may be hung.
       destroy();
-      reject(Date.now() >= deadline ? Object.assign(error, { callDeadlinePassed: true }) : error);
+      // The timer ran on the event loop's clock, which lags Date.now() by what the loop's turn
+      // had spent when it was armed: a timer set by the deadline may fire a little before it.
+      reject(
+        byDeadline || Date.now() >= deadline
+          ? Object.assign(error, { callDeadlinePassed: true })
+          : error,
+      );
     }),
   );
 }
