@@ -24,11 +24,18 @@ const LISTENING = /listening on (\S+)/;
 /** Runs `node <args>` and waits for its `listening on` line. */
 export async function startListeningProcess(
   args: readonly string[],
-  options: { name: string; timeoutMs?: number; nodeOptions?: readonly string[] },
+  options: {
+    name: string;
+    timeoutMs?: number;
+    nodeOptions?: readonly string[];
+    /** Added to this process's environment for the child. */
+    env?: Readonly<Record<string, string>>;
+  },
 ): Promise<ListeningProcess> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   const release = cleanUpOnExit({ child });
   let output = '';
