@@ -1,6 +1,7 @@
 // Shell commands in the guides checked without running them: a `pnpm` script exists, a
 // `shameless` command (or a command's command: `group parked`) and each of its flags appear in
-// its --help, a `pnpm bench` flag in the bench's --help, a script named by path exists.
+// its --help, a `pnpm bench` or `pnpm fuzz` flag in that program's --help, a script named by path
+// exists.
 // Applied to every shell block, so that a block skipped because it cannot run in CI (it runs for
 // minutes, needs other hosts) still cannot name a flag or script that is gone.
 import { execFileSync } from 'node:child_process';
@@ -24,6 +25,12 @@ const PNPM_COMMANDS = new Set([
   'init',
   'create',
 ]);
+
+/** The scripts whose flags are checked, and the built program each runs (its --help lists them). */
+const SCRIPT_CLIS: Readonly<Record<string, string>> = {
+  bench: 'packages/bench/dist/src/cli.js',
+  fuzz: 'packages/server/dist/test/fuzz/cli.js',
+};
 
 export class CommandChecker {
   readonly #helps = new Map<string, string>();
@@ -59,9 +66,12 @@ export class CommandChecker {
     const [name, ...args] = words[0] === 'run' ? words.slice(1) : words;
     if (name === undefined || name.startsWith('-') || PNPM_COMMANDS.has(name)) return [];
     if (!this.#scripts.has(name)) return [`pnpm ${name}: no such script in package.json`];
-    if (name !== 'bench') return [];
-    const help = this.#help('bench', [join(this.repo, 'packages/bench/dist/src/cli.js'), '--help']);
-    return unknownFlags(args, help).map((flag) => `pnpm bench ${flag}: not in pnpm bench --help`);
+    const cli = SCRIPT_CLIS[name];
+    if (cli === undefined) return [];
+    const help = this.#help(name, [join(this.repo, cli), '--help']);
+    return unknownFlags(args, help).map(
+      (flag) => `pnpm ${name} ${flag}: not in pnpm ${name} --help`,
+    );
   }
 
   #shameless(words: string[]): string[] {

@@ -173,12 +173,13 @@ describe('the docs checker', () => {
   describe('commands in shell blocks', () => {
     const checker = new CommandChecker(REPO);
 
-    it('knows scripts, shameless commands and their flags, and bench flags', () => {
+    it('knows scripts, shameless commands and their flags, and bench and fuzz flags', () => {
       expect(
         checker.problems(
           [
             'pnpm install && pnpm start   # comment',
             'pnpm bench --quick --no-coalesce',
+            'pnpm fuzz --minutes 5 --seed 7 --max-depth 2000',
             'shameless serve --listen 0.0.0.0:50051 \\',
             '  --tls-cert server.pem',
             'node packages/server/bin/shameless.js plan --model rate.json',
@@ -195,6 +196,7 @@ describe('the docs checker', () => {
           [
             'pnpm strat',
             'pnpm bench --quik',
+            'pnpm fuzz --seconds 5',
             'shameless serve --tls-certificate x',
             'shameless serv',
             'shameless group park rate billing',
@@ -206,6 +208,7 @@ describe('the docs checker', () => {
       ).to.deep.equal([
         'pnpm strat: no such script in package.json',
         'pnpm bench --quik: not in pnpm bench --help',
+        'pnpm fuzz --seconds: not in pnpm fuzz --help',
         'shameless serve --tls-certificate: not in shameless serve --help',
         'shameless serv: not a command of shameless --help',
         'shameless group park: not a command of shameless group --help',
