@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { withDeadline } from '../../src/engine/base/callScope.js';
 import { DeadlineExceededError } from '../../src/engine/base/errors.js';
-import { contentTableName } from '../../src/engine/model/tableNames.js';
+import { contentTableName, storeTableName } from '../../src/engine/model/tableNames.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -50,6 +50,26 @@ describe('call deadlines in the engine', function () {
     const [, patient] = await Promise.allSettled([read(300), read(10_000)]);
     expect(patient.status, JSON.stringify(patient)).to.equal('fulfilled');
     expect(patient.status === 'fulfilled' && patient.value.refKey).to.equal(0);
+  });
+
+  // The contract fuzzer met it (seed 77): a Pipeline call with a 1 ms timeout asked for a cell
+  // no model had, which queues a refresh of the models; a DescribeStore of another client,
+  // sharing that refresh, was answered DEADLINE_EXCEEDED well within its own deadline.
+  it("a refresh of the models shared by several calls runs until the latest caller's deadline", async () => {
+    const connection = await mysql.createConnection(store.partitionUrls[0]!);
+    await connection.query(`LOCK TABLES \`${storeTableName('test', 'models')}\` WRITE`);
+    try {
+      // The first refresh waits for the lock; the others queue behind it and share the next.
+      const first = withDeadline(Date.now() + 10_000, () => store.engine.describe());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const hasty = withDeadline(Date.now() + 20, () => store.engine.describe());
+      const patient = withDeadline(Date.now() + 10_000, () => store.engine.describe());
+      setTimeout(() => void connection.query('UNLOCK TABLES'), 300);
+      const [, , settled] = await Promise.allSettled([first, hasty, patient]);
+      expect(settled.status, JSON.stringify(settled)).to.equal('fulfilled');
+    } finally {
+      await connection.end();
+    }
   });
 
   it('a read whose deadline has passed is not sent', async () => {

@@ -2,6 +2,7 @@
 // cache that refreshes from the schema table when another server has defined something new.
 // Whenever it looks at a model's tables it records what writes must know of them (KnownTables).
 import { applySchemaChanges } from './applySchemaChanges.js';
+import { type CallScope, currentScope, sharedScope, withScope } from '../base/callScope.js';
 import {
   FailedPreconditionError,
   InternalError,
@@ -50,6 +51,8 @@ export class ModelRegistry {
   private models = new Map<string, CompiledModel>();
   private refreshing: Promise<void> | undefined;
   private queuedRefresh: Promise<void> | undefined;
+  /** The calls waiting for the queued refresh. */
+  private queuedCallers: CallScope[] = [];
   private loaded = false;
 
   constructor(
@@ -73,11 +76,16 @@ export class ModelRegistry {
       this.refreshing = this.load().finally(() => (this.refreshing = undefined));
       return this.refreshing;
     }
+    // The next read is shared by every caller that queues for it: it runs until the latest of
+    // their deadlines, not the first one's (a call with a 1 ms timeout would fail the others).
+    this.queuedCallers.push(currentScope());
     this.queuedRefresh ??= this.refreshing
       .catch(() => {})
       .then(() => {
+        const callers = this.queuedCallers;
         this.queuedRefresh = undefined;
-        return this.refresh();
+        this.queuedCallers = [];
+        return withScope(sharedScope(callers), () => this.refresh());
       });
     return this.queuedRefresh;
   }
