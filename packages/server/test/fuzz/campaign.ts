@@ -52,6 +52,8 @@ export interface Figures {
   readonly calls: ReadonlyMap<Rpc, number>;
   /** Final statuses of calls, and of each call of a Pipeline. */
   readonly statuses: ReadonlyMap<string, number>;
+  /** The fields INVALID_ARGUMENT answers named (shameless-field), Pipeline calls' included. */
+  readonly refusedFields: ReadonlyMap<string, number>;
   readonly rssBytes: number;
   readonly peakRssBytes: number;
   /** The case that raised the peak the most: its RPC and by how much. */
@@ -99,6 +101,7 @@ class Campaign {
   private readonly audit: StoreAudit;
   private readonly calls = new Map<Rpc, number>();
   private readonly statuses = new Map<string, number>();
+  private readonly refusedFields = new Map<string, number>();
   private cases = 0;
   private sweeps = 0;
   private rssBytes = 0;
@@ -128,6 +131,7 @@ class Campaign {
       cases: this.cases,
       calls: new Map(this.calls),
       statuses: new Map(this.statuses),
+      refusedFields: new Map(this.refusedFields),
       rssBytes: this.rssBytes,
       peakRssBytes: this.peakRssBytes,
       ...(this.peakJump ? { peakJump: { ...this.peakJump } } : {}),
@@ -210,10 +214,19 @@ class Campaign {
     for (const call of calls) {
       increment(this.calls, call.rpc);
       increment(this.statuses, codeName(call.status.code));
+      const field = call.status.metadata.get('shameless-field')[0];
+      if (call.status.code === status.INVALID_ARGUMENT)
+        increment(this.refusedFields, String(field));
       if (call.rpc !== 'Pipeline') continue;
       for (const bytes of call.received) {
         const answer = tryDecode(PipelineResponse, bytes) as PipelineResponse | undefined;
         if (!answer?.result) continue;
+        if (
+          answer.result.$case === 'error' &&
+          answer.result.error.code === status.INVALID_ARGUMENT
+        ) {
+          increment(this.refusedFields, answer.result.error.trailers['shameless-field'] ?? '');
+        }
         increment(
           this.statuses,
           `Pipeline call ${answer.result.$case === 'error' ? codeName(answer.result.error.code) : 'OK'}`,
@@ -367,11 +380,11 @@ function describeCalls(fuzz: FuzzCase, calls: readonly CallRecord[]): string[] {
     lines.push(
       `    status: ${codeName(call.status.code)} ${JSON.stringify(call.status.details)}${call.cancelledByUs ? ' (cancelled by the fuzzer)' : ''}`,
     );
-    for (const [i, bytes] of call.received.slice(0, 5).entries()) {
+    for (const [i, bytes] of call.received.slice(0, 12).entries()) {
       lines.push(`    response message ${i}: ${decodedView(response, bytes).slice(0, 600)}`);
     }
-    if (call.received.length > 5)
-      lines.push(`    … ${call.received.length - 5} more response messages`);
+    if (call.received.length > 12)
+      lines.push(`    … ${call.received.length - 12} more response messages`);
   }
   return lines;
 }
@@ -395,6 +408,7 @@ export function formatFigures(figures: Figures): string {
   return [
     `[fuzz ${clock}] ${figures.cases} cases, ${calls} calls (${formatCounts(figures.calls as ReadonlyMap<string, number>, RPCS)})`,
     `  statuses: ${formatCounts(figures.statuses)}`,
+    `  fields INVALID_ARGUMENT named most: ${formatCounts(new Map([...figures.refusedFields].sort((a, b) => b[1] - a[1]).slice(0, 8)))}`,
     `  server RSS ${mib(figures.rssBytes)} (peak ${mib(figures.peakRssBytes)}${figures.peakJump ? `, raised most by a ${figures.peakJump.rpc} case: +${mib(figures.peakJump.bytes)}` : ''}; ceiling ${mib(RSS_CEILING_BYTES)}), ${figures.sweeps} store sweeps, ${figures.restarts} restarts`,
   ].join('\n');
 }

@@ -4,8 +4,10 @@
 // of what does not exist. Records are named by slot and request ids by marker (world.ts), so
 // that a seed makes the same requests against any store. A case is a request, its byte
 // mutations, and for streams the messages that follow.
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { FieldType, Operator, SortOrder, StartFrom, WriteMode } from '@shameless/proto';
+import { toOperator } from '../../src/grpc/service/protoMapping.js';
 import { type Mutation, mutations } from './mutations.js';
 import {
   ALL_INDEX_FIELDS,
@@ -249,7 +251,7 @@ const condition = (hugeValues: boolean) =>
  * A Where request: its shard field with `=` mostly, so that it reaches MySQL. `top`: the
  * request of its own call, whose repeated fields may be huge; else one of a WhereMany.
  */
-const whereRequest = (top: boolean) =>
+const whereQuery = (top: boolean) =>
   fc.record({
     model,
     index,
@@ -299,6 +301,71 @@ const whereRequest = (top: boolean) =>
       },
     ),
   });
+
+/** Values a forged page token may hold in place of an index row's key. */
+const tokenValue = fc.oneof(
+  fc.constantFrom(
+    '99999999999999999999n',
+    '-9223372036854775809n',
+    '9223372036854775807n',
+    '1e400',
+    '',
+    'z'.repeat(300),
+    '00000000-0000-0000-0000-000000000000',
+  ),
+  fc.integer(),
+  fc.double(),
+  fc.string({ maxLength: 8 }),
+  fc.constantFrom(null, true, [], {}),
+);
+
+interface DraftQuery {
+  readonly model: string;
+  readonly index: string;
+  readonly order: number;
+  readonly conditions: readonly {
+    readonly field: string;
+    readonly op: number;
+    readonly values: readonly {
+      readonly kind?: { readonly $case: string; readonly [value: string]: unknown };
+    }[];
+  }[];
+}
+
+/**
+ * A page token the server would take as its own for this query (whereQuery.ts fingerprints the
+ * model, index, order and conditions), holding `key` as the last row's index values and uuid:
+ * what reaches the token's values, which a token of another query never does.
+ */
+export function forgedPageToken(query: DraftQuery, key: readonly unknown[]): string {
+  const fingerprint = createHash('sha256')
+    .update(
+      JSON.stringify([
+        query.model,
+        query.index || 'primary',
+        query.order === SortOrder.SORT_ORDER_DESC,
+        query.conditions.map((c) => [
+          c.field,
+          toOperator(c.op),
+          c.values.map((v) => String(v.kind?.[v.kind.$case] ?? '')),
+        ]),
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 12);
+  return Buffer.from(JSON.stringify([fingerprint, key])).toString('base64url');
+}
+
+/** A Where request; a few carry a page token forged for the query itself, with odd values. */
+const whereRequest = (top: boolean) =>
+  fc
+    .tuple(
+      whereQuery(top),
+      fc.option(fc.array(tokenValue, { minLength: 1, maxLength: 5 }), { freq: 6, nil: undefined }),
+    )
+    .map(([query, key]) =>
+      key === undefined ? query : { ...query, pageToken: forgedPageToken(query, key) },
+    );
 
 const fieldDefinition = fc.record({
   name: nameOf(ALL_INDEX_FIELDS, ['f1', 'f2', 'uuid', 'id', 'body']),
