@@ -301,11 +301,28 @@ class Campaign {
       this.models.filter((m) => [...MODEL_NAMES, ...NEW_MODEL_NAMES].includes(m.name)),
     );
     if (problems.length > 0) {
+      // The cases that carried a request id the problems name wrote those rows: they come first.
+      const ids = problems.flatMap((problem) =>
+        [...problem.matchAll(/request id (fz-[\w-]+)/g)].map((m) => m[1]!),
+      );
+      const wrote = (calls: readonly CallRecord[]) =>
+        ids.some((id) => calls.some((call) => Buffer.concat(call.sent).includes(id)));
+      const culprits = this.window.filter(({ calls }) => wrote(calls));
       this.sweepFailure = [
         `the store broke a rule during the last ${this.window.length} cases (seed ${this.options.seed}; the sweep before found nothing):`,
         ...problems.map((problem) => `  ${problem}`),
+        ...(culprits.length > 0
+          ? [
+              '',
+              'the case(s) whose request ids those rows carry:',
+              ...culprits.flatMap(({ fuzz, calls }) => [
+                ...describeCalls(fuzz, calls),
+                `  the case as drawn: ${draftView(fuzz)}`,
+              ]),
+            ]
+          : []),
         '',
-        'the cases since that sweep, oldest first:',
+        'every case since that sweep, oldest first:',
         ...this.window.flatMap(({ fuzz, calls }) => describeCalls(fuzz, calls)),
       ].join('\n');
     }

@@ -376,7 +376,7 @@ const largeBody = fc
 export const bodyOf = (indexFields: readonly string[], depths: readonly number[]) =>
   fc.oneof(
     { weight: 20, arbitrary: mpStringMap },
-    { weight: depths.length > 0 ? 2 : 0, arbitrary: deepBody(depths.length > 0 ? depths : [1]) },
+    { weight: depths.length > 0 ? 4 : 0, arbitrary: deepBody(depths.length > 0 ? depths : [1]) },
     {
       weight: 1,
       arbitrary: fc
