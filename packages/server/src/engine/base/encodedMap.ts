@@ -122,15 +122,19 @@ export class EncodedMap {
   }
 
   /**
-   * 'a map' or 'an array' when the value of `key` is one, else undefined. Decoding one
-   * recurses once per level of nesting, so a value nested a few thousand deep, which a body of
-   * a few KB holds, overflows the stack: a caller that wants a scalar asks this first.
+   * 'a map', 'an array' or 'an extension' when the value of `key` is one, else undefined. A
+   * caller that wants a scalar asks this first: decoding a container recurses once per level of
+   * nesting (a value nested a few thousand deep, which a body of a few KB holds, overflows the
+   * stack), and the decoder reads an extension by its process-wide table of types (msgpackr's
+   * 0x42 reads as a bigint), so an extension could pass for a value it is not.
    */
-  containerAt(key: string): 'a map' | 'an array' | undefined {
+  containerAt(key: string): 'a map' | 'an array' | 'an extension' | undefined {
     const entry = this.entryOf(key);
     if (!entry) return undefined;
     const { kind } = readHeader(this.bytes, entry.valueStart);
-    return kind === 'map' ? 'a map' : kind === 'array' ? 'an array' : undefined;
+    if (kind === 'map') return 'a map';
+    if (kind === 'array') return 'an array';
+    return kind === 'ext' ? 'an extension' : undefined;
   }
 
   /**
