@@ -5,6 +5,7 @@
 // until the last of them gives up: until the latest of their deadlines, and, for reads, until
 // every one of them has gone.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { type CommitSink, type ReadConsistency, sharedConsistency } from './consistency.js';
 
 export interface CallScope {
   /** Milliseconds since the epoch by which the statements must end; Infinity: none. */
@@ -13,6 +14,10 @@ export interface CallScope {
   readonly signal?: AbortSignal;
   /** Of work shared by several calls: their scopes (see sharedScope). */
   readonly sharedBy?: readonly CallScope[];
+  /** How fresh the call's reads must be; strong (the primary) when left out. */
+  readonly consistency?: ReadConsistency;
+  /** Where the call's commits are gathered, for its answer's session token. */
+  readonly commits?: CommitSink;
 }
 
 const UNBOUNDED: CallScope = { deadline: Infinity };
@@ -46,7 +51,11 @@ export function latestDeadline(callers: Iterable<number>): number {
  */
 export function sharedScope(callers: readonly CallScope[]): CallScope {
   if (callers.length === 1) return callers[0]!;
-  return { deadline: latestDeadline(callers.map((caller) => caller.deadline)), sharedBy: callers };
+  return {
+    deadline: latestDeadline(callers.map((caller) => caller.deadline)),
+    sharedBy: callers,
+    consistency: sharedConsistency(callers.map((caller) => caller.consistency)),
+  };
 }
 
 /** Whether everyone the work is for has gone, so that no answer of it would be read. */
