@@ -24,6 +24,8 @@ import { MaxIdPoller } from './log/maxIdPoller.js';
 import { BASE_CELL, type CompiledModel, type ModelSpec } from './model/model.js';
 import { ModelRegistry } from './schema/modelRegistry.js';
 import { PartitionHealth } from './mysql/partitionHealth.js';
+import { ReplicaMonitor } from './mysql/replicaMonitor.js';
+import type { ReplicaStatus } from './mysql/replicas.js';
 import type { PartitionSet } from './mysql/partitions.js';
 import { KnownRecords } from './write/knownRecords.js';
 import { VersionCache } from './base/versionCache.js';
@@ -80,6 +82,13 @@ export interface PartitionInfo {
   lastShard: number;
   /** The last health probe of the partition got no answer. */
   down: boolean;
+  /** Its read replicas, as the replica monitor last measured them. */
+  replicas: ReplicaInfo[];
+}
+
+export interface ReplicaInfo extends Omit<ReplicaStatus, 'partition'> {
+  host: string;
+  port: number;
 }
 
 export interface StoreDescription {
@@ -105,6 +114,8 @@ export interface EngineOptions {
   maxCellBytes: number;
   /** How often every partition is probed; 1000 ms when left out. */
   healthCheckIntervalMs?: number;
+  /** How often each replica's lag is measured; 250 ms when left out. */
+  replicaCheckIntervalMs?: number;
   /**
    * The largest answer a read of many cells (GetCells) may make, in bytes: the largest message
    * the server sends. Unbounded when left out.
@@ -135,6 +146,8 @@ export const DEFAULT_PRIMARY_KEY_CACHE_ENTRIES = 100_000;
 export const DEFAULT_RECORD_CACHE_ENTRIES = 100_000;
 /** Consumer groups read their rows this often: a hand-over waits about this long. */
 export const DEFAULT_GROUP_POLL_MS = 200;
+/** How often each read replica's lag is measured, in ms. */
+export const DEFAULT_REPLICA_CHECK_INTERVAL_MS = 250;
 /** Some 50,000 cells of 1 KB bodies. */
 export const DEFAULT_VERSION_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -157,6 +170,8 @@ export class Engine implements EngineStats {
   private readonly maxAnswerBytes: number | undefined;
   /** Which partitions answer, probed in the background from start() to close(). */
   readonly health: PartitionHealth;
+  /** How far behind each read replica is, measured in the background from start() to close(). */
+  readonly replicaMonitor: ReplicaMonitor;
 
   constructor(
     readonly layout: StoreLayout,
@@ -169,6 +184,11 @@ export class Engine implements EngineStats {
     this.bodyLimits = options.bodyLimits ?? DEFAULT_BODY_LIMITS;
     this.maxAnswerBytes = options.maxAnswerBytes;
     this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
+    this.replicaMonitor = new ReplicaMonitor(
+      partitions.partitions,
+      options.replicaCheckIntervalMs ?? DEFAULT_REPLICA_CHECK_INTERVAL_MS,
+      logger,
+    );
     const notifier = new LogNotifier();
     const times = new StoredTimes(layout.createdAt);
     const indexColumns = new IndexColumns();
@@ -257,6 +277,16 @@ export class Engine implements EngineStats {
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
           down: !this.health.isUp(partition.index),
+          replicas: partition.replicas.map((replica) => {
+            const { state, lagMs, replica: index } = replica.status();
+            return {
+              replica: index,
+              host: replica.location.host,
+              port: replica.location.port,
+              state,
+              lagMs,
+            };
+          }),
         };
       }),
       models: this.models.all().map((model) => model.spec),
@@ -586,6 +616,7 @@ export class Engine implements EngineStats {
     // partitions still answer.
     await this.groups.close();
     this.health.stop();
+    await this.replicaMonitor.stop();
     this.poller.stop();
     return this.partitions.end();
   }

@@ -2,6 +2,7 @@ export type { AppendOutcome } from './write/cellWriter.js';
 export {
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
+  DEFAULT_REPLICA_CHECK_INTERVAL_MS,
   DEFAULT_VERSION_CACHE_BYTES,
   Engine,
   MAX_WHERE_BATCH,
@@ -32,7 +33,16 @@ export { silentLogger } from './base/logger.js';
 export type { FieldSpec, FieldType, IndexScalar, IndexSpec, ModelSpec } from './model/model.js';
 export { BASE_CELL } from './model/model.js';
 export type { PoolUsage } from './mysql/mysqlPool.js';
-export { openStore, StoreConfigError, type StoreConfig, type StoreShape } from './openStore.js';
+export {
+  DEFAULT_REPLICA_MAX_LAG_MS,
+  DEFAULT_REPLICA_WAIT_MS,
+  openStore,
+  StoreConfigError,
+  type ReplicaConfig,
+  type StoreConfig,
+  type StoreShape,
+} from './openStore.js';
+export { redactUrl } from './mysql/mysqlPool.js';
 export {
   EACH_CELLS_HELD_BYTES,
   type EachEvent,

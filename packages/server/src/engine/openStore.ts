@@ -18,6 +18,9 @@ import {
   serverConnection,
 } from './mysql/mysqlPool.js';
 import { Partition, PartitionSet } from './mysql/partitions.js';
+import { Replica } from './mysql/replicas.js';
+import type { CallScope } from './base/callScope.js';
+import type { GtidPosition } from './base/gtidPosition.js';
 import { bookkeepingChanges, bookkeepingTables } from './schema/schemaPlan.js';
 import { shardLayoutProblem } from './model/sharding.js';
 import { isAccessDenied, isTlsFailure } from './mysql/sqlErrors.js';
@@ -25,6 +28,7 @@ import type { CreatedAtKind } from './model/layout.js';
 import { inspectTables } from './mysql/sql/schemaInspection.js';
 import { readTimeLimitFor } from './mysql/sql/readTimeLimit.js';
 import {
+  readLogsGtids,
   readConsecutiveInsertIds,
   readMaxAllowedPacket,
   readServerVersion,
@@ -47,6 +51,14 @@ export interface StoreConfig {
   statementTimeoutMs?: number;
   /** How often every partition is probed for health; 1000 ms when left out. */
   healthCheckIntervalMs?: number;
+  /** Read replicas: each a MySQL URL and the index of the partition whose primary it replicates. */
+  replicas?: readonly ReplicaConfig[];
+  /** How often each replica's lag is measured; the engine's default if left out. */
+  replicaCheckIntervalMs?: number;
+  /** How stale a replica may be and still serve reads, in ms; DEFAULT_REPLICA_MAX_LAG_MS if left out. */
+  replicaMaxLagMs?: number;
+  /** How long a `session` read waits for a replica to catch up before reading the primary; DEFAULT_REPLICA_WAIT_MS if left out. */
+  replicaWaitMs?: number;
   /** How long to wait for partitions to come up at start. */
   startupTimeoutMs: number;
   followPollIntervalMs: number;
@@ -67,6 +79,14 @@ export interface StoreConfig {
   /** Cells whose latest version is remembered; the engine's default if left out. */
   versionCacheBytes?: number;
 }
+
+export interface ReplicaConfig {
+  partition: number;
+  url: string;
+}
+
+export const DEFAULT_REPLICA_MAX_LAG_MS = 1000;
+export const DEFAULT_REPLICA_WAIT_MS = 20;
 
 /** The store cannot be opened as configured; the message says what to change. */
 export class StoreConfigError extends Error {}
@@ -141,26 +161,51 @@ export function storeRecordProblem(
 export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
   const { layout, locations } = checkStoreShape(config);
 
+  const replicaLocations = checkReplicas(config.replicas ?? [], locations.length);
   await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
+  const poolOptions = {
+    connectionLimit: config.poolSize,
+    connectTimeoutMs: config.connectTimeoutMs,
+    statementTimeoutMs: config.statementTimeoutMs,
+  };
   const partitions = new PartitionSet(
-    locations.map(
-      (location, i) =>
-        new Partition(
-          i,
-          location,
-          createMysqlPool(location, {
-            connectionLimit: config.poolSize,
-            connectTimeoutMs: config.connectTimeoutMs,
-            statementTimeoutMs: config.statementTimeoutMs,
-          }),
-        ),
-    ),
+    locations.map((location, i) => {
+      const replicas = replicaLocations[i]!.map(
+        (replica, r) =>
+          new Replica(
+            i,
+            r,
+            replica,
+            createMysqlPool(replica, poolOptions),
+            config.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS,
+          ),
+      );
+      // A partition with replicas learns the GTID of each commit, for its callers' tokens.
+      const onCommit =
+        replicas.length > 0
+          ? (scope: CallScope, position: GtidPosition) => scope.commits?.record(i, position)
+          : undefined;
+      return new Partition(
+        i,
+        location,
+        createMysqlPool(location, { ...poolOptions, onCommit }),
+        replicas,
+        config.replicaWaitMs ?? DEFAULT_REPLICA_WAIT_MS,
+      );
+    }),
     config.shardsCount,
   );
   try {
     const maxAllowedPackets: number[] = [];
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
+        if (partition.replicas.length > 0 && !(await readLogsGtids(pool))) {
+          throw new StoreConfigError(
+            `partition ${partition.index} (${describeLocation(partition.location)}) has read replicas but does not log ` +
+              'its commits (log_bin is OFF): start its MariaDB with log-bin, so that replicas can replicate it and ' +
+              'session reads can wait for a write, or remove --replica for it.',
+          );
+        }
         maxAllowedPackets.push(await readMaxAllowedPacket(pool));
         const timeLimit = readTimeLimitFor(await readServerVersion(pool));
         if (timeLimit) partition.limitReadsOnServer(timeLimit);
@@ -193,6 +238,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       bodyLimits: config.bodyLimits,
       maxCellBytes: maxCellBytesFor(maxAllowedPackets),
       healthCheckIntervalMs: config.healthCheckIntervalMs,
+      replicaCheckIntervalMs: config.replicaCheckIntervalMs,
       maxAnswerBytes: config.maxAnswerBytes,
       primaryKeyCacheEntries: config.primaryKeyCacheEntries,
       recordCacheEntries: config.recordCacheEntries,
@@ -202,11 +248,36 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     const createdAtProblem = await engine.models.createdAtProblem();
     if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
     engine.health.start();
+    engine.replicaMonitor.start();
     return engine;
   } catch (error) {
     await partitions.end();
     throw error;
   }
+}
+
+/** Each partition's replicas' locations, by partition index; a StoreConfigError names a bad one. */
+function checkReplicas(
+  replicas: readonly ReplicaConfig[],
+  partitionCount: number,
+): MysqlLocation[][] {
+  const byPartition: MysqlLocation[][] = Array.from({ length: partitionCount }, () => []);
+  for (const [i, { partition, url }] of replicas.entries()) {
+    const list = byPartition[partition];
+    if (!Number.isInteger(partition) || !list) {
+      throw new StoreConfigError(
+        `replica ${i} (${redactUrl(url)}) names partition ${partition}; the store has partitions 0 to ${partitionCount - 1}`,
+      );
+    }
+    try {
+      const location = parseMysqlUrl(url);
+      serverConnection(location);
+      list.push(location);
+    } catch (error) {
+      throw new StoreConfigError(`replica of partition ${partition}: ${(error as Error).message}`);
+    }
+  }
+  return byPartition;
 }
 
 /** host:port/database, for messages: never the credentials. */

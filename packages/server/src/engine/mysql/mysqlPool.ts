@@ -3,6 +3,7 @@
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import { type CallScope, currentScope, isAbandoned } from '../base/callScope.js';
+import { type GtidPosition, parsePosition } from '../base/gtidPosition.js';
 import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
 import { isServerStatementTimeout } from './sqlErrors.js';
@@ -186,7 +187,16 @@ export interface PoolOptions {
    * a new one. Unbounded when left out.
    */
   statementTimeoutMs?: number;
+  /**
+   * Told the GTID of every commit made through the pool, with the scope of the call that made
+   * it (for read-your-writes on replicas). Every connection then asks MariaDB to answer each
+   * commit's GTID (session_track_system_variables=last_gtid); a connection that cannot is
+   * closed before it runs anything, so no commit goes untold.
+   */
+  onCommit?: (scope: CallScope, position: GtidPosition) => void;
 }
+
+const TRACK_COMMITS = "SET SESSION session_track_system_variables = 'last_gtid'";
 
 export function createMysqlPool(location: MysqlLocation, options: PoolOptions): MysqlPool {
   // The callback API, wrapped here: mysql2's promise wrapper builds an Error for every query
@@ -208,6 +218,15 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     queryFormat: formatQuery,
   });
   const timeout = options.statementTimeoutMs;
+  const onCommit = options.onCommit;
+  if (onCommit) {
+    // Queued on a new connection before anything its first borrower sends.
+    pool.on('connection', (connection) =>
+      connection.query(TRACK_COMMITS, (error) => {
+        if (error) connection.destroy();
+      }),
+    );
+  }
   // Connections handed out and not yet released or destroyed. mysql2's pool.end() queues a
   // QUIT behind each one's statement, and a connection destroyed after that (its statement
   // timed out) never sends it, nor leaves a closed pool: end() would wait forever. So end()
@@ -235,7 +254,8 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
       returned(connection);
     };
     return {
-      query: (sql, values) => runQuery(connection, sql, values, timeout, destroy, read),
+      query: (sql, values) =>
+        runQuery(connection, sql, values, timeout, destroy, read, read ? undefined : onCommit),
       release: () => {
         if (destroyed) return;
         connection.release();
@@ -313,6 +333,7 @@ function runQuery<T>(
   statementTimeoutMs: number | undefined,
   destroy: () => void,
   read: boolean,
+  onCommit: PoolOptions['onCommit'],
 ): Promise<T> {
   const scope = currentScope();
   const notSent = unsendable(scope, read);
@@ -333,7 +354,13 @@ function runQuery<T>(
   }
   return new Promise<T>((resolve, reject) =>
     connection.query(options, values as SqlValue[], (error, rows) => {
-      if (!error) return resolve(rows as T);
+      if (!error) {
+        if (onCommit) {
+          const committed = committedPosition(rows);
+          if (committed) onCommit(scope, committed);
+        }
+        return resolve(rows as T);
+      }
       // The server stopped the statement itself: the connection is fine.
       if (isServerStatementTimeout(error)) {
         return reject(byDeadline ? Object.assign(error, { callDeadlinePassed: true }) : error);
@@ -350,6 +377,21 @@ function runQuery<T>(
       );
     }),
   );
+}
+
+/** What a statement's answer (a header, rows, or a list of them) says of the GTID it committed. */
+interface TrackedHeader {
+  stateChanges?: { systemVariables?: { last_gtid?: string } };
+}
+
+/** The GTID the answer's last commit was given (the last header that tells one), if any. */
+function committedPosition(answer: unknown): GtidPosition | undefined {
+  const headers = Array.isArray(answer) ? answer : [answer];
+  for (let i = headers.length - 1; i >= 0; i -= 1) {
+    const gtid = (headers[i] as TrackedHeader | null)?.stateChanges?.systemVariables?.last_gtid;
+    if (gtid) return parsePosition(gtid);
+  }
+  return undefined;
 }
 
 export function createDatabaseSql(database: string): string {

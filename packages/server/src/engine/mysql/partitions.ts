@@ -1,7 +1,16 @@
 // The store's partitions: one MySQL pool each, routed by shard, with partition-level failures
 // turned into UnavailableError so that one partition being down never affects the others.
+import { type CallScope, currentScope } from '../base/callScope.js';
+import type { ReadConsistency } from '../base/consistency.js';
 import { UnavailableError } from '../base/errors.js';
-import type { MysqlLocation, MysqlPool, PoolUsage, SqlConnection } from './mysqlPool.js';
+import type {
+  MysqlLocation,
+  MysqlPool,
+  PoolUsage,
+  SqlConnection,
+  SqlSession,
+} from './mysqlPool.js';
+import type { Replica } from './replicas.js';
 import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from '../model/sharding.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
@@ -17,33 +26,86 @@ export class Partition {
    */
   insertIdsConsecutive = false;
 
+  /** Which replica each call in progress reads, so that all of one call's reads see one server. */
+  private readonly replicaOfCall = new WeakMap<CallScope, Replica>();
+  private nextReplica = 0;
+
   constructor(
     readonly index: number,
     readonly location: MysqlLocation,
     private readonly pool: MysqlPool,
+    /** Servers replicating this one, that may answer reads that are not `strong`. */
+    readonly replicas: readonly Replica[] = [],
+    /** How long a `session` read waits for a replica to apply its writes before reading here. */
+    private readonly replicaWaitMs = 0,
   ) {
     this.reader = new ReadCoalescer(pool.reads);
   }
 
   /**
-   * From now on the partition's server stops reads itself at their deadline (or the statement
-   * timeout), with the limit its flavour understands: set once at start, when it is known.
+   * From now on the partition's servers stop reads themselves at their deadline (or the
+   * statement timeout), with the limit their flavour understands: set once at start.
    */
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
     this.reader = new ReadCoalescer(this.pool.reads, undefined, timeLimit);
+    for (const replica of this.replicas) replica.limitReadsOnServer(timeLimit);
+  }
+
+  /** Reads on the primary, one round trip each, for probes. */
+  get primaryReads(): SqlSession {
+    return this.pool.reads;
   }
 
   /**
-   * Runs reads through the partition's coalescer: reads issued in the same turn of the event
-   * loop share one round trip, unless `apart` (each its own). Partition-level failures become
-   * UnavailableError.
+   * Runs reads through a coalescer: reads issued in the same turn of the event loop share one
+   * round trip, unless `apart` (each its own). On the primary, or on a replica when the call's
+   * consistency allows one (replicaFor); a replica that fails a read is left for the primary,
+   * so its failure never reaches the caller. Partition-level failures become UnavailableError.
    */
   async read<T>(work: (reader: StatementReader) => Promise<T>, apart = false): Promise<T> {
+    const replica = this.replicas.length > 0 ? await this.replicaFor(currentScope()) : undefined;
+    if (replica) {
+      try {
+        return await work(apart ? replica.reader.apart : replica.reader);
+      } catch (error) {
+        if (isCallerGone(error)) throw translateSqlError(error, this.index);
+        // Gone, or missing what the primary has (a table not yet replicated): the primary answers.
+        if (isConnectionError(error)) replica.answering = false;
+      }
+    }
     try {
       return await work(apart ? this.reader.apart : this.reader);
     } catch (error) {
       throw translateSqlError(error, this.index);
     }
+  }
+
+  /**
+   * The replica that may answer the call's reads, or undefined for the primary: `strong` reads
+   * the primary; `bounded` a serving replica no staler than its bound; `session` a serving
+   * replica that has applied the call's positions on this partition, waiting up to
+   * replicaWaitMs for one to, else the primary.
+   */
+  private async replicaFor(scope: CallScope): Promise<Replica | undefined> {
+    const consistency: ReadConsistency | undefined = scope.consistency;
+    if (consistency === undefined || consistency.mode === 'strong') return undefined;
+    const chosen = this.replicaOfCall.get(scope);
+    if (chosen?.serving && withinBound(chosen, consistency)) return chosen;
+    const candidates = this.replicas.filter(
+      (replica) => replica.serving && withinBound(replica, consistency),
+    );
+    if (candidates.length === 0) return undefined;
+    let replica = candidates[this.nextReplica++ % candidates.length]!;
+    if (consistency.mode === 'session') {
+      const wanted = consistency.after.get(this.index);
+      if (wanted && !replica.hasApplied(wanted)) {
+        const applied = candidates.find((candidate) => candidate.hasApplied(wanted));
+        if (applied) replica = applied;
+        else if (!(await replica.waitFor(wanted, this.replicaWaitMs))) return undefined;
+      }
+    }
+    this.replicaOfCall.set(scope, replica);
+    return replica;
   }
 
   /** Runs work against the pool; partition-level failures become UnavailableError. */
@@ -91,8 +153,18 @@ export class Partition {
   }
 
   async end(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), ...this.replicas.map((replica) => replica.end())]);
   }
+}
+
+function withinBound(replica: Replica, consistency: ReadConsistency): boolean {
+  return consistency.mode !== 'bounded' || replica.lagMs() <= consistency.maxStalenessMs;
+}
+
+/** A read stopped because its call has gone or its deadline passed: no one waits for a retry. */
+function isCallerGone(error: unknown): boolean {
+  const flags = error as { callDeadlinePassed?: boolean; callCancelled?: boolean } | null;
+  return flags?.callDeadlinePassed === true || flags?.callCancelled === true;
 }
 
 export class PartitionSet {

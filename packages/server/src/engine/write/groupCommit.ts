@@ -9,8 +9,9 @@ import {
   currentScope,
   isAbandoned,
   latestDeadline,
-  withDeadline,
+  withScope,
 } from '../base/callScope.js';
+import { commitsOfAll } from '../base/consistency.js';
 import { CancelledError, DeadlineExceededError, ResourceExhaustedError } from '../base/errors.js';
 import { splitByShard } from './groupSplit.js';
 import { itemBytes, type ItemOutcome, type WriteItem } from './writeItems.js';
@@ -232,8 +233,12 @@ export class GroupCommit {
     try {
       // No caller's cancel stops the group: its statements all go, and it commits all or
       // nothing.
-      const deadline = latestDeadline(units.map((unit) => unit.scope.deadline));
-      const outcomes = await withDeadline(deadline, () => this.runGroup(items));
+      // Every caller's answer carries the group's commits (its session token).
+      const scope = {
+        deadline: latestDeadline(units.map((unit) => unit.scope.deadline)),
+        commits: commitsOfAll(units.map((unit) => unit.scope.commits)),
+      };
+      const outcomes = await withScope(scope, () => this.runGroup(items));
       let offset = 0;
       for (const unit of units) {
         unit.resolve(outcomes.slice(offset, offset + unit.items.length));

@@ -25,3 +25,9 @@ export async function readServerVersion(session: SqlSession): Promise<string> {
   const rows = await session.query<Row[]>('SELECT VERSION() AS `version`');
   return String(rows[0]?.version ?? '');
 }
+
+/** Whether the server logs its commits (log_bin), so that they have GTIDs replicas can apply. */
+export async function readLogsGtids(session: SqlSession): Promise<boolean> {
+  const rows = await session.query<Row[]>('SELECT @@log_bin AS `on`');
+  return Number(rows[0]?.on) === 1;
+}
