@@ -8,6 +8,7 @@ import { createHandlerFactory, OpenStreams } from './service/handlers.js';
 import { HealthService } from './healthService.js';
 import { listenError } from './listenError.js';
 import { composeMiddleware, type ServerMiddleware } from './call/middleware.js';
+import { sessionConsistencyLayer } from './middleware/sessionConsistency.js';
 import { pipelineHandler, withEncodedPipelineAnswers } from './service/pipeline.js';
 import { addReflection } from './reflection.js';
 import { withTolerantDecoding } from './call/requestDecoding.js';
@@ -64,7 +65,8 @@ export async function startServer(
   const handlers = createHandlerFactory(
     logger,
     streams,
-    composeMiddleware(options.middleware ?? []),
+    // Innermost: the engine runs the call under the consistency it asks for.
+    composeMiddleware([...(options.middleware ?? []), sessionConsistencyLayer]),
   );
   const calls = unaryCalls(engine);
   const pipeline = pipelineHandler({

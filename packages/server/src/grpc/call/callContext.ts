@@ -1,6 +1,7 @@
 // What a middleware layer may know about a call besides its request: which RPC, who called, with
 // what metadata, until when, and a signal that fires when the caller goes away or the server stops.
 import type { Metadata } from '@grpc/grpc-js';
+import type { CommitSink, ReadConsistency } from '../../engine/base/consistency.js';
 
 export type CallKind = 'unary' | 'serverStream' | 'bidiStream';
 
@@ -28,4 +29,13 @@ export interface CallContext {
    * call, whose one message is all it holds.
    */
   readonly bufferBytes: number;
+  /**
+   * Response trailers (sent with an OK status, as nice-grpc's context.trailer): layers add
+   * theirs before the call's last message, the session token of a write for one.
+   */
+  readonly trailer: Metadata;
+  /** How fresh the call's reads must be (the engine's CallScope); strong when left out. */
+  readonly consistency?: ReadConsistency;
+  /** Where the call's commits are gathered (the engine's CallScope), for its session token. */
+  readonly commits?: CommitSink;
 }

@@ -1,11 +1,12 @@
 // Adapters from grpc-js handler signatures to async functions: each call gets its context, runs
 // through the middleware chain, and has its errors mapped once; server streams honour
 // backpressure and cancellation.
-import type {
-  ServerDuplexStream,
-  ServerUnaryCall,
-  ServerWritableStream,
-  sendUnaryData,
+import {
+  Metadata,
+  type ServerDuplexStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext, CallKind } from '../call/callContext.js';
@@ -119,7 +120,7 @@ export function createHandlerFactory(
         // of --max-in-flight-bytes, not memory beyond it.
         const deliver = (response: Res) => {
           call.off('cancelled', onCancelled);
-          return sent(call, () => callback(null, response));
+          return sent(call, () => callback(null, response, context.trailer));
         };
         run(method, handle, call.request, context, deliver).catch((error: unknown) => {
           call.off('cancelled', onCancelled);
@@ -194,7 +195,7 @@ export function createHandlerFactory(
         }
         if (call.cancelled) return;
         if (abortedByShutdown(controller.signal)) call.emit('error', SHUTDOWN_STATUS);
-        else call.end();
+        else call.end(context.trailer);
       } catch (error) {
         // grpc-js turns an 'error' event into the call's final status. A stream that
         // shutdown cut short ends as such, whatever its work failed with meanwhile (a read
@@ -241,6 +242,7 @@ function callContext(
     signal,
     longLived: traits.longLived ?? false,
     bufferBytes: kind === 'unary' ? 0 : STREAM_BUFFER_BYTES + (traits.readAheadBytes ?? 0),
+    trailer: new Metadata(),
   };
 }
 

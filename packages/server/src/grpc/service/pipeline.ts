@@ -219,6 +219,7 @@ class PipelineStream {
       // Its answer, held until sent, is the message admission counts.
       longLived: false,
       bufferBytes: 0,
+      trailer: new Metadata(),
     };
     const handle = this.settings.calls[method] as (
       request: object,
@@ -226,7 +227,12 @@ class PipelineStream {
     ) => Promise<object>;
     // The answer is sent from inside the chain: admission holds the call's bytes until it is.
     const deliver = (response: object) =>
-      this.answer(message.callId, running, { $case: method, [method]: response } as Result);
+      this.answer(
+        message.callId,
+        running,
+        { $case: method, [method]: response } as Result,
+        textEntries(context.trailer),
+      );
     this.settings.handlers
       .run(context.method, handle, request, context, deliver)
       .then(
@@ -294,19 +300,28 @@ class PipelineStream {
    * Answers the call `running` unless it was answered already (cancelled, expired); resolves
    * once the answer is sent, or will not be.
    */
-  private answer(callId: number, running: RunningCall, result: Result): Promise<void> {
+  private answer(
+    callId: number,
+    running: RunningCall,
+    result: Result,
+    trailers: Record<string, string> = {},
+  ): Promise<void> {
     if (this.unanswered.get(callId) !== running) return Promise.resolve();
     this.unanswered.delete(callId);
     clearTimeout(running.timer);
-    const sent = this.answerAt(callId, result);
+    const sent = this.answerAt(callId, result, trailers);
     this.endWhenAnswered();
     return sent;
   }
 
   /** Writes an answer; resolves once it is sent, or once the stream ends without it. */
-  private answerAt(callId: number, result: Result): Promise<void> {
+  private answerAt(
+    callId: number,
+    result: Result,
+    trailers: Record<string, string> = {},
+  ): Promise<void> {
     if (this.ended) return Promise.resolve();
-    let bytes = encodeMessage(PipelineResponse, { callId, result });
+    let bytes = encodeMessage(PipelineResponse, { callId, trailers, result });
     if (bytes.length > this.maxAnswerBytes) {
       // grpc-js's words for a unary answer over the limit, which clients already recognise.
       const error: CallError = {
@@ -314,7 +329,11 @@ class PipelineStream {
         message: `Sent message larger than max (${bytes.length} vs. ${this.maxAnswerBytes})`,
         trailers: {},
       };
-      bytes = encodeMessage(PipelineResponse, { callId, result: { $case: 'error', error } });
+      bytes = encodeMessage(PipelineResponse, {
+        callId,
+        trailers: {},
+        result: { $case: 'error', error },
+      });
     }
     const size = bytes.length;
     this.unsentBytes += size;
@@ -397,13 +416,18 @@ class PipelineStream {
 }
 
 function callError(error: Partial<ServiceError>): CallError {
-  const trailers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(error.metadata?.getMap() ?? {})) {
-    if (typeof value === 'string') trailers[key] = value;
-  }
   return {
     code: error.code ?? status.UNKNOWN,
     message: error.details ?? '',
-    trailers,
+    trailers: error.metadata ? textEntries(error.metadata) : {},
   };
+}
+
+/** Metadata's text entries (the only kind a call's trailers hold), as a proto map. */
+function textEntries(metadata: Metadata): Record<string, string> {
+  const entries: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string') entries[key] = value;
+  }
+  return entries;
 }

@@ -2,7 +2,7 @@
 // oneof names them: the unary methods, and a Where page read whole. Each maps its request onto
 // one engine call and the result back onto its response; decisions live in the engine. A unary
 // RPC (storeService.ts) and a call over a Pipeline (pipeline.ts) run the same function.
-import type { PipelineRequest, PipelineResponse } from '@shameless/proto';
+import { type PipelineRequest, type PipelineResponse, Replica_State } from '@shameless/proto';
 import type { Engine } from '../../engine/engine.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import { exactInteger } from '../../engine/base/exactInteger.js';
@@ -53,6 +53,12 @@ export function protoMethodName(method: UnaryMethod): string {
   return method[0]!.toUpperCase() + method.slice(1);
 }
 
+const REPLICA_STATES = {
+  serving: Replica_State.STATE_SERVING,
+  lagging: Replica_State.STATE_LAGGING,
+  down: Replica_State.STATE_DOWN,
+} as const;
+
 export function unaryCalls(engine: Engine): UnaryCalls {
   return {
     defineModel: async (request) => {
@@ -65,7 +71,16 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       return {
         namespace: description.namespace,
         shardsCount: description.shardsCount,
-        partitions: description.partitions,
+        partitions: description.partitions.map((partition) => ({
+          ...partition,
+          replicas: partition.replicas.map(({ replica, host, port, state, lagMs }) => ({
+            index: replica,
+            host,
+            port,
+            state: REPLICA_STATES[state],
+            ...(Number.isFinite(lagMs) ? { lagMs: BigInt(Math.round(lagMs)) } : {}),
+          })),
+        })),
         models: description.models.map(toModelDefinition),
         maxCellBytes: description.maxCellBytes,
         maxBodyDepth: description.bodyLimits.maxDepth,

@@ -1,0 +1,179 @@
+// Read consistency and the session token, in request metadata and response trailers
+// (docs/consistency.md):
+//
+// - a read says how fresh it must be with `shameless-consistency: strong | session | bounded`
+//   (strong when absent, session when only a token is given), `shameless-session-token` for
+//   session and `shameless-max-staleness-ms` for bounded;
+// - a write answers, in its trailers, `shameless-session-token`: the token it was sent (if any)
+//   with the positions of the commits it made, so a client that sends back the last token it
+//   got reads its own writes wherever it reads.
+//
+// The engine sees both in the call's scope: `consistency` routes its reads (engine/mysql/
+// partitions.ts), `commits` gathers the GTIDs of its commits.
+import type { StoreService } from '@shameless/proto';
+import { withScope } from '../../engine/base/callScope.js';
+import {
+  CommitPositions,
+  MalformedTokenError,
+  type ReadConsistency,
+  type SessionPositions,
+  STRONG,
+  formatToken,
+  mergeSessions,
+  parseToken,
+} from '../../engine/base/consistency.js';
+import { InvalidArgumentError } from '../../engine/base/errors.js';
+import type { CallContext } from '../call/callContext.js';
+import type { NextHandler, ServerMiddleware } from '../call/middleware.js';
+
+export const CONSISTENCY_KEY = 'shameless-consistency';
+export const SESSION_TOKEN_KEY = 'shameless-session-token';
+export const MAX_STALENESS_KEY = 'shameless-max-staleness-ms';
+
+/** The largest bound a bounded read may give: a day. */
+const MAX_STALENESS_MS = 86_400_000;
+
+type StoreMethod =
+  (typeof StoreService)[keyof typeof StoreService]['path'] extends `/shameless.v1.Store/${infer Name}`
+    ? Name
+    : never;
+
+/**
+ * What each RPC does with consistency: `reads` may be served by a replica, `writes` answer a
+ * session token, `neither` reads the primary and answers none. Keyed by the generated service,
+ * so an RPC added to the proto without a line here does not compile. Consumer groups read
+ * their cursors and shards on the primary: their deliveries follow the commits they confirm.
+ */
+const METHOD_CONSISTENCY: Readonly<Record<StoreMethod, 'reads' | 'writes' | 'neither'>> = {
+  GetCell: 'reads',
+  GetCells: 'reads',
+  Previous: 'reads',
+  Where: 'reads',
+  WhereMany: 'reads',
+  FetchLatestCells: 'reads',
+  Each: 'reads',
+  Put: 'writes',
+  PutMany: 'writes',
+  WriteCell: 'writes',
+  WriteCells: 'writes',
+  DefineModel: 'writes',
+  DescribeStore: 'neither',
+  FindShard: 'neither',
+  Consume: 'neither',
+  DescribeConsumerGroup: 'neither',
+  ListParkedCells: 'neither',
+  ReplayParkedCell: 'neither',
+  ResetConsumerGroup: 'neither',
+  Pipeline: 'neither',
+};
+
+export const sessionConsistencyLayer: ServerMiddleware = <Req, Res>(
+  request: Req,
+  context: CallContext,
+  next: NextHandler<Req, Res>,
+): AsyncIterable<Res> => {
+  const kind = Object.hasOwn(METHOD_CONSISTENCY, context.method)
+    ? METHOD_CONSISTENCY[context.method as StoreMethod]
+    : 'neither';
+  if (kind === 'writes') return writeWithToken(request, context, next);
+  if (kind === 'neither') return next(request, context);
+  let consistency: ReadConsistency;
+  try {
+    consistency = consistencyOf(context);
+  } catch (error) {
+    return refused(error);
+  }
+  // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
+  if (consistency === STRONG) return next(request, context);
+  const inner: CallContext = { ...context, consistency };
+  return inScope(inner, next(request, inner));
+};
+
+// eslint-disable-next-line require-yield
+async function* refused(error: unknown): AsyncIterable<never> {
+  throw error;
+}
+
+async function* writeWithToken<Req, Res>(
+  request: Req,
+  context: CallContext,
+  next: NextHandler<Req, Res>,
+): AsyncIterable<Res> {
+  const sent = tokenOf(context);
+  const commits = new CommitPositions();
+  const inner: CallContext = { ...context, commits };
+  for await (const message of inScope(inner, next(request, inner))) {
+    // Before the message: a unary call's answer goes out with it.
+    const positions = mergeSessions(sent ?? new Map(), commits.all);
+    if (positions.size > 0) context.trailer.set(SESSION_TOKEN_KEY, formatToken(positions));
+    yield message;
+  }
+}
+
+/**
+ * The messages, each produced under the call's scope `context`: the engine reads its
+ * consistency and commits from there (an async generator runs each step in the context of the
+ * caller of next(), so each step is wrapped).
+ */
+function inScope<Res>(context: CallContext, messages: AsyncIterable<Res>): AsyncIterable<Res> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = messages[Symbol.asyncIterator]();
+      return {
+        next: () => withScope(context, () => iterator.next()),
+        return: (value?: unknown) =>
+          withScope(context, () =>
+            iterator.return
+              ? iterator.return(value as Res)
+              : Promise.resolve({ done: true as const, value: value as Res }),
+          ),
+      };
+    },
+  };
+}
+
+function consistencyOf(context: CallContext): ReadConsistency {
+  const mode = textOf(context, CONSISTENCY_KEY);
+  const token = tokenOf(context);
+  switch (mode ?? (token ? 'session' : 'strong')) {
+    case 'strong':
+      return STRONG;
+    case 'session':
+      return { mode: 'session', after: token ?? new Map() };
+    case 'bounded': {
+      const text = textOf(context, MAX_STALENESS_KEY);
+      const maxStalenessMs = Number(text);
+      if (text === undefined || !Number.isInteger(maxStalenessMs) || maxStalenessMs < 0) {
+        throw new InvalidArgumentError(
+          MAX_STALENESS_KEY,
+          `must be a whole number of milliseconds from 0 to ${MAX_STALENESS_MS} with ${CONSISTENCY_KEY}: bounded, got ${JSON.stringify(text ?? '')}`,
+        );
+      }
+      return { mode: 'bounded', maxStalenessMs: Math.min(maxStalenessMs, MAX_STALENESS_MS) };
+    }
+    default:
+      throw new InvalidArgumentError(
+        CONSISTENCY_KEY,
+        `must be strong, session or bounded, got ${JSON.stringify(mode)}`,
+      );
+  }
+}
+
+function tokenOf(context: CallContext): SessionPositions | undefined {
+  const token = textOf(context, SESSION_TOKEN_KEY);
+  if (token === undefined || token === '') return undefined;
+  try {
+    return parseToken(token);
+  } catch (error) {
+    if (!(error instanceof MalformedTokenError)) throw error;
+    throw new InvalidArgumentError(
+      SESSION_TOKEN_KEY,
+      `is not a session token this store wrote (${error.message}); send back the token a write answered, unchanged`,
+    );
+  }
+}
+
+function textOf(context: CallContext, key: string): string | undefined {
+  const [value] = context.metadata.get(key);
+  return typeof value === 'string' ? value : undefined;
+}
