@@ -6,8 +6,13 @@ import {
   DEFAULT_GROUP_LIMITS,
   DEFAULT_PRIMARY_KEY_CACHE_ENTRIES,
   DEFAULT_RECORD_CACHE_ENTRIES,
+  DEFAULT_REPLICA_CHECK_INTERVAL_MS,
+  DEFAULT_REPLICA_MAX_LAG_MS,
+  DEFAULT_REPLICA_WAIT_MS,
   DEFAULT_VERSION_CACHE_BYTES,
+  type ReplicaConfig,
   type StoreShape,
+  redactUrl,
 } from '../engine/index.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PIPELINE_CALLS } from '../grpc/server.js';
 
@@ -71,6 +76,19 @@ const urlList = (value: string) =>
     .map((url) => url.trim())
     .filter((url) => url !== '');
 
+// `<partition>=<url>`, comma-separated: the partition's index, then a MySQL URL.
+const replicaList = (value: string): ReplicaConfig[] =>
+  urlList(value).map((item) => {
+    const equals = item.indexOf('=');
+    const partition = Number(item.slice(0, equals));
+    if (equals < 1 || !Number.isInteger(partition) || partition < 0) {
+      throw new Error(
+        `expected <partition index>=<mysql url> (e.g. 0=mysql://reader@10.0.0.7:3306/shameless), got ${JSON.stringify(redactUrl(item))}`,
+      );
+    }
+    return { partition, url: item.slice(equals + 1) };
+  });
+
 export const SETTINGS = {
   partitions: {
     scope: 'store',
@@ -80,6 +98,42 @@ export const SETTINGS = {
       'MySQL URL of each partition, in a fixed order (env: comma-separated); serve creates a database that is missing. TLS to MySQL: ?ssl-ca=<pem> (ssl-mode verify-identity), ssl-mode=required|verify-ca|verify-identity, ssl-cert and ssl-key',
     defaultValue: ['mysql://root@127.0.0.1:3306/shameless'],
     parse: urlList,
+  },
+  replicas: {
+    scope: 'server',
+    flag: '--replica <partition=url...>',
+    env: 'SHAMELESS_REPLICAS',
+    description:
+      "a read replica of a partition's primary: the partition's index, =, and the replica's MySQL URL (repeat the flag for each; env: comma-separated). Replication is MariaDB's (GTID, set up by you; the primary needs log-bin); reads that ask for session or bounded consistency may be answered there (docs/consistency.md), writes never",
+    defaultValue: [] as ReplicaConfig[],
+    parse: replicaList,
+  },
+  replicaCheckMs: {
+    scope: 'server',
+    flag: '--replica-check-ms <ms>',
+    env: 'SHAMELESS_REPLICA_CHECK_MS',
+    description:
+      "how often each replica's lag is measured (its GTID position against its primary's: one statement on each); a replica that does not answer within it leaves the rotation until it does",
+    defaultValue: DEFAULT_REPLICA_CHECK_INTERVAL_MS,
+    parse: integer(10, 60_000),
+  },
+  replicaMaxLagMs: {
+    scope: 'server',
+    flag: '--replica-max-lag-ms <ms>',
+    env: 'SHAMELESS_REPLICA_MAX_LAG_MS',
+    description:
+      'how stale a replica may be (measured to within --replica-check-ms) and still serve reads; staler, or stopped while its primary takes writes, it leaves the rotation until it catches up, and its reads go to the primary',
+    defaultValue: DEFAULT_REPLICA_MAX_LAG_MS,
+    parse: integer(0),
+  },
+  replicaWaitMs: {
+    scope: 'server',
+    flag: '--replica-wait-ms <ms>',
+    env: 'SHAMELESS_REPLICA_WAIT_MS',
+    description:
+      'how long a session read waits (MASTER_GTID_WAIT) for a replica to apply the writes its token names before it reads the primary instead',
+    defaultValue: DEFAULT_REPLICA_WAIT_MS,
+    parse: integer(0, 60_000),
   },
   shardsCount: {
     scope: 'store',
