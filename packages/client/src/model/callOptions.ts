@@ -3,7 +3,7 @@
 // be retried (never hedged: a hedge would only race the same write).
 
 import { randomUUID } from 'node:crypto';
-import type { UnaryCallOptions } from '../transport/index.js';
+import type { Consistency, UnaryCallOptions } from '../transport/index.js';
 
 /** Per-call options of every method that talks to the store. */
 export interface CallOptions {
@@ -14,6 +14,12 @@ export interface CallOptions {
   readonly deadlineMs?: number;
   /** Aborting it cancels the call, which then rejects with a CancelledError. */
   readonly signal?: AbortSignal;
+  /**
+   * How fresh a read must be (writes ignore it): `'strong'`, `'session'` (this client's own
+   * writes always seen) or `{ maxStalenessMs }`. Defaults to the store's `consistency`
+   * (`'session'` unless set in {@link connect}); see docs/consistency.md#read-replicas.
+   */
+  readonly consistency?: Consistency;
 }
 
 /** Per-call options of a write. */
@@ -34,6 +40,7 @@ export function readCall(options: CallOptions = {}): UnaryCallOptions {
     hedgeable: true,
     deadlineMs: options.deadlineMs,
     signal: options.signal,
+    consistency: options.consistency,
   };
 }
 

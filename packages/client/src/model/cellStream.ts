@@ -157,6 +157,7 @@ export class CellStream<S extends ModelSchema> implements AsyncIterable<Cell<S>>
     return transport.serverStream('each', request, {
       deadlineMs: options.deadlineMs ?? Number.POSITIVE_INFINITY,
       signal: options.signal,
+      consistency: options.consistency,
     });
   }
 

@@ -87,7 +87,7 @@ export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> 
   /** Iterates the matching records, sending one Where per page as the loop asks for more. */
   async *[Symbol.asyncIterator](): AsyncIterator<RecordOf<S>> {
     const { transport, schema } = this.#context;
-    const { order, limit, deadlineMs, signal } = this.#options;
+    const { order, limit, deadlineMs, signal, consistency } = this.#options;
     const cells: string[] = [...(this.#options.cells ?? [BASE_CELL])];
     // A page never holds more than the query can match: one record for a point query, so that
     // such queries made together travel as one WhereMany (which bounds the records its queries
@@ -115,7 +115,7 @@ export class Query<S extends ModelSchema> implements AsyncIterable<RecordOf<S>> 
       for (const message of await transport.collect(
         'where',
         request,
-        readCall({ deadlineMs, signal }),
+        readCall({ deadlineMs, signal, consistency }),
       )) {
         for (const found of message.records) {
           const known = new Map<string, WireCell | null>(cells.map((name) => [name, null]));

@@ -10,6 +10,7 @@ export {
 } from './policy/backoff.js';
 export { DEFAULT_BUDGET, TokenBudget, type BudgetOptions } from './policy/budget.js';
 export { ManualClock, sleep, systemClock, type Clock, type TimerHandle } from './call/clock.js';
+export { SessionToken, type Consistency } from './call/consistency.js';
 export {
   coalesceCalls,
   coalescingLayer,

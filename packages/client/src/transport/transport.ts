@@ -21,6 +21,7 @@ import type {
   UnaryMethodName,
 } from './call/methods.js';
 import { onlyMessage, type ClientCall, type ClientMiddleware } from './call/compose.js';
+import { type Consistency, SessionToken, checkConsistency } from './call/consistency.js';
 import type { TokenSource } from './middleware/credentials.js';
 import { OpenStreams } from './wire/openStreams.js';
 import { pipelineCall } from './wire/pipelineCall.js';
@@ -73,6 +74,11 @@ export interface TransportOptions {
   credentials?: ChannelCredentials;
   /** Metadata sent with every call. */
   metadata?: Readonly<Record<string, string>>;
+  /**
+   * How fresh reads must be when a call does not say (see {@link Consistency}). Default
+   * `'strong'` here; `connect` defaults to `'session'`.
+   */
+  consistency?: Consistency;
   /**
    * Your own middleware (tracing, per-call metadata, logging), run for every attempt, retries
    * and hedges included, between the endpoint choice and the error mapping. See
@@ -146,6 +152,8 @@ export function createTransport(options: TransportOptions): Transport {
     clock,
   });
   const metadata = options.metadata ?? {};
+  const session = new SessionToken();
+  const consistency = checkConsistency(options.consistency ?? 'strong');
   const alone = grpcCall({ clock, metadata, closed: () => pool.closed });
   const pipelines = new Pipelines({
     clock,
@@ -166,6 +174,7 @@ export function createTransport(options: TransportOptions): Transport {
       defaultDeadlineMs,
       waitForConnection: options.waitForConnection,
       token: options.token,
+      session: { session, consistency },
       interceptors: options.interceptors,
       callLayers:
         options.coalesce === true
@@ -195,6 +204,7 @@ export function createTransport(options: TransportOptions): Transport {
 
   return {
     endpoints: pool.addresses,
+    session,
 
     unary<M extends UnaryMethodName>(
       method: M,
@@ -267,7 +277,11 @@ export function createTransport(options: TransportOptions): Transport {
  * `connect` makes.
  */
 export function createCoalescingTransport(options: TransportOptions): Transport {
-  return createTransport({ ...options, coalesce: options.coalesce !== false });
+  return createTransport({
+    ...options,
+    coalesce: options.coalesce !== false,
+    consistency: options.consistency ?? 'session',
+  });
 }
 
 /** The channels' largest message one way (grpc-js: -1 for no limit); undefined for none. */

@@ -13,6 +13,7 @@ import { createTestDatabases, startTcpProxy, type TcpProxy } from '@shameless/te
 import {
   connect,
   type CoalescingOptions,
+  type SessionToken,
   type Store,
   type StreamCallOptions,
   type Transport,
@@ -153,6 +154,10 @@ export class RecordingTransport implements Transport {
 
   get endpoints(): readonly string[] {
     return this.#inner.endpoints;
+  }
+
+  get session(): SessionToken {
+    return this.#inner.session;
   }
 
   /** The next `count` calls of `method` are sent, but answer with `error()`. */

@@ -105,7 +105,7 @@ class BatchCall<Req, Res> {
     // The batch lives as long as its last caller waits. Its calls share their marks: the queue
     // they came from was keyed by them.
     const deadlineAt = this.#calls.reduce((latest, call) => Math.max(latest, call.deadlineAt), 0);
-    const { idempotent, hedgeable } = this.#calls[0]!.options;
+    const { idempotent, hedgeable, consistency } = this.#calls[0]!.options;
     const requests: BatchRequests<Req> = {
       waiting: () => this.#stillWaiting()?.map((call) => call.request),
       answered: (count) => this.#answeredBy(count).map((call) => call.request),
@@ -114,6 +114,7 @@ class BatchCall<Req, Res> {
       .sendBatch(inner, requests, {
         idempotent,
         hedgeable,
+        consistency,
         deadlineMs: deadlineAt - clock.now(),
         signal: this.#controller.signal,
       })

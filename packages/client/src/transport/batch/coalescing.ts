@@ -22,6 +22,7 @@ import {
   type ClientMiddleware,
 } from '../call/compose.js';
 import { PendingCall } from './pendingCall.js';
+import type { Consistency } from '../call/consistency.js';
 import type { TransportCounters, TransportStats } from '../call/stats.js';
 import { atTickEnd } from '../call/tick.js';
 import type { CallSender, Transport, UnaryCallOptions } from '../call/transportInterface.js';
@@ -159,6 +160,7 @@ export function coalesceCalls(inner: Transport, settings: CoalescingSettings): T
   });
   return {
     endpoints: inner.endpoints,
+    session: inner.session,
 
     unary<M extends UnaryMethodName>(
       method: M,
@@ -279,7 +281,7 @@ class Coalescer {
     }
     // Calls share a batch only if they share the marks the transport acts on; deadlines and
     // signals stay each caller's own.
-    const key = `${form.method}/${options.idempotent}/${options.hedgeable}/${group}`;
+    const key = `${form.method}/${options.idempotent}/${options.hedgeable}/${group}/${consistencyKey(options.consistency)}`;
     let kind = this.#kinds.get(key) as Kind<Req, Res> | undefined;
     if (kind === undefined) {
       kind = { key, form, waiting: [], inFlight: 0, holding: new Set(), holdTimer: undefined };
@@ -448,4 +450,10 @@ function checkedHoldMs(value: number): number {
 function checkedBatchesInFlight(value: number): number {
   if (value === Infinity || (Number.isInteger(value) && value >= 1)) return value;
   throw new RangeError(`maxBatchesInFlight must be an integer >= 1 (or Infinity), got ${value}`);
+}
+
+/** Calls share a batch only if they ask the same consistency (undefined: the transport's). */
+function consistencyKey(consistency: Consistency | undefined): string {
+  if (consistency === undefined || typeof consistency === 'string') return consistency ?? '';
+  return `bounded:${consistency.maxStalenessMs}`;
 }

@@ -5,6 +5,7 @@
 // all of the stream's) and server streams (many), so one chain serves all three.
 
 import type { AttemptLog, AttemptInfo } from './attempts.js';
+import type { Consistency } from './consistency.js';
 
 /** How a call's answer comes back. */
 export type CallShape =
@@ -58,6 +59,13 @@ export interface ClientCallOptions {
   readonly waitForReady?: boolean;
   /** Request metadata for the attempt (`authorization`, tracing headers, ...). */
   readonly metadata?: Readonly<Record<string, string>>;
+  /** How fresh a read must be; the transport's default when left out. */
+  readonly consistency?: Consistency;
+  /**
+   * Told the trailers of a unary attempt that succeeded (text entries), before its answer is
+   * yielded: the session token of a write.
+   */
+  readonly onTrailers?: (trailers: Readonly<Record<string, string>>) => void;
   /**
    * The request of each attempt after the first, built when the attempt starts (a batch call
    * leaves out its callers answered meanwhile); `undefined`: nobody waits for the call.

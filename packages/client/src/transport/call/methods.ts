@@ -1,13 +1,15 @@
 // The method catalogue, typed off the generated service definition, and the one place that
 // invokes the generated grpc-js StoreClient methods.
 
-import type {
-  CallOptions,
-  ClientDuplexStream,
-  ClientReadableStream,
-  ClientUnaryCall,
-  Metadata,
-  ServiceError,
+import {
+  type CallOptions,
+  type ClientDuplexStream,
+  type ClientReadableStream,
+  type ClientUnaryCall,
+  type Metadata,
+  type ServiceError,
+  status as Status,
+  type StatusObject,
 } from '@grpc/grpc-js';
 import type { StoreClient, StoreService } from '@shameless/proto';
 
@@ -81,6 +83,7 @@ export function startUnaryCall<M extends UnaryMethodName>(
   request: RequestOf<M>,
   metadata: Metadata,
   options: Partial<CallOptions>,
+  onTrailers?: (trailers: Readonly<Record<string, string>>) => void,
 ): UnaryCallHandle<ResponseOf<M>> {
   // The overloads of the generated methods do not survive indexing by a generic name.
   const invoke = client[method] as unknown as UnaryInvoker<RequestOf<M>, ResponseOf<M>>;
@@ -91,6 +94,12 @@ export function startUnaryCall<M extends UnaryMethodName>(
       else resolve(response as ResponseOf<M>);
     });
   });
+  if (onTrailers) {
+    // grpc-js emits the status right after the callback, before the answer's awaiters resume.
+    call!.on('status', (status: StatusObject) => {
+      if (status.code === Status.OK) onTrailers(textEntries(status.metadata));
+    });
+  }
   return {
     result,
     cancel: () => call?.cancel(),
@@ -129,4 +138,13 @@ export function startBidiStream<M extends BidiMethodName>(
 export function grpcDeadline(remainingMs: number): number {
   if (!Number.isFinite(remainingMs)) return Number.POSITIVE_INFINITY;
   return Date.now() + Math.max(0, remainingMs);
+}
+
+/** Metadata's text entries. */
+export function textEntries(metadata: Metadata): Record<string, string> {
+  const entries: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string') entries[key] = value;
+  }
+  return entries;
 }

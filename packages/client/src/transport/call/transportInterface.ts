@@ -9,6 +9,7 @@ import type {
   StreamMethodName,
   UnaryMethodName,
 } from './methods.js';
+import type { Consistency, SessionToken } from './consistency.js';
 import type { TransportStats } from './stats.js';
 
 /** Per-call options of a unary call. */
@@ -28,6 +29,8 @@ export interface UnaryCallOptions {
   deadlineMs?: number;
   /** Aborting it cancels every attempt; the call rejects with a CancelledError. */
   signal?: AbortSignal;
+  /** How fresh a read must be; the transport's `consistency` when left out. */
+  consistency?: Consistency;
   /**
    * For a call that carries the requests of several callers (the coalescing layer's batch
    * calls): builds the request of each attempt after the first (a retry, a hedge) in place of
@@ -47,6 +50,8 @@ export interface StreamCallOptions {
   deadlineMs?: number;
   /** Aborting it cancels the stream; iteration then throws a CancelledError. */
   signal?: AbortSignal;
+  /** How fresh the stream's reads must be; the transport's `consistency` when left out. */
+  consistency?: Consistency;
 }
 
 /** A connection to a set of Shameless servers: the layer under the model/record API. */
@@ -100,6 +105,11 @@ export interface Transport {
   stats(): TransportStats;
   /** The endpoint addresses. */
   readonly endpoints: readonly string[];
+  /**
+   * The session's token: every write's answered token merged. Hand `session.current` to
+   * another client's `session.observe()` to let it read this one's writes.
+   */
+  readonly session: SessionToken;
   /**
    * Closes every channel. Calls already sent are answered; calls not sent yet fail with a
    * CancelledError, without a retry. Server streams still open are cancelled: their

@@ -8,6 +8,7 @@
 //   budget           each attempt's account: success earns, transient failure costs
 //   endpoint         which server; marked down/up; waiting for a restarting server
 //   token            authorization: Bearer <token>
+//   session          a read's consistency and the session token; a write's token kept
 //   attempt request  a batch call's retries and hedges carry only the callers still waiting
 //   interceptors     the user's own (they see every attempt)
 //   errors           gRPC status → typed ShamelessError
@@ -26,6 +27,7 @@ import { endpointLayer, type EndpointSettings } from './endpoint.js';
 import { errorLayer } from './errors.js';
 import { hedgeLayer } from './hedge.js';
 import { retryLayer } from './retry.js';
+import { type SessionSettings, sessionLayer } from './session.js';
 import type { HedgePolicy, RetryPolicy } from '../policy/policy.js';
 import type { TransportCounters } from '../call/stats.js';
 
@@ -45,6 +47,8 @@ export interface ChainParts {
   /** Whether attempts wait for a restarting server. Default true. */
   readonly waitForConnection?: boolean;
   readonly token?: TokenSource;
+  /** The session token and the consistency of reads that ask for none; none: no layer. */
+  readonly session?: SessionSettings;
   /** Outermost, over every other layer (the coalescing layer). */
   readonly callLayers?: readonly ClientMiddleware[];
   /** The user's interceptors, run for every attempt. */
@@ -83,6 +87,7 @@ export function transportChain(parts: ChainParts, terminal: CallNext): CallNext 
         waitForConnection: parts.waitForConnection,
       }),
       ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
+      ...(parts.session === undefined ? [] : [sessionLayer(parts.session)]),
       attemptRequestLayer,
       ...(parts.interceptors ?? []),
       errorLayer,

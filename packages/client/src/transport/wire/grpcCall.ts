@@ -53,6 +53,7 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
         request,
         sent,
         callOptions,
+        options.onTrailers,
       );
       const stopWatching = cancelOnAbort(signal, () => handle.cancel());
       try {

@@ -54,6 +54,7 @@ export function pipelineCall(settings: PipelineCallSettings): CallNext {
           : 0,
         metadata,
         signal: options.signal,
+        onTrailers: options.onTrailers,
       });
     } catch (error) {
       counters.pipelinedAttempts++;

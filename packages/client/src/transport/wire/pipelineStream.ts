@@ -49,6 +49,8 @@ export interface PipelineCall {
   readonly metadata: Readonly<Record<string, string>>;
   /** Aborting it cancels the call on the server; send() rejects with its reason. */
   readonly signal?: AbortSignal;
+  /** Told the call's trailers when it succeeds, before send() resolves. */
+  readonly onTrailers?: (trailers: Readonly<Record<string, string>>) => void;
 }
 
 /** How a call failed: a grpc-js ServiceError's shape, so the error layer maps it as one. */
@@ -60,6 +62,7 @@ export interface PipelineCallError extends Error {
 
 interface Pending {
   readonly method: PipelinedMethod;
+  readonly onTrailers: PipelineCall['onTrailers'];
   resolve(response: unknown): void;
   reject(error: unknown): void;
   /** The attempt's signal, and what cancels the call when it aborts. */
@@ -174,7 +177,14 @@ export class PipelineStream {
         this.#halfCloseWhenDone();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending.set(callId, { method: call.method, resolve, reject, signal, onAbort });
+      this.#pending.set(callId, {
+        method: call.method,
+        onTrailers: call.onTrailers,
+        resolve,
+        reject,
+        signal,
+        onAbort,
+      });
       this.#write(bytes);
     });
   }
@@ -241,6 +251,7 @@ export class PipelineStream {
     if (result?.$case === 'error') {
       pending.reject(callError(result.error));
     } else if (result?.$case === pending.method) {
+      pending.onTrailers?.(response.trailers);
       pending.resolve((result as Record<string, unknown>)[result.$case]);
     } else {
       pending.reject(
