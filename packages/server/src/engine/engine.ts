@@ -5,6 +5,7 @@ import { type AppendOutcome, CellWriter } from './write/cellWriter.js';
 import type {
   EngineStats,
   PartitionActivity,
+  ReplicaStats,
   PrimaryKeyCacheStats,
   RecordCacheStats,
   VersionCacheStats,
@@ -600,6 +601,17 @@ export class Engine implements EngineStats {
 
   consumerGroupStats(): readonly ConsumerGroupStats[] {
     return this.groups.stats();
+  }
+
+  replicaStats(): ReplicaStats[] {
+    return this.partitions.partitions.flatMap((partition) =>
+      partition.replicas.map((replica) => ({ ...replica.status(), reads: replica.reads })),
+    );
+  }
+
+  /** Whether any partition has read replicas (else every read is the primary's). */
+  get hasReplicas(): boolean {
+    return this.partitions.partitions.some((partition) => partition.replicas.length > 0);
   }
 
   partitionActivity(): PartitionActivity[] {

@@ -3,6 +3,7 @@
 import type { GroupActivity, GroupStats } from './write/groupCommit.js';
 import type { PoolUsage } from './mysql/mysqlPool.js';
 import type { ConsumerGroupStats } from './groups/consumerGroups.js';
+import type { ReplicaStatus } from './mysql/replicas.js';
 
 export interface PartitionActivity {
   readonly partition: number;
@@ -25,6 +26,13 @@ export interface EngineStats {
   versionCacheStats(): VersionCacheStats;
   /** Each consumer group that had a member on this server: members, counts, lag per shard. */
   consumerGroupStats(): readonly ConsumerGroupStats[];
+  /** Each read replica: its state and lag as last measured, and the reads it answered. */
+  replicaStats(): readonly ReplicaStats[];
+}
+
+export interface ReplicaStats extends ReplicaStatus {
+  /** Reads (round trips) it has answered so far. */
+  readonly reads: number;
 }
 
 export interface VersionCacheStats {

@@ -15,6 +15,7 @@ export {
 export type {
   EngineStats,
   PartitionActivity,
+  ReplicaStats,
   PrimaryKeyCacheStats,
   RecordCacheStats,
 } from './engineStats.js';

@@ -12,6 +12,7 @@ import type { Logger } from './base/logger.js';
 import {
   type MysqlLocation,
   createMysqlPool,
+  databaseExists,
   ensureDatabase,
   parseMysqlUrl,
   redactUrl,
@@ -247,12 +248,47 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     await engine.models.refresh();
     const createdAtProblem = await engine.models.createdAtProblem();
     if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
+    await Promise.all(
+      partitions.partitions.flatMap((partition) =>
+        partition.replicas.map((replica) => checkReplicaDatabase(replica, config, logger)),
+      ),
+    );
     engine.health.start();
     engine.replicaMonitor.start();
     return engine;
   } catch (error) {
     await partitions.end();
     throw error;
+  }
+}
+
+/**
+ * Says in the log what keeps a replica from serving at start: not answering, or lacking the
+ * database (a replica of another server, or named with another database). Never stops the
+ * start: its reads go to the primary until the monitor finds it caught up.
+ */
+async function checkReplicaDatabase(
+  replica: Replica,
+  config: StoreConfig,
+  logger: Logger,
+): Promise<void> {
+  const fields = {
+    partition: replica.partition,
+    replica: replica.index,
+    at: describeLocation(replica.location),
+  };
+  try {
+    if (!(await databaseExists(replica.location, config.connectTimeoutMs))) {
+      logger.warn(
+        'replica has no such database: check that it replicates this partition and that its --replica URL names the same database',
+        fields,
+      );
+    }
+  } catch (error) {
+    logger.warn('replica does not answer; its reads go to the primary until it does', {
+      ...fields,
+      reason: (error as { code?: string }).code ?? (error as Error).message,
+    });
   }
 }
 

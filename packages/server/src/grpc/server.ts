@@ -66,7 +66,7 @@ export async function startServer(
     logger,
     streams,
     // Innermost: the engine runs the call under the consistency it asks for.
-    composeMiddleware([...(options.middleware ?? []), sessionConsistencyLayer]),
+    composeMiddleware([...(options.middleware ?? []), sessionConsistencyLayer(engine.hasReplicas)]),
   );
   const calls = unaryCalls(engine);
   const pipeline = pipelineHandler({

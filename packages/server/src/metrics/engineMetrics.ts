@@ -123,6 +123,39 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
       this.inc({ result: 'stale' }, stale);
     },
   });
+  const replicas = () =>
+    stats.replicaStats().map((replica) => ({
+      ...replica,
+      labels: { partition: String(replica.partition), replica: String(replica.replica) },
+    }));
+  gauge(
+    'shameless_replica_lag_seconds',
+    'How stale each read replica may be (an upper bound, exact to one --replica-check-ms), by partition and replica; +Inf when not known',
+    ['partition', 'replica'],
+    (metric) => {
+      for (const { labels, lagMs } of replicas()) metric.set(labels, lagMs / 1000);
+    },
+  );
+  gauge(
+    'shameless_replica_serving',
+    '1 while a read replica serves reads (answering, no staler than --replica-max-lag-ms), else 0; by partition, replica and state (serving, lagging, down)',
+    ['partition', 'replica', 'state'],
+    (metric) => {
+      for (const { labels, state } of replicas()) {
+        metric.set({ ...labels, state }, state === 'serving' ? 1 : 0);
+      }
+    },
+  );
+  new Counter({
+    name: 'shameless_replica_reads_total',
+    help: 'Reads (round trips) each read replica answered, by partition and replica',
+    labelNames: ['partition', 'replica'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { labels, reads } of replicas()) this.inc(labels, reads);
+    },
+  });
   const groups = () => stats.consumerGroupStats();
   new Gauge({
     name: 'shameless_consumer_group_lag',

@@ -66,7 +66,9 @@ export class Partition {
     const replica = this.replicas.length > 0 ? await this.replicaFor(currentScope()) : undefined;
     if (replica) {
       try {
-        return await work(apart ? replica.reader.apart : replica.reader);
+        const answer = await work(apart ? replica.reader.apart : replica.reader);
+        replica.reads += 1;
+        return answer;
       } catch (error) {
         if (isCallerGone(error)) throw translateSqlError(error, this.index);
         // Gone, or missing what the primary has (a table not yet replicated): the primary answers.

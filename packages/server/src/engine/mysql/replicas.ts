@@ -43,6 +43,8 @@ export class Replica {
   caughtUpAt = -Infinity;
   /** Whether it answered the monitor's last probe (and no read since found it gone). */
   answering = false;
+  /** Reads (round trips) it has answered, for metrics. */
+  reads = 0;
 
   constructor(
     readonly partition: number,

@@ -67,27 +67,36 @@ const METHOD_CONSISTENCY: Readonly<Record<StoreMethod, 'reads' | 'writes' | 'nei
   Pipeline: 'neither',
 };
 
-export const sessionConsistencyLayer: ServerMiddleware = <Req, Res>(
-  request: Req,
-  context: CallContext,
-  next: NextHandler<Req, Res>,
-): AsyncIterable<Res> => {
-  const kind = Object.hasOwn(METHOD_CONSISTENCY, context.method)
-    ? METHOD_CONSISTENCY[context.method as StoreMethod]
-    : 'neither';
-  if (kind === 'writes') return writeWithToken(request, context, next);
-  if (kind === 'neither') return next(request, context);
-  let consistency: ReadConsistency;
-  try {
-    consistency = consistencyOf(context);
-  } catch (error) {
-    return refused(error);
-  }
-  // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
-  if (consistency === STRONG) return next(request, context);
-  const inner: CallContext = { ...context, consistency };
-  return inScope(inner, next(request, inner));
-};
+/**
+ * The layer. `replicas`: whether the store has read replicas; without, every read is the
+ * primary's and no commit is tracked, so calls pass straight through once their metadata is
+ * checked (a client's mistake is refused alike with replicas or without).
+ */
+export function sessionConsistencyLayer(replicas: boolean): ServerMiddleware {
+  return <Req, Res>(
+    request: Req,
+    context: CallContext,
+    next: NextHandler<Req, Res>,
+  ): AsyncIterable<Res> => {
+    const kind = Object.hasOwn(METHOD_CONSISTENCY, context.method)
+      ? METHOD_CONSISTENCY[context.method as StoreMethod]
+      : 'neither';
+    if (kind === 'neither') return next(request, context);
+    let consistency: ReadConsistency | undefined;
+    try {
+      if (kind === 'reads') consistency = consistencyOf(context);
+      else if (!replicas) tokenOf(context);
+    } catch (error) {
+      return refused(error);
+    }
+    if (!replicas) return next(request, context);
+    if (kind === 'writes') return writeWithToken(request, context, next);
+    // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
+    if (consistency === STRONG) return next(request, context);
+    const inner: CallContext = { ...context, consistency };
+    return inScope(inner, next(request, inner));
+  };
+}
 
 // eslint-disable-next-line require-yield
 async function* refused(error: unknown): AsyncIterable<never> {
