@@ -21,7 +21,7 @@
 // with its request id, which writes them.
 import { type Body, parseBody } from '../base/body.js';
 import type { BodyLimits } from '../base/bodyRules.js';
-import { withDeadline } from '../base/callScope.js';
+import { currentScope, withScope } from '../base/callScope.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '../base/errors.js';
 import { requireCellSize } from '../base/limits.js';
@@ -313,8 +313,10 @@ export class PutOperation {
     if (remote.length === 0) return Promise.resolve();
     // The record is committed, so these are the server's statements, not the caller's: bounded
     // by the statement timeout, not by a deadline that may pass between the commit and them and
-    // leave the record out of these indices for a caller that does not retry.
-    return withDeadline(Infinity, () => this.completeRemoteRows(model, uuid, rows, remote));
+    // leave the record out of these indices for a caller that does not retry. Their commits are
+    // still the caller's, for its session token: a read of these indices must wait for them.
+    const scope = { deadline: Infinity, commits: currentScope().commits };
+    return withScope(scope, () => this.completeRemoteRows(model, uuid, rows, remote));
   }
 
   private async completeRemoteRows(
