@@ -23,6 +23,7 @@ import { Unpackr } from 'msgpackr';
 import { collect, rejection } from '../support/grpcCalls.js';
 import { GroupMember } from '../support/groupMember.js';
 import { fixint, float64, object, str, uint64 } from '../support/msgpackBytes.js';
+import { gemTablesSql as gemTables } from '../support/gemTables.js';
 import { runCommand } from '../support/serverProcess.js';
 import { type StoreFixture, pack, startStoreFixture, unpack } from '../support/storeFixture.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
@@ -43,40 +44,9 @@ const primaryIndex = (shard: number, model = 'rate') =>
 const secondaryIndex = (shard: number, model = 'rate') =>
   `${NS}_${model}_secondary_index_${pad(shard)}`;
 
-/**
- * The gem's tables: Sequel's create_table as in lib/shameless/{model,index}.rb. With the
- * store's legacy_created_at_is_bigint, created_at is a bigint (of milliseconds).
- */
-function gemTablesSql(
-  shard: number,
-  { model = 'rate', legacyCreatedAtIsBigint = false } = {},
-): string[] {
-  return [
-    `CREATE TABLE \`${content(shard, model)}\` (
-      \`id\` INT AUTO_INCREMENT PRIMARY KEY,
-      \`uuid\` varchar(36) NULL,
-      \`column_name\` varchar(255) NOT NULL,
-      \`ref_key\` int NOT NULL,
-      \`body\` mediumblob,
-      \`created_at\` ${legacyCreatedAtIsBigint ? 'bigint' : 'datetime'} NOT NULL,
-      UNIQUE KEY \`${content(shard, model)}_uuid_column_name_ref_key_index\` (\`uuid\`, \`column_name\`, \`ref_key\`)
-    )`,
-    `CREATE TABLE \`${primaryIndex(shard, model)}\` (
-      \`hotel_id\` INT NOT NULL,
-      \`room_type\` varchar(255) NOT NULL,
-      \`check_in_date\` varchar(255) NOT NULL,
-      \`uuid\` varchar(36),
-      UNIQUE KEY \`${primaryIndex(shard, model)}_index\` (\`hotel_id\`, \`room_type\`, \`check_in_date\`)
-    )`,
-    `CREATE TABLE \`${secondaryIndex(shard, model)}\` (
-      \`hotel_id\` INT NOT NULL,
-      \`gateway\` varchar(255) NOT NULL,
-      \`discount_type\` varchar(255) NOT NULL,
-      \`uuid\` varchar(36),
-      UNIQUE KEY \`${secondaryIndex(shard, model)}_index\` (\`hotel_id\`, \`gateway\`, \`discount_type\`)
-    )`,
-  ];
-}
+/** The gem's tables of one shard of this file's namespace (../support/gemTables.ts). */
+const gemTablesSql = (shard: number, options: Parameters<typeof gemTables>[2] = {}) =>
+  gemTables(NS, shard, options);
 
 async function createGemTables(sql: mysql.Connection, options: Parameters<typeof gemTablesSql>[1]) {
   for (const shard of range(SHARDS)) {

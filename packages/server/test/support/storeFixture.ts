@@ -4,7 +4,7 @@ import { type MariaDbServer, createTestDatabases, startMariaDbServer } from '@sh
 import type { ServerCredentials } from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { FieldType, type ModelDefinition } from '@shameless/proto';
-import { openStore } from '../../src/engine/openStore.js';
+import { type ReplicaConfig, openStore } from '../../src/engine/openStore.js';
 import { type Logger, silentLogger } from '../../src/engine/base/logger.js';
 import type { CreatedAtKind } from '../../src/engine/model/layout.js';
 import type { Engine } from '../../src/engine/engine.js';
@@ -57,6 +57,16 @@ export interface FixtureOptions {
   versionCacheBytes?: number;
   /** How often consumer groups read their rows; 100 ms by default (quick hand-overs). */
   groupPollIntervalMs?: number;
+  /** How often every partition is probed for health; the engine's default (1000 ms) otherwise. */
+  healthCheckIntervalMs?: number;
+  /** Read replicas of the partitions (serve --replica); none by default. */
+  replicas?: readonly ReplicaConfig[];
+  /** serve --replica-check-ms; the engine's default otherwise. */
+  replicaCheckIntervalMs?: number;
+  /** serve --replica-max-lag-ms; the engine's default otherwise. */
+  replicaMaxLagMs?: number;
+  /** serve --replica-wait-ms; the engine's default otherwise. */
+  replicaWaitMs?: number;
 }
 
 export async function startStoreFixture(options: FixtureOptions = {}): Promise<StoreFixture> {
@@ -81,6 +91,11 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       maxAnswerBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
       recordCacheEntries: options.recordCacheEntries,
       versionCacheBytes: options.versionCacheBytes,
+      healthCheckIntervalMs: options.healthCheckIntervalMs,
+      replicas: options.replicas,
+      replicaCheckIntervalMs: options.replicaCheckIntervalMs,
+      replicaMaxLagMs: options.replicaMaxLagMs,
+      replicaWaitMs: options.replicaWaitMs,
     },
     options.logger ?? silentLogger,
   );
