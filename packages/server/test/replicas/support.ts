@@ -1,0 +1,181 @@
+// Shared by the read-replica tests (issue 53): calls that carry consistency metadata and read
+// their trailers, the statement counters of a MariaDB server, and waiting for a replica's state
+// as DescribeStore shows it.
+//
+// Who ran a read is told by MariaDB's own counters, read with SHOW GLOBAL STATUS (which counts
+// itself as no SELECT): `Com_select` counts every SELECT, `Master_gtid_wait_count` every
+// MASTER_GTID_WAIT (itself a SELECT) that a session read sent to wait for its token. Besides the
+// reads, each engine's replica monitor sends one SELECT to the primary and one to each replica
+// every --replica-check-ms, and its health probe one to the primary every --health-check-ms;
+// `probeBound` bounds the former from the time a window lasted.
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type DescribeStoreResponse, Replica_State, type StoreClient } from '@shameless/proto';
+import mysql from 'mysql2/promise';
+import type { UnaryMethod } from '../../src/commands/connection.js';
+import type { StoreApi } from '../support/grpcCalls.js';
+
+export const CONSISTENCY = 'shameless-consistency';
+export const SESSION_TOKEN = 'shameless-session-token';
+export const MAX_STALENESS = 'shameless-max-staleness-ms';
+
+/** The metadata of a `session` read, with the token when there is one. */
+export const sessionRead = (token?: string): Record<string, string> =>
+  token === undefined
+    ? { [CONSISTENCY]: 'session' }
+    : { [CONSISTENCY]: 'session', [SESSION_TOKEN]: token };
+
+/** The metadata of a `bounded` read. */
+export const boundedRead = (maxStalenessMs: number): Record<string, string> => ({
+  [CONSISTENCY]: 'bounded',
+  [MAX_STALENESS]: String(maxStalenessMs),
+});
+
+export interface Answered<Res> {
+  readonly response: Res;
+  /** The call's trailers (text entries). */
+  readonly trailers: Record<string, string>;
+}
+
+/** A unary call with request metadata; its answer and its trailers. */
+export function callWith<Req, Res>(
+  client: StoreClient,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  metadata: Record<string, string> = {},
+  deadlineMs = 15_000,
+): Promise<Answered<Res>> {
+  const sent = new Metadata();
+  for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
+  return new Promise((resolve, reject) => {
+    let response: Res | undefined;
+    const call = method.call(
+      client,
+      request,
+      sent,
+      { deadline: Date.now() + deadlineMs },
+      (error: ServiceError | null, answer: Res) => {
+        if (error) reject(error);
+        else response = answer;
+      },
+    );
+    // grpc-js emits the status (with the trailers) right after the callback.
+    call.on('status', (ended) => {
+      if (ended.code !== status.OK) return;
+      const trailers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(ended.metadata.getMap())) {
+        if (typeof value === 'string') trailers[key] = value;
+      }
+      resolve({ response: response!, trailers });
+    });
+  });
+}
+
+/** The statement counters of one MariaDB server. */
+export interface Statements {
+  /** Com_select: every SELECT, MASTER_GTID_WAIT and the monitors' probes included. */
+  readonly selects: number;
+  /** Master_gtid_wait_count: the MASTER_GTID_WAITs. */
+  readonly gtidWaits: number;
+}
+
+/** The counters of the server at `serverUrl` (no database needed). */
+export async function statementsOf(serverUrl: string): Promise<Statements> {
+  const connection = await mysql.createConnection(serverUrl);
+  try {
+    const [rows] = await connection.query<mysql.RowDataPacket[]>(
+      "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Master_gtid_wait_count')",
+    );
+    const value = (name: string) =>
+      Number(rows.find((row) => row.Variable_name === name)?.Value ?? Number.NaN);
+    return { selects: value('Com_select'), gtidWaits: value('Master_gtid_wait_count') };
+  } finally {
+    await connection.end();
+  }
+}
+
+/** What a primary and its replica ran between two readings. */
+export interface StatementDeltas {
+  readonly primarySelects: number;
+  readonly replicaSelects: number;
+  readonly replicaGtidWaits: number;
+  /** How long the window lasted, readings included. */
+  readonly elapsedMs: number;
+}
+
+/** Reads both servers' counters now; `delta()` tells what ran since. */
+export async function countStatements(
+  primaryUrl: string,
+  replicaUrl: string,
+): Promise<{ delta(): Promise<StatementDeltas> }> {
+  const startedAt = Date.now();
+  const [primary, replica] = await Promise.all([
+    statementsOf(primaryUrl),
+    statementsOf(replicaUrl),
+  ]);
+  return {
+    async delta() {
+      const [primaryNow, replicaNow] = await Promise.all([
+        statementsOf(primaryUrl),
+        statementsOf(replicaUrl),
+      ]);
+      return {
+        primarySelects: primaryNow.selects - primary.selects,
+        replicaSelects: replicaNow.selects - replica.selects,
+        replicaGtidWaits: replicaNow.gtidWaits - replica.gtidWaits,
+        elapsedMs: Date.now() - startedAt,
+      };
+    },
+  };
+}
+
+/**
+ * The most lag probes `engines` replica monitors probing every `intervalMs` can send to one
+ * server in `elapsedMs`: one at start and one per interval each, plus one for a probe that
+ * straddles an edge of the window.
+ */
+export function probeBound(elapsedMs: number, intervalMs: number, engines: number): number {
+  return engines * (Math.ceil(elapsedMs / intervalMs) + 2);
+}
+
+/** The one replica of partition 0, as DescribeStore shows it. */
+export function replicaOf(description: DescribeStoreResponse) {
+  const replica = description.partitions[0]?.replicas[0];
+  if (!replica) throw new Error('DescribeStore shows no replica of partition 0');
+  return replica;
+}
+
+/**
+ * Polls DescribeStore until partition 0's replica is in `state`; how long that took, in ms.
+ * Rejects after `timeoutMs`, saying the state it was in.
+ */
+export async function waitForReplicaState(
+  api: StoreApi,
+  state: Replica_State,
+  timeoutMs: number,
+): Promise<number> {
+  const startedAt = Date.now();
+  for (;;) {
+    const replica = replicaOf(await api.describeStore({}));
+    if (replica.state === state) return Date.now() - startedAt;
+    if (Date.now() - startedAt > timeoutMs) {
+      throw new Error(
+        `the replica was not ${Replica_State[state]} within ${timeoutMs} ms: ${Replica_State[replica.state]}, lag ${replica.lagMs ?? 'unknown'} ms`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** `url` with its database path set to `database`. */
+export function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The nearest-rank percentile of `samples` (ms). */
+export function percentile(samples: readonly number[], fraction: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(fraction * sorted.length))) - 1]!;
+}
