@@ -173,9 +173,66 @@ export function withDatabase(serverUrl: string, database: string): string {
   return url.toString();
 }
 
+/** The latencies of the reads sent from `fromMs` to `toMs`. */
+export function sentBetween(result: OpenLoopResult, fromMs: number, toMs: number): number[] {
+  return result.latencies.filter((_, i) => result.sentAt[i]! >= fromMs && result.sentAt[i]! < toMs);
+}
+
 /** The nearest-rank percentile of `samples` (ms). */
 export function percentile(samples: readonly number[], fraction: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(fraction * sorted.length))) - 1]!;
+}
+
+export interface OpenLoopResult {
+  /** Each read's latency, in ms, from when it was sent. */
+  readonly latencies: number[];
+  /** When each read of `latencies` was sent, in ms from the start (same order). */
+  readonly sentAt: number[];
+  /** The message of each read that failed. */
+  readonly errors: string[];
+  /** Reads per second actually sent. */
+  readonly sentPerSecond: number;
+}
+
+/**
+ * Sends `read(i)` at `ratePerSecond` for `durationMs` whatever the answers take (an open loop:
+ * a slow answer delays no later read), and runs each of `events` at its time, without waiting for
+ * it; resolves once every read has answered and every event has ended.
+ */
+export async function openLoop(
+  ratePerSecond: number,
+  durationMs: number,
+  read: (i: number) => Promise<unknown>,
+  events: readonly { readonly atMs: number; readonly run: () => Promise<unknown> }[] = [],
+): Promise<OpenLoopResult> {
+  const latencies: number[] = [];
+  const sentAtMs: number[] = [];
+  const errors: string[] = [];
+  const pending: Promise<unknown>[] = [];
+  const startedAt = performance.now();
+  const waiting = [...events].sort((x, y) => x.atMs - y.atMs);
+  let sent = 0;
+  for (;;) {
+    const elapsed = performance.now() - startedAt;
+    while (waiting.length > 0 && waiting[0]!.atMs <= elapsed) pending.push(waiting.shift()!.run());
+    if (elapsed >= durationMs) break;
+    const due = Math.floor((elapsed * ratePerSecond) / 1000);
+    for (; sent < due; sent += 1) {
+      const sentAt = performance.now();
+      pending.push(
+        read(sent).then(
+          () => {
+            latencies.push(performance.now() - sentAt);
+            sentAtMs.push(sentAt - startedAt);
+          },
+          (error: unknown) => errors.push(error instanceof Error ? error.message : String(error)),
+        ),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  await Promise.all(pending);
+  return { latencies, sentAt: sentAtMs, errors, sentPerSecond: (sent * 1000) / durationMs };
 }

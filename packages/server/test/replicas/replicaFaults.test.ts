@@ -1,0 +1,263 @@
+// Issue 53's replica health, against a real primary and replica with the server's defaults
+// (--replica-check-ms 250, --replica-max-lag-ms 1000, --replica-wait-ms 20): a replica whose
+// replication stops while its primary takes writes leaves the rotation within about a second and
+// its reads go to the primary, then comes back once replication resumes; a replica stopped and
+// then killed under 1,000 reads/s costs the callers no error, and its p99 is printed beside a
+// primary-only p99 of the same run; restarted, it serves again.
+import { expect } from 'chai';
+import { Replica_State, WriteMode } from '@shameless/proto';
+import {
+  type MariaDbServer,
+  type ReplicatedMariaDb,
+  startReplicatedMariaDb,
+} from '@shameless/testkit';
+import {
+  type StoreFixture,
+  RATE_MODEL,
+  pack,
+  requestId,
+  startStoreFixture,
+  unpack,
+} from '../support/storeFixture.js';
+import { range, sleep } from '../consistency/support.js';
+import {
+  CONSISTENCY,
+  SESSION_TOKEN,
+  boundedRead,
+  callWith,
+  countStatements,
+  openLoop,
+  percentile,
+  probeBound,
+  sentBetween,
+  sessionRead,
+  waitForReplicaState,
+  withDatabase,
+} from './support.js';
+
+/** The server's default --replica-check-ms. */
+const CHECK_MS = 250;
+const RECORDS = 32;
+
+describe('read replicas: a replica that stops, lags, dies and comes back (issue 53)', function () {
+  this.timeout(120_000);
+  let set: ReplicatedMariaDb;
+  let replicaServer: MariaDbServer;
+  let store: StoreFixture;
+  let uuids: string[];
+
+  /** WriteCell of `uuid`'s meta cell through the store; the version written and its token. */
+  const writeMeta = async (uuid: string, value: number) => {
+    const { response, trailers } = await callWith(store.api.client, store.api.client.writeCell, {
+      model: 'rate',
+      uuid,
+      cell: 'meta',
+      body: pack({ value }),
+      mode: WriteMode.WRITE_MODE_REPLACE,
+      requestId: requestId(),
+    });
+    return { refKey: response.cell!.refKey, token: trailers[SESSION_TOKEN] };
+  };
+  const readMeta = async (uuid: string, metadata: Record<string, string>) =>
+    (
+      await callWith(
+        store.api.client,
+        store.api.client.getCell,
+        { model: 'rate', uuid, cell: 'meta' },
+        metadata,
+      )
+    ).response.cell!;
+
+  /**
+   * Writes to the primary every `everyMs` until the returned stop() is called, to a record of
+   * its own (the last), so that the tests' reads of the others know the latest version.
+   */
+  const keepWriting = (everyMs: number) => {
+    let stopped = false;
+    let n = 0;
+    const done = (async () => {
+      while (!stopped) {
+        await writeMeta(uuids[RECORDS - 1]!, n);
+        n += 1;
+        await sleep(everyMs);
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await done;
+      return n;
+    };
+  };
+
+  before(async () => {
+    set = await startReplicatedMariaDb({
+      replicas: 1,
+      // Commits without a flush each: the test measures routing, not the disk.
+      extraArgs: ['--innodb-flush-log-at-trx-commit=2'],
+    });
+    replicaServer = set.replicas[0]!;
+    store = await startStoreFixture({
+      partitionUrls: [withDatabase(set.primary.url, 'rr')],
+      replicas: [{ partition: 0, url: withDatabase(replicaServer.url, 'rr') }],
+      namespace: 'rr',
+      shardsCount: 4,
+      poolSize: 16,
+    });
+    await store.api.defineModel({ model: RATE_MODEL });
+    uuids = await Promise.all(
+      range(RECORDS).map(
+        async (i) =>
+          (
+            await store.api.put({
+              model: 'rate',
+              values: pack({
+                hotel_id: i,
+                room_type: 'double',
+                check_in_date: '2026-01-01',
+                gateway: 'g',
+                discount_type: 'd',
+              }),
+              requestId: requestId(),
+            })
+          ).uuid,
+      ),
+    );
+    await Promise.all(uuids.map((uuid, i) => writeMeta(uuid, -i)));
+    await set.waitForReplicaToCatchUp(replicaServer);
+    await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 10_000);
+  });
+  after(async () => {
+    await store?.close();
+    await set?.destroy();
+  });
+
+  it('replication stopped under writes: the replica leaves the rotation in about a second, bounded reads see the primary, and it comes back', async () => {
+    const stopWriting = keepWriting(20);
+    try {
+      await sleep(300);
+      await set.stopReplication(replicaServer);
+      const leftAfterMs = await waitForReplicaState(store.api, Replica_State.STATE_LAGGING, 10_000);
+      const lagging = (await store.api.describeStore({})).partitions[0]!.replicas[0]!;
+      console.log(
+        `      replication stopped: STATE_LAGGING after ${leftAfterMs} ms (lag ${lagging.lagMs} ms; bound 1000 ms, probes every ${CHECK_MS} ms)`,
+      );
+      // About a second: the lag bound plus a probe interval; generous, for a busy machine.
+      expect(leftAfterMs).to.be.below(5000);
+
+      // The replica misses every write since: a read it answered would be stale.
+      const count = await countStatements(set.primary.url, replicaServer.url);
+      const READS = 40;
+      for (const i of range(READS)) {
+        // Not the last record: the background writes go there.
+        const uuid = uuids[i % (RECORDS - 1)]!;
+        const written = await writeMeta(uuid, 10_000 + i);
+        const metadata = i % 2 === 0 ? boundedRead(5000) : sessionRead(written.token);
+        const cell = await readMeta(uuid, metadata);
+        expect(cell.refKey, `read ${i} (${metadata[CONSISTENCY]})`).to.equal(written.refKey);
+        expect(unpack(cell.body).value).to.equal(10_000 + i);
+      }
+      const deltas = await count.delta();
+      const probes = probeBound(deltas.elapsedMs, CHECK_MS, 1);
+      console.log(
+        `      ${READS} bounded and session reads while lagging: all fresh; replica Com_select ${deltas.replicaSelects} (lag probes alone may make ${probes}), ` +
+          `${deltas.replicaGtidWaits} MASTER_GTID_WAIT`,
+      );
+      expect(
+        deltas.replicaSelects,
+        'SELECTs on the lagging replica: lag probes only',
+      ).to.be.at.most(probes);
+
+      const startedAt = Date.now();
+      await set.startReplication(replicaServer);
+      const backAfterMs = await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 10_000);
+      console.log(
+        `      replication started again: STATE_SERVING after ${backAfterMs} ms (${Date.now() - startedAt} ms with START SLAVE)`,
+      );
+    } finally {
+      await stopWriting();
+    }
+    // Serving again, it answers the reads that allow it (the lag probes are subtracted at their
+    // most, so a few reads may not be told apart from them).
+    const count = await countStatements(set.primary.url, replicaServer.url);
+    for (const i of range(100)) await readMeta(uuids[i % RECORDS]!, boundedRead(5000));
+    const deltas = await count.delta();
+    const replicaReads = deltas.replicaSelects - probeBound(deltas.elapsedMs, CHECK_MS, 1);
+    console.log(`      serving again: 100 bounded reads, ≥ ${replicaReads} of them on the replica`);
+    expect(replicaReads).to.be.at.least(90);
+  });
+
+  it('a replica stopped, then killed, under 1,000 reads/s: no error reaches a caller, p99 beside the primary-only p99; restarted, it serves again', async () => {
+    const RATE = 1000;
+    const read = (metadata: (i: number) => Record<string, string>) => (i: number) =>
+      readMeta(uuids[i % RECORDS]!, metadata(i));
+    // Unmeasured: the first second at this rate runs slower (optimising, pools filling).
+    await openLoop(
+      RATE,
+      1000,
+      read((i) => (i % 2 === 0 ? sessionRead() : { [CONSISTENCY]: 'strong' })),
+    );
+    // Primary only: strong reads of the same cells, through the same server, at the same rate.
+    const primaryOnly = await openLoop(
+      RATE,
+      2000,
+      read(() => ({ [CONSISTENCY]: 'strong' })),
+    );
+    const stopWriting = keepWriting(20);
+    let faults;
+    try {
+      faults = await openLoop(
+        RATE,
+        6000,
+        read((i) => (i % 2 === 0 ? sessionRead() : boundedRead(5000))),
+        [
+          { atMs: 1000, run: () => set.stopReplication(replicaServer) },
+          { atMs: 3000, run: () => replicaServer.kill() },
+        ],
+      );
+    } finally {
+      await stopWriting();
+    }
+    const p99 = percentile(faults.latencies, 0.99);
+    const primaryP99 = percentile(primaryOnly.latencies, 0.99);
+    console.log(
+      `      primary only (strong): ${primaryOnly.latencies.length} reads at ${Math.round(primaryOnly.sentPerSecond)}/s, ` +
+        `p50 ${percentile(primaryOnly.latencies, 0.5).toFixed(1)} ms, p99 ${primaryP99.toFixed(1)} ms, ${primaryOnly.errors.length} errors`,
+    );
+    console.log(
+      `      session and bounded, replica stopped at 1 s and killed at 3 s: ${faults.latencies.length} reads at ${Math.round(faults.sentPerSecond)}/s, ` +
+        `p50 ${percentile(faults.latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (+${(p99 - primaryP99).toFixed(1)} ms; target ≤ +50 ms), ` +
+        `max ${Math.max(...faults.latencies).toFixed(1)} ms, ${faults.errors.length} errors`,
+    );
+    const phases = (
+      [
+        ['serving', 0, 1000],
+        ['stopped', 1000, 3000],
+        ['killed', 3000, 6000],
+      ] as const
+    ).map(
+      ([name, from, to]) =>
+        `${name} ${percentile(sentBetween(faults, from, to), 0.99).toFixed(1)} ms`,
+    );
+    console.log(`      p99 by phase: ${phases.join(', ')}`);
+    expect(faults.errors, 'errors surfaced to callers').to.deep.equal([]);
+    expect(primaryOnly.errors).to.deep.equal([]);
+    // The target is +50 ms; asserted generously, for a busy machine: a read that waited on the
+    // dead replica (a connect or statement timeout) would be seconds.
+    expect(p99, 'p99 with the replica failing').to.be.below(primaryP99 + 500);
+    const down = (await store.api.describeStore({})).partitions[0]!.replicas[0]!;
+    expect(down.state).to.equal(Replica_State.STATE_DOWN);
+
+    const startedAt = Date.now();
+    await replicaServer.start();
+    const restartedMs = Date.now() - startedAt;
+    const servingMs = await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 20_000);
+    console.log(
+      `      replica restarted in ${restartedMs} ms; STATE_SERVING ${servingMs} ms later`,
+    );
+    // It replicates again (mariadbd starts replication on start): a write through the primary
+    // reaches it, and a session read waits there for it.
+    const written = await writeMeta(uuids[0]!, 99_999);
+    expect((await readMeta(uuids[0]!, sessionRead(written.token))).refKey).to.equal(written.refKey);
+    await set.waitForReplicaToCatchUp(replicaServer);
+  });
+});
