@@ -42,3 +42,9 @@ export {
   type GaleraNode,
   type GaleraNodeStatus,
 } from './galeraCluster.js';
+export {
+  readStatementCounts,
+  watchStatements,
+  type StatementCounts,
+  type StatementDeltas,
+} from './statementCounts.js';
