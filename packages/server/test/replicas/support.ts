@@ -2,15 +2,15 @@
 // their trailers, the statement counters of a MariaDB server, and waiting for a replica's state
 // as DescribeStore shows it.
 //
-// Who ran a read is told by MariaDB's own counters, read with SHOW GLOBAL STATUS (which counts
-// itself as no SELECT): `Com_select` counts every SELECT, `Master_gtid_wait_count` every
-// MASTER_GTID_WAIT (itself a SELECT) that a session read sent to wait for its token. Besides the
-// reads, each engine's replica monitor sends one SELECT to the primary and one to each replica
-// every --replica-check-ms, and its health probe one to the primary every --health-check-ms;
-// `probeBound` bounds the former from the time a window lasted.
+// Who ran a read is told by MariaDB's own counters (the test kit's watchStatements): `Com_select`
+// counts every SELECT, `Master_gtid_wait_count` every MASTER_GTID_WAIT (itself a SELECT) that a
+// session read sent to wait for its token. Besides the reads, each engine's replica monitor
+// sends one SELECT to the primary and one to each replica every --replica-check-ms, and its
+// health probe one to the primary every --health-check-ms; `probeBound` bounds the former from
+// the time a window lasted.
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { type DescribeStoreResponse, Replica_State, type StoreClient } from '@shameless/proto';
-import mysql from 'mysql2/promise';
+import { type StatementCounts, watchStatements } from '@shameless/testkit';
 import type { UnaryMethod } from '../../src/commands/connection.js';
 import type { StoreApi } from '../support/grpcCalls.js';
 
@@ -70,29 +70,6 @@ export function callWith<Req, Res>(
   });
 }
 
-/** The statement counters of one MariaDB server. */
-export interface Statements {
-  /** Com_select: every SELECT, MASTER_GTID_WAIT and the monitors' probes included. */
-  readonly selects: number;
-  /** Master_gtid_wait_count: the MASTER_GTID_WAITs. */
-  readonly gtidWaits: number;
-}
-
-/** The counters of the server at `serverUrl` (no database needed). */
-export async function statementsOf(serverUrl: string): Promise<Statements> {
-  const connection = await mysql.createConnection(serverUrl);
-  try {
-    const [rows] = await connection.query<mysql.RowDataPacket[]>(
-      "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Master_gtid_wait_count')",
-    );
-    const value = (name: string) =>
-      Number(rows.find((row) => row.Variable_name === name)?.Value ?? Number.NaN);
-    return { selects: value('Com_select'), gtidWaits: value('Master_gtid_wait_count') };
-  } finally {
-    await connection.end();
-  }
-}
-
 /** What a primary and its replica ran between two readings. */
 export interface StatementDeltas {
   readonly primarySelects: number;
@@ -107,22 +84,16 @@ export async function countStatements(
   primaryUrl: string,
   replicaUrl: string,
 ): Promise<{ delta(): Promise<StatementDeltas> }> {
-  const startedAt = Date.now();
-  const [primary, replica] = await Promise.all([
-    statementsOf(primaryUrl),
-    statementsOf(replicaUrl),
-  ]);
+  const watch = await watchStatements([primaryUrl, replicaUrl]);
   return {
     async delta() {
-      const [primaryNow, replicaNow] = await Promise.all([
-        statementsOf(primaryUrl),
-        statementsOf(replicaUrl),
-      ]);
+      const { servers, elapsedMs } = await watch.delta();
+      const [primary, replica] = servers as [StatementCounts, StatementCounts];
       return {
-        primarySelects: primaryNow.selects - primary.selects,
-        replicaSelects: replicaNow.selects - replica.selects,
-        replicaGtidWaits: replicaNow.gtidWaits - replica.gtidWaits,
-        elapsedMs: Date.now() - startedAt,
+        primarySelects: primary.selects,
+        replicaSelects: replica.selects,
+        replicaGtidWaits: replica.gtidWaits,
+        elapsedMs,
       };
     },
   };
