@@ -41,6 +41,7 @@ import { SourceLocator } from './measure/sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
 import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './report/targets.js';
 import { evaluateConsumerTargets, formatConsumerTargets } from './report/consumerTargets.js';
+import { formatReplicaRows } from './report/replicaReport.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REPO = join(here, '../../../..');
@@ -105,6 +106,16 @@ Targets (issue 10), printed at the end with this run's figure and whether it is 
   the most in flight run); p99 at half peak ≤ 5 ms for Put (update) and WriteCell, ≤ 2 ms
   for GetCell; Each follow p99 within 10% of --previous's, or better.
 
+Read replicas (issue 53; --workloads replicas, about 30 s): a primary and one replica of its
+own (the test kit's MariaDB servers, GTID replication, on loopback ports) behind two shameless
+serve processes, one without and one with --replica (the server's default replica settings).
+The same reads, GetCell of 1,000 seeded 1 KB records through the SDK at 16 in flight with
+connect()'s default session consistency and no recent write, against each, one after the other:
+reads/s, p50 and p99, and the share of read statements the replica ran (Com_select of each
+server, less the MASTER_GTID_WAITs and the lag probes; the primary's every SELECT counted).
+On one machine the replica shares its cores with everything else: the row says what a read
+through a replica costs, not what a second machine would add.
+
 Consumer groups (issue 52; --workloads consumer, last in the default suite, about 1.5 minutes):
 members are node processes running the SDK (Model.consume), with the defaults users get
 (session timeout 10 s, maxInFlight 256, perShardInFlight 1, maxDeliveries 5) behind two
@@ -133,6 +144,7 @@ Examples:
   pnpm bench --workloads get-cell,write-cell --duration-ms 5000
   pnpm bench --quick --workloads put-update --profile --profile-sdk
   pnpm bench --workloads consumer
+  pnpm bench --workloads replicas
 `;
 
 const program = new Command('bench')
@@ -385,7 +397,7 @@ async function suiteMode(): Promise<number> {
     );
     const series = memory.stop();
     const steady = memorySummary(series, 10);
-    const { follow, consumer } = result;
+    const { follow, replicas, consumer } = result;
     const oneAtATime = oneAtATimeChecks(result.rows);
     const targets = follow
       ? evaluateTargets({
@@ -415,6 +427,7 @@ async function suiteMode(): Promise<number> {
       );
     }
     if (targets.length > 0) console.log(`\n${formatTargets(targets)}`);
+    if (replicas) console.log(`\n${formatReplicaRows(replicas)}`);
     const consumerTargets = consumer ? evaluateConsumerTargets(consumer) : undefined;
     if (consumer && consumerTargets) {
       console.log(`\n${formatConsumerTargets(consumer, consumerTargets)}`);
@@ -441,6 +454,7 @@ async function suiteMode(): Promise<number> {
       follow,
       oneAtATime,
       targets,
+      ...(replicas ? { replicas } : {}),
       ...(consumer ? { consumer: { ...consumer, targets: consumerTargets } } : {}),
       memory: { summary: steady, samples: series.samples },
     });

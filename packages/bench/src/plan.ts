@@ -2,6 +2,7 @@
 import type { SuitePlan } from './suite.js';
 import { BATCH_WORKLOADS } from './workloads/batchWorkloads.js';
 import { CONSUMER_WORKLOAD, consumerPlan } from './workloads/consumerWorkload.js';
+import { REPLICA_WORKLOAD, replicaPlan } from './workloads/replicaReads.js';
 import { type Workload, UNARY_WORKLOADS } from './workloads/workloads.js';
 
 const KB = 1024;
@@ -17,9 +18,12 @@ export interface PlanOptions {
 
 const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOADS];
 
-/** Every id `--workloads` takes: the closed-loop workloads, then the consumer groups' figures. */
+/**
+ * Every id `--workloads` takes: the closed-loop workloads, the read-replica row, then the
+ * consumer groups' figures.
+ */
 export function workloadIds(): string[] {
-  return [...ALL_WORKLOADS.map((workload) => workload.id), CONSUMER_WORKLOAD];
+  return [...ALL_WORKLOADS.map((workload) => workload.id), REPLICA_WORKLOAD, CONSUMER_WORKLOAD];
 }
 
 /** Workloads also run with 16 KB bodies in the full suite. */
@@ -85,6 +89,9 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     runs,
     follow: { writers: 16, durationMs: options.quick ? 2000 : 5000 },
     halfLoad: chosen.filter((workload) => HALF_LOAD.has(workload.id)),
+    ...(options.only.length === 0 || options.only.includes(REPLICA_WORKLOAD)
+      ? { replicas: replicaPlan(options.quick) }
+      : {}),
     ...(options.only.length === 0 || options.only.includes(CONSUMER_WORKLOAD)
       ? { consumer: consumerPlan(options.quick) }
       : {}),

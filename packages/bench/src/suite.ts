@@ -1,8 +1,9 @@
 // The default suite: every workload through the SDK at each concurrency, each followed by its
 // mysql2 baseline and, where the gem has the operation, its gem-shaped baseline, against the
 // echo baseline of the same payload and concurrency; CPU per operation for each. Then the Each
-// follow latency, and last the consumer groups' figures (member processes that crash and are
-// cut off, so nothing runs after them).
+// follow latency, the read-replica row (a primary and a replica of its own), and last the
+// consumer groups' figures (member processes that crash and are cut off, so nothing runs after
+// them).
 import { type BenchStore, type SeededSet, formatBytes, seedRates } from './subjects/benchStore.js';
 import { runClosedLoop, type LoadOptions, type LoadResult } from './load/closedLoop.js';
 import { type EchoClient, connectEcho, connectStreamEcho } from './subjects/echoService.js';
@@ -13,6 +14,11 @@ import {
   type ConsumerResult,
   runConsumerWorkload,
 } from './workloads/consumerWorkload.js';
+import {
+  type ReplicaPlan,
+  type ReplicaResult,
+  runReplicaWorkload,
+} from './workloads/replicaReads.js';
 import { openGemShapedClient } from './subjects/gemShapedClient.js';
 import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
 import { runOpenLoop } from './load/openLoop.js';
@@ -48,6 +54,8 @@ export interface SuitePlan {
   readonly follow: { writers: number; durationMs: number };
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
+  /** The read-replica row (`--workloads replicas`), when chosen. */
+  readonly replicas?: ReplicaPlan;
   /** The consumer groups' figures (`--workloads consumer`), when chosen. */
   readonly consumer?: ConsumerPlan;
 }
@@ -68,6 +76,7 @@ export interface SuiteResult {
   readonly rows: RunRow[];
   /** Undefined when the plan has no run (only the consumer groups' figures). */
   readonly follow?: FollowResult;
+  readonly replicas?: ReplicaResult;
   readonly consumer?: ConsumerResult;
   /** When the warm-up ended and the first run began (profileClockMicros). */
   readonly runsFrom: number;
@@ -95,8 +104,15 @@ export async function runSuite(
 ): Promise<SuiteResult> {
   if (plan.runs.length === 0) {
     const runsFrom = profileClockMicros();
+    const replicas =
+      plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
     const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
-    return { rows: [], runsFrom, ...(consumer ? { consumer } : {}) };
+    return {
+      rows: [],
+      runsFrom,
+      ...(replicas ? { replicas } : {}),
+      ...(consumer ? { consumer } : {}),
+    };
   }
   const sizes = [...new Set(plan.runs.map((run) => run.bodyBytes))];
   // The baselines get records of their own, as many and as large: the server remembers the
@@ -367,8 +383,16 @@ export async function runSuite(
     durationMs: plan.follow.durationMs,
     bodyBytes: first.bodyBytes,
   });
+  const replicas =
+    plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
   const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
-  return { rows, follow, runsFrom, ...(consumer ? { consumer } : {}) };
+  return {
+    rows,
+    follow,
+    runsFrom,
+    ...(replicas ? { replicas } : {}),
+    ...(consumer ? { consumer } : {}),
+  };
 }
 
 /**

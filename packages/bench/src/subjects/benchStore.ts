@@ -94,12 +94,13 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
 /**
  * A `shameless serve` process over the store's partition, with the store's settings: the
  * bench's server, or another one beside it (the consumer-group workload's members sit behind
- * two). Options its defaults leave alone (`--group-poll-ms` among them) stay the server's.
+ * two; the read-replica row's has `--replica` in `args`). Options its defaults leave alone
+ * (`--group-poll-ms` among them) stay the server's.
  */
 export function startServe(
   settings: StoreSettings,
   partitionUrl: string,
-  extra: { profileDir?: string; metricsListen?: string; name?: string } = {},
+  extra: { profileDir?: string; metricsListen?: string; name?: string; args?: string[] } = {},
 ): Promise<ListeningProcess> {
   const profile = extra.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${extra.profileDir}`] : [];
   return startListeningProcess(
@@ -117,6 +118,7 @@ export function startServe(
       '--log-level',
       'warn',
       ...(extra.metricsListen ? ['--metrics-listen', extra.metricsListen] : []),
+      ...(extra.args ?? []),
     ],
     { name: extra.name ?? 'shameless serve', nodeOptions: profile },
   );
