@@ -38,6 +38,8 @@ import {
 /** The server's default --replica-check-ms. */
 const CHECK_MS = 250;
 const RECORDS = 32;
+/** The primary index values of record `i`. */
+const rateKey = (i: number) => ({ hotel_id: i, room_type: 'double', check_in_date: '2026-01-01' });
 
 describe('read replicas: a replica that stops, lags, dies and comes back (issue 53)', function () {
   this.timeout(120_000);
@@ -129,6 +131,58 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
   after(async () => {
     await store?.close();
     await set?.destroy();
+  });
+
+  it('a replayed write (a retry whose first answer was lost) answers a token covering the write it replays', async () => {
+    // The caller's session so far: a write the replica has applied.
+    const earlier = await writeMeta(uuids[0]!, -100);
+    await set.waitForReplicaToCatchUp(replicaServer);
+    // The replica stops applying before the next write, so that it never has it: a read it
+    // answered after the replay would not see the write the replay stands for.
+    await set.stopReplication(replicaServer);
+    try {
+      const request = {
+        model: 'rate',
+        uuid: uuids[0]!,
+        cell: 'meta',
+        body: pack({ value: 'replayed' }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
+      };
+      // Its answer (and token) lost, the caller sends the write again: a replay.
+      const first = await callWith(store.api.client, store.api.client.writeCell, request);
+      const again = await callWith(store.api.client, store.api.client.writeCell, request);
+      expect(again.response.replayed).to.equal(true);
+      expect(again.response.cell!.refKey).to.equal(first.response.cell!.refKey);
+      // The caller reads with the token it holds: the replay's, or else its earlier one. At once,
+      // before the replica leaves the rotation (its lag is not yet past 1 s).
+      const token = again.trailers[SESSION_TOKEN] ?? earlier.token;
+      const cell = await readMeta(uuids[0]!, sessionRead(token));
+      expect(cell.refKey, 'the version the replay answered').to.equal(first.response.cell!.refKey);
+
+      // The same for a Put (an update of the record's base).
+      const put = {
+        model: 'rate',
+        values: pack({ ...rateKey(0), replayed: true }),
+        requestId: requestId(),
+      };
+      const putFirst = await callWith(store.api.client, store.api.client.put, put);
+      const putAgain = await callWith(store.api.client, store.api.client.put, put);
+      expect(putAgain.response.base!.refKey).to.equal(putFirst.response.base!.refKey);
+      const base = await callWith(
+        store.api.client,
+        store.api.client.getCell,
+        { model: 'rate', uuid: uuids[0]!, cell: 'base' },
+        sessionRead(putAgain.trailers[SESSION_TOKEN] ?? earlier.token),
+      );
+      expect(base.response.cell!.refKey, 'the base version the Put replay answered').to.equal(
+        putFirst.response.base!.refKey,
+      );
+    } finally {
+      await set.startReplication(replicaServer);
+      await set.waitForReplicaToCatchUp(replicaServer);
+      await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 10_000);
+    }
   });
 
   it('replication stopped under writes: the replica leaves the rotation in about a second, bounded reads see the primary, and it comes back', async () => {

@@ -20,7 +20,9 @@
 // request-id key, and a refused write may be the retry of one that succeeded (its expected
 // version is now stale); either way the transaction is rolled back and run again with the
 // lookups, which answer such writes as replays.
+import { currentScope } from '../base/callScope.js';
 import { UnavailableError } from '../base/errors.js';
+import { parsePosition } from '../base/gtidPosition.js';
 import { type Logger, silentLogger } from '../base/logger.js';
 import { NO_VERSION, type VersionCache } from '../base/versionCache.js';
 import type { StoreLayout } from '../model/layout.js';
@@ -30,6 +32,7 @@ import type { SqlConnection } from '../mysql/mysqlPool.js';
 import { OneTripBackoff } from '../mysql/oneTripBackoff.js';
 import type { Partition } from '../mysql/partitions.js';
 import { REQUEST_ID_KEY } from '../mysql/sql/contentDdl.js';
+import { PRIMARY_POSITION } from '../mysql/sql/replication.js';
 import {
   ROLLBACK,
   ROLLBACK_TO_SAVEPOINT,
@@ -106,7 +109,7 @@ export class ShardTransaction {
       );
       if (result === RETRY_WITH_LOOKUPS) lookUpRequestIds = true;
       else if (result === RETRY_AFTER_DEADLOCK) deadlocks += 1;
-      else if (result !== undefined) return this.committed(items, result);
+      else if (result !== undefined) return this.committed(items, await this.replaysNoted(result));
     }
     for (;;) {
       const result = await this.partition.withConnection((connection) =>
@@ -125,9 +128,29 @@ export class ShardTransaction {
           );
         }
       } else {
-        return this.committed(items, result);
+        return this.committed(items, await this.replaysNoted(result));
       }
     }
+  }
+
+  /**
+   * A replay commits nothing, so the caller's session token would not name the earlier commit
+   * it answers, and a session read after it could be answered by a replica that has not applied
+   * that commit (a retry whose first answer was lost, read through another server). The
+   * primary's position, read after the replay saw the earlier write, covers it: it goes into
+   * the token as this partition's commit. Only with replicas, only for groups with a replay.
+   */
+  private async replaysNoted(result: Written): Promise<Written> {
+    const commits = currentScope().commits;
+    if (commits === undefined || this.partition.replicas.length === 0) return result;
+    if (!result.outcomes.some((outcome) => outcome.status === 'written' && outcome.replayed)) {
+      return result;
+    }
+    const [rows] = (await this.partition.run((pool) =>
+      runTogether(pool.reads, [PRIMARY_POSITION]),
+    )) as { position: string | null }[][];
+    commits.record(this.partition.index, parsePosition(rows?.[0]?.position ?? ''));
+    return result;
   }
 
   /** Tells the log's followers, and remembers what the group's commit made known. */
