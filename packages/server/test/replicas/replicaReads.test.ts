@@ -6,24 +6,15 @@
 // whose tables the gem made is served from the replica with the primary's answers.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Metadata, status } from '@grpc/grpc-js';
-import {
-  type Cell,
-  type IndexValue,
-  Operator,
-  SortOrder,
-  Replica_State,
-  type WhereRequest,
-  type WhereResponse,
-  WriteMode,
-} from '@shameless/proto';
+import { status } from '@grpc/grpc-js';
+import { type Cell, Replica_State, type WhereRequest, WriteMode } from '@shameless/proto';
 import {
   type MariaDbServer,
   type ReplicatedMariaDb,
   startReplicatedMariaDb,
 } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { collect, rejection } from '../support/grpcCalls.js';
+import { rejection } from '../support/grpcCalls.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -45,6 +36,8 @@ import {
   probeBound,
   sessionRead,
   waitForReplicaState,
+  whereEqual,
+  whereWith,
   withDatabase,
 } from './support.js';
 
@@ -79,40 +72,9 @@ type RateKey = ReturnType<typeof rateKey>;
 
 /** A Where on the primary index for one rate, with the cells asked for. */
 function whereRate(key: number | RateKey, cells = ['base']): WhereRequest {
+  // Only the primary index's fields, whatever else the values given hold.
   const { hotel_id, room_type, check_in_date } = typeof key === 'number' ? rateKey(key) : key;
-  const eq = (field: string, kind: NonNullable<IndexValue['kind']>) => ({
-    field,
-    op: Operator.OPERATOR_EQ,
-    values: [{ kind }],
-  });
-  return {
-    model: 'rate',
-    index: '',
-    conditions: [
-      eq('hotel_id', { $case: 'integer', integer: BigInt(hotel_id) }),
-      eq('room_type', { $case: 'string', string: room_type }),
-      eq('check_in_date', { $case: 'string', string: check_in_date }),
-    ],
-    cells,
-    order: SortOrder.SORT_ORDER_ASC,
-    limit: 0,
-    pageToken: '',
-  };
-}
-
-function metadataOf(entries: Record<string, string>): Metadata {
-  const metadata = new Metadata();
-  for (const [key, value] of Object.entries(entries)) metadata.set(key, value);
-  return metadata;
-}
-
-/** A whole Where stream through `store`, with request metadata. */
-function whereWith(
-  store: StoreFixture,
-  request: WhereRequest,
-  metadata: Record<string, string> = {},
-): Promise<WhereResponse[]> {
-  return collect(store.api.client.where(request, metadataOf(metadata)));
+  return whereEqual('rate', '', { hotel_id, room_type, check_in_date }, cells);
 }
 
 /**
@@ -240,7 +202,7 @@ describe('read replicas: session, bounded and strong reads against a real replic
           });
           const token = put.trailers[SESSION_TOKEN];
           if (token !== undefined) withToken += 1;
-          const pages = await whereWith(b, whereRate(FIRST_HOTEL + worker), sessionRead(token));
+          const pages = await whereWith(b.api, whereRate(FIRST_HOTEL + worker), sessionRead(token));
           const base = pages.flatMap((page) => page.records)[0]?.cells[0];
           if (base?.refKey !== put.response.base!.refKey || unpack(base.body).pair !== pair) {
             stale.push(
@@ -276,7 +238,7 @@ describe('read replicas: session, bounded and strong reads against a real replic
       // fewer the statements the more the primary's own probes weigh in the share.
       await forEachConcurrently(range(READS), 4, async (i) => {
         if (i % 4 === 3) {
-          await whereWith(b, whereRate(hotels[i % hotels.length]!), metadata);
+          await whereWith(b.api, whereRate(hotels[i % hotels.length]!), metadata);
         } else {
           await callWith(
             b.api.client,
@@ -354,7 +316,7 @@ describe('read replicas: session, bounded and strong reads against a real replic
       const error = await rejection(getCell(metadata));
       expect(error.code, JSON.stringify(metadata)).to.equal(status.INVALID_ARGUMENT);
       expect(error.details, JSON.stringify(metadata)).to.include(key).and.match(message);
-      const streamed = await rejection(whereWith(b, whereRate(2000), metadata));
+      const streamed = await rejection(whereWith(b.api, whereRate(2000), metadata));
       expect(streamed.code, `Where ${JSON.stringify(metadata)}`).to.equal(status.INVALID_ARGUMENT);
       expect(streamed.details).to.include(key);
       // The same channel answers the next call, and calls that read no replica ignore it.
@@ -458,7 +420,7 @@ describe('read replicas: session, bounded and strong reads against a real replic
             );
             cells.push(response.cell);
           }
-          const pages = await whereWith(gem!, whereRate(values, ['base', 'meta']), metadata);
+          const pages = await whereWith(gem!.api, whereRate(values, ['base', 'meta']), metadata);
           cells.push(...pages.flatMap((page) => page.records.flatMap((record) => record.cells)));
         }
         return cells;

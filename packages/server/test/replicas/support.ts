@@ -9,10 +9,18 @@
 // health probe one to the primary every --health-check-ms; `probeBound` bounds the former from
 // the time a window lasted.
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { type DescribeStoreResponse, Replica_State, type StoreClient } from '@shameless/proto';
+import {
+  type DescribeStoreResponse,
+  Operator,
+  Replica_State,
+  SortOrder,
+  type StoreClient,
+  type WhereRequest,
+  type WhereResponse,
+} from '@shameless/proto';
 import { type StatementCounts, watchStatements } from '@shameless/testkit';
 import type { UnaryMethod } from '../../src/commands/connection.js';
-import type { StoreApi } from '../support/grpcCalls.js';
+import { type StoreApi, collect } from '../support/grpcCalls.js';
 
 export const CONSISTENCY = 'shameless-consistency';
 export const SESSION_TOKEN = 'shameless-session-token';
@@ -108,25 +116,26 @@ export function probeBound(elapsedMs: number, intervalMs: number, engines: numbe
   return engines * (Math.ceil(elapsedMs / intervalMs) + 2);
 }
 
-/** The one replica of partition 0, as DescribeStore shows it. */
-export function replicaOf(description: DescribeStoreResponse) {
-  const replica = description.partitions[0]?.replicas[0];
-  if (!replica) throw new Error('DescribeStore shows no replica of partition 0');
+/** The first replica of a partition (0 by default), as DescribeStore shows it. */
+export function replicaOf(description: DescribeStoreResponse, partition = 0) {
+  const replica = description.partitions[partition]?.replicas[0];
+  if (!replica) throw new Error(`DescribeStore shows no replica of partition ${partition}`);
   return replica;
 }
 
 /**
- * Polls DescribeStore until partition 0's replica is in `state`; how long that took, in ms.
- * Rejects after `timeoutMs`, saying the state it was in.
+ * Polls DescribeStore until the replica of `partition` (0 by default) is in `state`; how long
+ * that took, in ms. Rejects after `timeoutMs`, saying the state it was in.
  */
 export async function waitForReplicaState(
   api: StoreApi,
   state: Replica_State,
   timeoutMs: number,
+  partition = 0,
 ): Promise<number> {
   const startedAt = Date.now();
   for (;;) {
-    const replica = replicaOf(await api.describeStore({}));
+    const replica = replicaOf(await api.describeStore({}), partition);
     if (replica.state === state) return Date.now() - startedAt;
     if (Date.now() - startedAt > timeoutMs) {
       throw new Error(
@@ -206,4 +215,44 @@ export async function openLoop(
   }
   await Promise.all(pending);
   return { latencies, sentAt: sentAtMs, errors, sentPerSecond: (sent * 1000) / durationMs };
+}
+
+/** A Where with `=` on each of `values`' fields, on `model`'s `index` ('' for the primary). */
+export function whereEqual(
+  model: string,
+  index: string,
+  values: Readonly<Record<string, number | string>>,
+  cells = ['base'],
+): WhereRequest {
+  return {
+    model,
+    index,
+    conditions: Object.entries(values).map(([field, value]) => ({
+      field,
+      op: Operator.OPERATOR_EQ,
+      values: [
+        {
+          kind:
+            typeof value === 'number'
+              ? { $case: 'integer' as const, integer: BigInt(value) }
+              : { $case: 'string' as const, string: value },
+        },
+      ],
+    })),
+    cells,
+    order: SortOrder.SORT_ORDER_ASC,
+    limit: 0,
+    pageToken: '',
+  };
+}
+
+/** A whole Where stream through `api`, with request metadata. */
+export function whereWith(
+  api: StoreApi,
+  request: WhereRequest,
+  metadata: Record<string, string> = {},
+): Promise<WhereResponse[]> {
+  const sent = new Metadata();
+  for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
+  return collect(api.client.where(request, sent));
 }
