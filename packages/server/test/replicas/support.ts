@@ -52,8 +52,7 @@ export function callWith<Req, Res>(
   metadata: Record<string, string> = {},
   deadlineMs = 15_000,
 ): Promise<Answered<Res>> {
-  const sent = new Metadata();
-  for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
+  const sent = metadataOf(metadata);
   return new Promise((resolve, reject) => {
     let response: Res | undefined;
     const call = method.call(
@@ -246,13 +245,18 @@ export function whereEqual(
   };
 }
 
+/** Request metadata with `entries`. */
+export function metadataOf(entries: Record<string, string>): Metadata {
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(entries)) metadata.set(key, value);
+  return metadata;
+}
+
 /** A whole Where stream through `api`, with request metadata. */
 export function whereWith(
   api: StoreApi,
   request: WhereRequest,
   metadata: Record<string, string> = {},
 ): Promise<WhereResponse[]> {
-  const sent = new Metadata();
-  for (const [key, value] of Object.entries(metadata)) sent.set(key, value);
-  return collect(api.client.where(request, sent));
+  return collect(api.client.where(request, metadataOf(metadata)));
 }
