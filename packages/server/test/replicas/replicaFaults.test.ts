@@ -5,7 +5,7 @@
 // then killed under 1,000 reads/s costs the callers no error, and its p99 is printed beside a
 // primary-only p99 of the same run; restarted, it serves again.
 import { expect } from 'chai';
-import { Replica_State, WriteMode } from '@shameless/proto';
+import { type EachResponse, Replica_State, WriteMode } from '@shameless/proto';
 import {
   type MariaDbServer,
   type ReplicatedMariaDb,
@@ -19,13 +19,14 @@ import {
   startStoreFixture,
   unpack,
 } from '../support/storeFixture.js';
-import { range, sleep } from '../consistency/support.js';
+import { contentShardOf, range, sleep } from '../consistency/support.js';
 import {
   CONSISTENCY,
   SESSION_TOKEN,
   boundedRead,
   callWith,
   countStatements,
+  metadataOf,
   openLoop,
   percentile,
   probeBound,
@@ -35,8 +36,19 @@ import {
   withDatabase,
 } from './support.js';
 
+/** Resolves once `condition()` holds; rejects after `timeoutMs`. */
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
 /** The server's default --replica-check-ms. */
 const CHECK_MS = 250;
+/** Servers that probe the replica: `store` and `other`. */
+const ENGINES = 2;
 const RECORDS = 32;
 /** The primary index values of record `i`. */
 const rateKey = (i: number) => ({ hotel_id: i, room_type: 'double', check_in_date: '2026-01-01' });
@@ -46,6 +58,8 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
   let set: ReplicatedMariaDb;
   let replicaServer: MariaDbServer;
   let store: StoreFixture;
+  /** Another server over the same partition and replica: its writes reach `store` by its polls. */
+  let other: StoreFixture;
   let uuids: string[];
 
   /** WriteCell of `uuid`'s meta cell through the store; the version written and its token. */
@@ -98,14 +112,17 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
       extraArgs: ['--innodb-flush-log-at-trx-commit=2'],
     });
     replicaServer = set.replicas[0]!;
-    store = await startStoreFixture({
-      partitionUrls: [withDatabase(set.primary.url, 'rr')],
-      replicas: [{ partition: 0, url: withDatabase(replicaServer.url, 'rr') }],
-      namespace: 'rr',
-      shardsCount: 4,
-      poolSize: 16,
-    });
+    const serverWith = () =>
+      startStoreFixture({
+        partitionUrls: [withDatabase(set.primary.url, 'rr')],
+        replicas: [{ partition: 0, url: withDatabase(replicaServer.url, 'rr') }],
+        namespace: 'rr',
+        shardsCount: 4,
+        poolSize: 16,
+      });
+    store = await serverWith();
     await store.api.defineModel({ model: RATE_MODEL });
+    other = await serverWith();
     uuids = await Promise.all(
       range(RECORDS).map(
         async (i) =>
@@ -130,6 +147,7 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
   });
   after(async () => {
     await store?.close();
+    await other?.close();
     await set?.destroy();
   });
 
@@ -211,7 +229,7 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
         expect(unpack(cell.body).value).to.equal(10_000 + i);
       }
       const deltas = await count.delta();
-      const probes = probeBound(deltas.elapsedMs, CHECK_MS, 1);
+      const probes = probeBound(deltas.elapsedMs, CHECK_MS, ENGINES);
       console.log(
         `      ${READS} bounded and session reads while lagging: all fresh; replica Com_select ${deltas.replicaSelects} (lag probes alone may make ${probes}), ` +
           `${deltas.replicaGtidWaits} MASTER_GTID_WAIT`,
@@ -235,9 +253,68 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
     const count = await countStatements(set.primary.url, replicaServer.url);
     for (const i of range(100)) await readMeta(uuids[i % RECORDS]!, boundedRead(5000));
     const deltas = await count.delta();
-    const replicaReads = deltas.replicaSelects - probeBound(deltas.elapsedMs, CHECK_MS, 1);
+    const replicaReads = deltas.replicaSelects - probeBound(deltas.elapsedMs, CHECK_MS, ENGINES);
     console.log(`      serving again: 100 bounded reads, ≥ ${replicaReads} of them on the replica`);
     expect(replicaReads).to.be.at.least(90);
+  });
+
+  it('an Each follow while the replica has stopped applying: the write through another server is delivered, without reading the replica over and over', async () => {
+    const uuid = uuids[1]!;
+    const shard = contentShardOf(uuid, 4);
+    const stream = store.api.client.each(
+      {
+        model: 'rate',
+        shards: [shard],
+        cursors: {},
+        follow: true,
+        batchSize: 0,
+        heartbeatIntervalMs: 0,
+      },
+      metadataOf(sessionRead()),
+    );
+    const delivered: { uuid: string; cell: string; at: number }[] = [];
+    stream.on('data', (message: EachResponse) => {
+      if (message.event?.$case !== 'batch') return;
+      for (const cell of message.event.batch.cells) {
+        delivered.push({ uuid: cell.uuid, cell: cell.name, at: Date.now() });
+      }
+    });
+    stream.on('error', () => {});
+    try {
+      // The shard's log so far, then quiet.
+      await until(() => delivered.some((cell) => cell.uuid === uuid), 10_000);
+      await set.stopReplication(replicaServer);
+      const count = await countStatements(set.primary.url, replicaServer.url);
+      const writtenAt = Date.now();
+      // Through the other server: this one learns of it by its poll of the primary's max ids,
+      // and reads the shard where the stream's consistency allows, the replica, which lacks it.
+      await callWith(other.api.client, other.api.client.writeCell, {
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ value: 'followed' }),
+        mode: WriteMode.WRITE_MODE_REPLACE,
+        requestId: requestId(),
+      });
+      await until(
+        () => delivered.some((cell) => cell.at >= writtenAt && cell.cell === 'meta'),
+        10_000,
+      );
+      const deliveredAfterMs = delivered.at(-1)!.at - writtenAt;
+      const deltas = await count.delta();
+      console.log(
+        `      follow: the write delivered ${deliveredAfterMs} ms after it (the replica left the rotation, the primary answered); ` +
+          `replica Com_select ${deltas.replicaSelects} in ${deltas.elapsedMs} ms (lag probes alone may make ${probeBound(deltas.elapsedMs, CHECK_MS, ENGINES)})`,
+      );
+      // One read of the replica per poll of the primary (--follow-poll-ms, 50 ms here) and the
+      // probes: a few dozen. Reading it again at once after each empty read made thousands.
+      expect(deltas.replicaSelects).to.be.below(300);
+    } finally {
+      stream.cancel();
+      await set.startReplication(replicaServer);
+      await set.waitForReplicaToCatchUp(replicaServer);
+      await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 10_000);
+    }
   });
 
   it('a replica stopped, then killed, under 1,000 reads/s: no error reaches a caller, p99 beside the primary-only p99; restarted, it serves again', async () => {

@@ -59,6 +59,12 @@ export class ShardWatch {
   /** The highest max id polls have read of each shard: it stays news until read past. */
   private readonly maxIds = new Map<number, RowId>();
   /**
+   * Shards read since the last poll of them. A read that did not reach the max id a poll of
+   * the primary read (the read was a replica's, behind it) waits for the next poll before the
+   * shard is read again, instead of reading the replica again at once, round after round.
+   */
+  private readonly readSincePoll = new Set<number>();
+  /**
    * Cells commits through this server stored in each shard, one after another by id, kept
    * until sent or dropped; a shard in `mustRead` has none kept.
    */
@@ -104,6 +110,7 @@ export class ShardWatch {
     for (const shard of shards) {
       this.notified.delete(shard);
       this.mustRead.delete(shard);
+      this.readSincePoll.add(shard);
     }
   }
 
@@ -203,7 +210,9 @@ export class ShardWatch {
     for (const error of this.failures.values()) throw error;
     const moved = new Set(this.notified);
     for (const [shard, maxId] of this.maxIds) {
-      if (maxId > (this.cursors.get(shard) ?? 0)) moved.add(shard);
+      if (maxId > (this.cursors.get(shard) ?? 0) && !this.readSincePoll.has(shard)) {
+        moved.add(shard);
+      }
     }
     return moved;
   }
@@ -214,6 +223,7 @@ export class ShardWatch {
       const shard = this.shardOf.get(table);
       if (shard === undefined) continue;
       this.failures.delete(shard);
+      this.readSincePoll.delete(shard);
       if (maxId > (this.maxIds.get(shard) ?? 0)) this.maxIds.set(shard, maxId);
       if (maxId > (this.cursors.get(shard) ?? 0)) news = true;
     }
