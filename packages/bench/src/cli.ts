@@ -110,11 +110,12 @@ Read replicas (issue 53; --workloads replicas, about 30 s): a primary and one re
 own (the test kit's MariaDB servers, GTID replication, on loopback ports) behind two shameless
 serve processes, one without and one with --replica (the server's default replica settings).
 The same reads, GetCell of 1,000 seeded 1 KB records through the SDK at 16 in flight with
-connect()'s default session consistency and no recent write, against each, one after the other:
-reads/s, p50 and p99, and the share of read statements the replica ran (Com_select of each
-server, less the MASTER_GTID_WAITs and the lag probes; the primary's every SELECT counted).
-On one machine the replica shares its cores with everything else: the row says what a read
-through a replica costs, not what a second machine would add.
+connect()'s default session consistency and no recent write, against each: both servers warmed
+up (5 s each, quick 2 s), then each side twice, primary, replica, replica, primary (3 s each,
+quick 1 s): reads/s, p50 and p99, and the share of read statements the replica ran (Com_select
+of each server, less the MASTER_GTID_WAITs and the lag probes; the primary's every SELECT
+counted). On one machine the replica shares its cores with everything else: the row says what
+a read through a replica costs, not what a second machine would add.
 
 Consumer groups (issue 52; --workloads consumer, last in the default suite, about 1.5 minutes):
 members are node processes running the SDK (Model.consume), with the defaults users get

@@ -1,8 +1,9 @@
 // The read-replica row (`--workloads replicas`, issue 53): the same read workload (GetCell of
 // seeded 1 KB records through the SDK, 16 in flight, connect()'s default `session` consistency and
 // no recent write) against two `shameless serve` processes over the same primary, one without a
-// replica and one with `--replica`, in the same run, side by side. It starts its own primary and
-// replica (the test kit's GTID replication on loopback ports): the bench's MySQL has no replica.
+// replica and one with `--replica`, in the same run, side by side: both warmed up, then each side
+// twice (primary, replica, replica, primary). It starts its own primary and replica (the test
+// kit's GTID replication on loopback ports): the bench's MySQL has no replica.
 // Each side's share of read statements run on the replica comes from both servers' `Com_select`
 // (less the MASTER_GTID_WAITs and the replica monitor's own probes, at their most).
 //
@@ -15,7 +16,13 @@ import { Replica_State } from '@shameless/proto';
 import { SETTINGS } from '@shameless/server';
 import { type LoadResult, runClosedLoop } from '../load/closedLoop.js';
 import type { Progress } from '../load/progress.js';
-import { RATE_SCHEMA, type StoreSettings, seedRates, startServe } from '../subjects/benchStore.js';
+import {
+  RATE_SCHEMA,
+  type RateModel,
+  type StoreSettings,
+  seedRates,
+  startServe,
+} from '../subjects/benchStore.js';
 import { getCell } from './workloads.js';
 import { BaselineTables } from '../subjects/mysqlBaseline.js';
 
@@ -30,6 +37,11 @@ export interface ReplicaPlan {
   readonly warmupOperations: number;
   readonly warmupMs: number;
   readonly durationMs: number;
+  /**
+   * Unmeasured reads against each server before the first run, so that the runs measure code
+   * V8 has optimised in both (a fresh server's first seconds ran at about half the pace).
+   */
+  readonly serverWarmupMs: number;
 }
 
 export function replicaPlan(quick: boolean): ReplicaPlan {
@@ -40,7 +52,8 @@ export function replicaPlan(quick: boolean): ReplicaPlan {
     concurrency: 16,
     warmupOperations: 1000,
     warmupMs: quick ? 200 : 400,
-    durationMs: quick ? 2000 : 4000,
+    durationMs: quick ? 1000 : 3000,
+    serverWarmupMs: quick ? 2000 : 5000,
   };
 }
 
@@ -104,32 +117,46 @@ export async function runReplicaWorkload(
     await set.waitForReplicaToCatchUp(replica);
     await replicaServing(await openStore(withReplica.address, stores));
 
-    const sides: ReplicaSide[] = [];
-    for (const [subject, server] of [
+    const loadOptions = {
+      concurrency: plan.concurrency,
+      warmupOperations: plan.warmupOperations,
+      warmupMs: plan.warmupMs,
+      durationMs: plan.durationMs,
+    };
+    const tables = new BaselineTables('rate', settings.shardsCount);
+    const reads = (rate: RateModel) =>
+      getCell.sdk({
+        rate,
+        seeded,
+        bodyBytes: plan.bodyBytes,
+        shardsCount: settings.shardsCount,
+        tables,
+      });
+    const subjects = [
       ['primary only', primaryOnly],
       ['one replica', withReplica],
-    ] as const) {
+    ] as const;
+    for (const [subject, server] of subjects) {
+      progress.note(`Read replicas: warming up the ${subject} server (${plan.serverWarmupMs} ms)`);
+      const { rate } = await openStore(server.address, stores);
+      await runClosedLoop(reads(rate), {
+        ...loadOptions,
+        warmupMs: 0,
+        durationMs: plan.serverWarmupMs,
+      });
+    }
+
+    const sides: ReplicaSide[] = [];
+    // Each side twice, in the order primary, replica, replica, primary: a drift in the load
+    // this machine carries from other work weighs on both sides alike, and shows.
+    for (const [subject, server] of [...subjects, ...[...subjects].reverse()]) {
       // A connection of its own, which has written nothing: its reads carry no token to wait for.
       const { rate } = await openStore(server.address, stores);
       progress.note(
         `Read replicas: GetCell, ${plan.concurrency} in flight, session consistency, ${subject}`,
       );
       const watch = await watchStatements([set.primary.url, replica.url]);
-      const load = await runClosedLoop(
-        getCell.sdk({
-          rate,
-          seeded,
-          bodyBytes: plan.bodyBytes,
-          shardsCount: settings.shardsCount,
-          tables: new BaselineTables('rate', settings.shardsCount),
-        }),
-        {
-          concurrency: plan.concurrency,
-          warmupOperations: plan.warmupOperations,
-          warmupMs: plan.warmupMs,
-          durationMs: plan.durationMs,
-        },
-      );
+      const load = await runClosedLoop(reads(rate), loadOptions);
       sides.push(side(subject, load, await watch.delta()));
       progress.note(
         `  ${Math.round(load.opsPerSecond)} reads/s, p99 ${load.latency.p99.toFixed(2)} ms, ` +
