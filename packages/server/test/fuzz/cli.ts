@@ -53,7 +53,7 @@ const program = new Command('pnpm fuzz')
   .option('--path <path>', "replay one failure: its fast-check path, from the failure's report")
   .option(
     '--max-depth <n>',
-    'the deepest nesting of a body drawn (16 to 200000 levels are tried); lower it to fuzz the rest while a known failure of deep bodies is open',
+    'the deepest nesting of a body drawn (16 to 200000 levels are tried; the server refuses any past its --max-body-depth)',
     wholeNumber('a whole number of levels'),
     200_000,
   )
