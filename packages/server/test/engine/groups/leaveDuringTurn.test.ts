@@ -1,0 +1,205 @@
+// A member that leaves while its coordinator's turn is reading the group: the turn read the
+// member's shards as owned by it, and by the time it acts on that read the session has given
+// them up to write their cursors. The turn used to take them back "from the member's earlier
+// session" (a claim bumps the epoch), which fenced out the leave's own cursor writes: the
+// member was told its cursors could not be written, or, through the SDK, whose close resolves
+// either way, the cursors simply stayed behind every cell it handled.
+import { expect } from 'chai';
+import type { Engine } from '../../../src/engine/engine.js';
+import type { GroupEvent } from '../../../src/engine/groups/groupEvents.js';
+import type { MemberSession } from '../../../src/engine/groups/memberSession.js';
+import type { MysqlPool, SqlSession } from '../../../src/engine/mysql/mysqlPool.js';
+import { Partition } from '../../../src/engine/mysql/partitions.js';
+import type { StatementReader } from '../../../src/engine/mysql/sql/statement.js';
+import { startObservedEngine } from '../../support/observedEngine.js';
+import {
+  RATE_MODEL,
+  type StoreFixture,
+  putRate,
+  startStoreFixture,
+} from '../../support/storeFixture.js';
+
+/** A coordinator's read of every shard row of a group (groupTables.ts, readGroupShards). */
+const SHARD_ROWS_READ =
+  /FROM `[^`]*group_shards`\s+WHERE `model` = \? AND `group_name` = \? ORDER BY `shard`/;
+/** A cursor write that hands the shard back (commitCursor with release). */
+const RELEASING_COMMIT = /SET `cursor` = GREATEST\(`cursor`, \?\), `owner` = NULL/;
+/** A claim of a shard (claimShard): it bumps the epoch. */
+const CLAIM = /`epoch` = `epoch` \+ 1/;
+
+/**
+ * A partition that, once armed, holds the answer of the next read of the group's shard rows
+ * until a releasing cursor write is sent, and holds that write until whatever the turn does
+ * with its read has reached MySQL: the leave lands inside the turn, every time.
+ */
+class LeaveRacingPartition extends Partition {
+  private armed = false;
+  private heldRead: (() => void) | undefined;
+  private readHeld: (() => void) | undefined;
+  private readonly claims: Promise<unknown>[] = [];
+
+  /** Holds the next turn's read; resolves once a turn's read is held. */
+  holdNextTurn(): Promise<void> {
+    this.armed = true;
+    return new Promise((resolve) => (this.readHeld = resolve));
+  }
+
+  override read<T>(work: (reader: StatementReader) => Promise<T>, apart = false): Promise<T> {
+    return super.read(
+      (reader) =>
+        work({
+          read: async (statements) => {
+            const results = await reader.read(statements);
+            if (this.armed && statements.some((s) => SHARD_ROWS_READ.test(s.sql))) {
+              this.armed = false;
+              await new Promise<void>((resolve) => {
+                this.heldRead = resolve;
+                this.readHeld?.();
+              });
+            }
+            return results;
+          },
+        }),
+      apart,
+    );
+  }
+
+  override run<T>(work: (pool: MysqlPool) => Promise<T>): Promise<T> {
+    return super.run((pool) => {
+      const query: SqlSession['query'] = async (sql, values) => {
+        const text = typeof sql === 'string' ? sql : '';
+        if (this.heldRead && RELEASING_COMMIT.test(text)) {
+          // The turn goes on from its read of the shards as they were before this write...
+          const release = this.heldRead;
+          this.heldRead = undefined;
+          release();
+          // ...up to its next round trip (its statements are sent without any I/O between).
+          await new Promise((resolve) => setImmediate(resolve));
+          await Promise.allSettled(this.claims);
+        }
+        const answer = pool.query(sql, values);
+        if (CLAIM.test(text)) this.claims.push(answer);
+        return answer as never;
+      };
+      return work(Object.assign(Object.create(pool) as MysqlPool, { query }));
+    });
+  }
+}
+
+const SHARDS = 4;
+const RECORDS = 12;
+
+/** Per shard of the rate model's log: its last id and how many cells it holds. */
+async function lastIdPerShard(
+  store: StoreFixture,
+): Promise<Map<number, { last: number; count: number }>> {
+  const shards = new Map<number, { last: number; count: number }>();
+  for (const message of await store.api.each({ model: 'rate' })) {
+    if (message.event?.$case !== 'batch') continue;
+    for (const cell of message.event.batch.cells) {
+      const seen = shards.get(cell.shard) ?? { last: 0, count: 0 };
+      shards.set(cell.shard, { last: Math.max(seen.last, Number(cell.id)), count: seen.count + 1 });
+    }
+  }
+  return shards;
+}
+
+describe('consumer groups: a member leaving during its coordinator turn', function () {
+  this.timeout(30_000);
+  let store: StoreFixture;
+  let engine: Engine;
+  let partition: LeaveRacingPartition;
+
+  before(async () => {
+    store = await startStoreFixture({ shardsCount: SHARDS });
+    await store.api.defineModel({ model: RATE_MODEL });
+    ({ engine, partition } = await startObservedEngine(
+      store,
+      (location, pool) => new LeaveRacingPartition(0, location, pool),
+      { followPollIntervalMs: 50 },
+    ));
+  });
+  after(async () => {
+    await engine?.close();
+    await store?.close();
+  });
+
+  it('writes the cursors of every shard it handled, and ends with GroupLeft', async () => {
+    for (let hotel = 0; hotel < RECORDS; hotel++) await putRate(store.api, hotel);
+    const log = await lastIdPerShard(store);
+    const cells = [...log.values()].reduce((sum, { count }) => sum + count, 0);
+    const session = await engine.groups.join({
+      model: 'rate',
+      group: 'leave-during-turn',
+      memberId: 'leaver',
+      from: 'earliest',
+      cells: [],
+      maxInFlight: 0,
+      perShardInFlight: 0,
+      maxDeliveries: 0,
+      sessionTimeoutMs: 0,
+      peer: 'test',
+    });
+    const member = new AckingMember(session);
+    await member.until(() => member.assigned === SHARDS && member.handled === cells);
+
+    await partition.holdNextTurn();
+    await session.leave();
+    const end = await member.ended;
+
+    const { members, shards } = await engine.groups.describe('rate', 'leave-during-turn');
+    expect(end, 'how the stream ended').to.equal('left');
+    expect(members).to.deep.equal([]);
+    for (const shard of shards) {
+      const last = log.get(shard.shard)?.last ?? 0;
+      expect(Number(shard.cursor), `shard ${shard.shard}'s cursor`).to.equal(last);
+      expect(shard.owner, `shard ${shard.shard}'s owner`).to.equal(undefined);
+    }
+  });
+});
+
+/** A member on the session itself: acknowledges every delivery at once, and records its end. */
+class AckingMember {
+  assigned = 0;
+  handled = 0;
+  readonly ended: Promise<string>;
+  private waiter: (() => void) | undefined;
+
+  constructor(private readonly session: MemberSession) {
+    this.ended = this.run();
+  }
+
+  until(done: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!done()) return;
+        this.waiter = undefined;
+        resolve();
+      };
+      this.waiter = check;
+      check();
+    });
+  }
+
+  private async run(): Promise<string> {
+    try {
+      for await (const event of this.session.events(new AbortController().signal)) {
+        this.apply(event);
+        this.waiter?.();
+        if (event.kind === 'left') return 'left';
+      }
+      return 'ended without GroupLeft';
+    } catch (error) {
+      return `failed: ${(error as Error).message}`;
+    }
+  }
+
+  private apply(event: GroupEvent): void {
+    if (event.kind === 'assigned') this.assigned += 1;
+    if (event.kind !== 'deliveries') return;
+    for (const { cell, epoch } of event.deliveries) {
+      this.session.acknowledge(cell.shard, epoch, [cell.id]);
+      this.handled += 1;
+    }
+  }
+}
