@@ -96,12 +96,12 @@ if __name__ == "__main__":
     try:
         main()
     except grpc.RpcError as error:
+        print(f"{error.code().name}: {error.details()}", file=sys.stderr)
         if error.code() == grpc.StatusCode.UNAVAILABLE:
+            # The server may be missing, or it answered that it cannot serve the call now.
             print(
-                f"no Shameless server at {ADDRESS}: start one with `pnpm start` "
+                f"if no Shameless server runs at {ADDRESS}: start one with `pnpm start` "
                 "(or set SHAMELESS_ADDRESS=host:port)",
                 file=sys.stderr,
             )
-        else:
-            print(f"{error.code().name}: {error.details()}", file=sys.stderr)
         sys.exit(1)
