@@ -442,6 +442,42 @@ describe('batch RPCs: WriteCells and GetCells', function () {
       expect(error.details).to.equal('writes: at most 10000 per call, got 10001');
     });
 
+    it('writes one uuid and cell of two models as two cells: each its own versions and record', async () => {
+      // Found by the contract fuzzer (seed 1329516896): a batch writing cell meta of a rate and
+      // then cell meta of the same uuid in another model chained the second onto the first's
+      // version (ref_key 1, in a table where the record does not exist).
+      await store.api.defineModel({ model: { ...DOC_MODEL, name: 'twin', cells: ['meta'] } });
+      const uuid = await newRecord();
+      const twinTable = `test_twin_${String(parseInt(uuid.slice(0, 4), 16) % SHARDS).padStart(6, '0')}`;
+      const [before] = await sql.query<mysql.RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM \`${twinTable}\``,
+      );
+      const response = await store.api.writeCells({
+        writes: [
+          write(uuid, 'meta', { n: 1 }),
+          write(uuid, 'meta', { n: 2 }, { model: 'twin' }),
+          write(uuid, 'meta', { n: 3 }),
+        ],
+      });
+      expect(
+        cellsOf({ results: [response.results[0]!, response.results[2]!] }).map(
+          (cell) => cell.refKey,
+        ),
+      ).to.deep.equal([0, 1]);
+      const refused = response.results[1]?.outcome;
+      expect(refused?.$case).to.equal('error');
+      if (refused?.$case === 'error') {
+        expect(refused.error.code).to.equal(status.NOT_FOUND);
+        expect(refused.error.message).to.include('does not exist in model twin');
+      }
+      const [after] = await sql.query<mysql.RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM \`${twinTable}\``,
+      );
+      expect(Number(after[0]!.n), 'nothing written in the other model').to.equal(
+        Number(before[0]!.n),
+      );
+    });
+
     it('splits a large insert into several statements of one transaction', async () => {
       // A model of its own, so that the big rows stay out of the other tests' shard logs.
       await store.api.defineModel({ model: DOC_MODEL });

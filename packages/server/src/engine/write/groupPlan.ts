@@ -59,6 +59,8 @@ export interface GroupPlan {
 export const cellKey = (uuid: string, cell: string) => `${uuid}/${cell}`;
 export const requestKey = (uuid: string, cell: string, requestId: string) =>
   `${uuid}/${cell}/${requestId}`;
+/** A cell or request key within one content table (table names never contain '/' either). */
+const inTable = (table: string, key: string) => `${table}/${key}`;
 
 /**
  * Decides an append given the cell's latest version (undefined when it has none) and whether
@@ -121,6 +123,8 @@ export function planGroup(
   unreachable: ReadonlySet<number>,
   createdAt: Date,
 ): GroupPlan {
+  // What the group itself writes, by table and then cell or request: a group may write the
+  // same uuid and cell in two models' tables of its shard, which are two cells.
   const latest = new Map<string, LatestVersion>();
   const inserts = new Map<string, NewCell[]>();
   const insertedBy = new Map<string, { table: string; position: number }>();
@@ -130,8 +134,11 @@ export function planGroup(
     if (!cells) inserts.set(table, (cells = []));
     cells.push(cell);
     const at = { table, position: cells.length - 1 };
-    insertedBy.set(requestKey(cell.uuid, cell.name, cell.requestId), at);
-    latest.set(cellKey(cell.uuid, cell.name), { refKey: cell.refKey, body: cell.body });
+    insertedBy.set(inTable(table, requestKey(cell.uuid, cell.name, cell.requestId)), at);
+    latest.set(inTable(table, cellKey(cell.uuid, cell.name)), {
+      refKey: cell.refKey,
+      body: cell.body,
+    });
     return at;
   };
 
@@ -156,12 +163,12 @@ export function planGroup(
     const request = requestKey(item.uuid, item.cell, item.requestId);
     const earlier = read?.applied.get(request);
     if (earlier) return { kind: 'stored', cell: earlier };
-    const inGroup = insertedBy.get(request);
+    const inGroup = insertedBy.get(inTable(table, request));
     if (inGroup) return { kind: 'insert', ...inGroup, replayed: true };
     if (unreachable.has(i)) return { kind: 'unreachable' };
 
     const current = (uuid: string, cell: string) =>
-      latest.get(cellKey(uuid, cell)) ?? read?.latest.get(cellKey(uuid, cell));
+      latest.get(inTable(table, cellKey(uuid, cell))) ?? read?.latest.get(cellKey(uuid, cell));
     const version = current(item.uuid, item.cell);
     if (version === undefined && item.firstBody !== undefined) {
       const at = insert(table, {
