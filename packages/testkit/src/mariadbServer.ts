@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants as fsConstants, openSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -92,6 +92,7 @@ export async function startMariaDbServer(
   try {
     const dataDir = join(baseDir, 'data');
     await copyDirectory(await pristineDataDir(installDb), dataDir);
+    await mkdir(join(baseDir, 'tmp'));
     if (options.user !== undefined) {
       await handOver(baseDir, options.user);
     }
@@ -269,6 +270,10 @@ class ThrowawayMariaDb implements MariaDbServer {
       // An explicit socket and pid file, or it would fight the system server over /run/mysqld.
       `--socket=${this.socketPath}`,
       `--pid-file=${join(this.baseDir, 'mysqld.pid')}`,
+      // A temporary directory of its own: at start mariadbd deletes every #sql* file in its
+      // tmpdir, which in /tmp are the live temporary tables of the machine's own server (a test
+      // there failed "Error on delete of '/tmp/#sql-temptable-…'" as a throwaway server started).
+      `--tmpdir=${join(this.baseDir, 'tmp')}`,
       ...SERVER_ARGS,
       ...(this.options.extraArgs ?? []),
       ...(firstStart ? (this.options.firstStartArgs ?? []) : []),
@@ -358,8 +363,11 @@ async function installDataDir(installDbPath: string): Promise<string> {
   // Never released: the copy source is wanted until the process ends.
   cleanUpOnExit({ dir });
   const dataDir = join(dir, 'data');
+  // The bootstrap server's own tmpdir, for the reason serverArgs gives.
+  await mkdir(join(dir, 'tmp'));
   const args = [
     '--no-defaults',
+    `--tmpdir=${join(dir, 'tmp')}`,
     // Root with an empty password over TCP, like the main test server; the default
     // (unix_socket for root) would make TCP logins as root impossible.
     '--auth-root-authentication-method=normal',

@@ -84,6 +84,12 @@ describe('startMariaDbServer', () => {
     expect(onSecond).to.deep.equal([]);
     const [user] = await query(first.url, 'SELECT CURRENT_USER() AS user');
     expect(user?.user).to.match(/^root@/);
+    // Never the machine's /tmp: a starting mariadbd deletes every #sql* file in its tmpdir,
+    // the live temporary tables of the machine's own server among them.
+    for (const server of [first, second]) {
+      const [row] = await query(server.url, 'SELECT @@tmpdir AS tmpdir');
+      expect(String(row?.tmpdir)).to.equal(join(dirname(server.dataDir), 'tmp'));
+    }
   });
 
   it('refuses to start twice, or on a port another MariaDB holds', async () => {
