@@ -41,6 +41,7 @@ import { SourceLocator } from './measure/sourceLocations.js';
 import { type SuitePlan, runSuite } from './suite.js';
 import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './report/targets.js';
 import { evaluateConsumerTargets, formatConsumerTargets } from './report/consumerTargets.js';
+import { formatIdleRows } from './report/idleReport.js';
 import { formatReplicaRows } from './report/replicaReport.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -117,6 +118,14 @@ of each server, less the MASTER_GTID_WAITs and the lag probes; the primary's eve
 counted). On one machine the replica shares its cores with everything else: the row says what
 a read through a replica costs, not what a second machine would add.
 
+Idle server (issue 55; --workloads idle, about 3 minutes, quick 1): a shameless serve that no
+client calls, over a MariaDB of its own (the test kit's, on a loopback port), at 16 and at 1,024
+shards with the server's defaults, and at 16 with the partition health probe put off
+(--health-check-ms 3600000): its CPU (every thread, /proc) and the statements it sends MariaDB
+(Questions), per second, over 20 s (quick 10 s) from 40 s after it listens (quick 5 s; its first
+half minute holds a one-off cost of V8's). Targets: at most 0.5% of a core and 2 statements a
+second per partition, at 16 and at 1,024 shards.
+
 Consumer groups (issue 52; --workloads consumer, last in the default suite, about 1.5 minutes):
 members are node processes running the SDK (Model.consume), with the defaults users get
 (session timeout 10 s, maxInFlight 256, perShardInFlight 1, maxDeliveries 5) behind two
@@ -146,6 +155,7 @@ Examples:
   pnpm bench --quick --workloads put-update --profile --profile-sdk
   pnpm bench --workloads consumer
   pnpm bench --workloads replicas
+  pnpm bench --workloads idle
 `;
 
 const program = new Command('bench')
@@ -168,9 +178,9 @@ const program = new Command('bench')
   )
   .option(
     '--quick',
-    'about three minutes: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
-      'workloads with a gem-shaped baseline; the consumer groups over a smaller backlog, one ' +
-      'read of it each, and 5 s of latency',
+    'about four minutes: 1 KB bodies, 16 in flight (4 for batches), plus 1 in flight for the ' +
+      'workloads with a gem-shaped baseline; the idle server over 10 s windows; the consumer ' +
+      'groups over a smaller backlog, one read of it each, and 5 s of latency',
     false,
   )
   .option(
@@ -398,7 +408,7 @@ async function suiteMode(): Promise<number> {
     );
     const series = memory.stop();
     const steady = memorySummary(series, 10);
-    const { follow, replicas, consumer } = result;
+    const { follow, replicas, idle, consumer } = result;
     const oneAtATime = oneAtATimeChecks(result.rows);
     const targets = follow
       ? evaluateTargets({
@@ -429,6 +439,7 @@ async function suiteMode(): Promise<number> {
     }
     if (targets.length > 0) console.log(`\n${formatTargets(targets)}`);
     if (replicas) console.log(`\n${formatReplicaRows(replicas)}`);
+    if (idle) console.log(`\n${formatIdleRows(idle)}`);
     const consumerTargets = consumer ? evaluateConsumerTargets(consumer) : undefined;
     if (consumer && consumerTargets) {
       console.log(`\n${formatConsumerTargets(consumer, consumerTargets)}`);
@@ -456,6 +467,7 @@ async function suiteMode(): Promise<number> {
       oneAtATime,
       targets,
       ...(replicas ? { replicas } : {}),
+      ...(idle ? { idle } : {}),
       ...(consumer ? { consumer: { ...consumer, targets: consumerTargets } } : {}),
       memory: { summary: steady, samples: series.samples },
     });

@@ -1,7 +1,8 @@
-// What `pnpm bench` runs: the full suite (about 10 minutes on 2 cores) or `--quick` (about 3).
+// What `pnpm bench` runs: the full suite (about 13 minutes on 2 cores) or `--quick` (about 4).
 import type { SuitePlan } from './suite.js';
 import { BATCH_WORKLOADS } from './workloads/batchWorkloads.js';
 import { CONSUMER_WORKLOAD, consumerPlan } from './workloads/consumerWorkload.js';
+import { IDLE_WORKLOAD, idlePlan } from './workloads/idleServer.js';
 import { REPLICA_WORKLOAD, replicaPlan } from './workloads/replicaReads.js';
 import { type Workload, UNARY_WORKLOADS } from './workloads/workloads.js';
 
@@ -19,11 +20,16 @@ export interface PlanOptions {
 const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOADS];
 
 /**
- * Every id `--workloads` takes: the closed-loop workloads, the read-replica row, then the
- * consumer groups' figures.
+ * Every id `--workloads` takes: the closed-loop workloads, the read-replica row, the idle
+ * server, then the consumer groups' figures.
  */
 export function workloadIds(): string[] {
-  return [...ALL_WORKLOADS.map((workload) => workload.id), REPLICA_WORKLOAD, CONSUMER_WORKLOAD];
+  return [
+    ...ALL_WORKLOADS.map((workload) => workload.id),
+    REPLICA_WORKLOAD,
+    IDLE_WORKLOAD,
+    CONSUMER_WORKLOAD,
+  ];
 }
 
 /** Workloads also run with 16 KB bodies in the full suite. */
@@ -91,6 +97,9 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     halfLoad: chosen.filter((workload) => HALF_LOAD.has(workload.id)),
     ...(options.only.length === 0 || options.only.includes(REPLICA_WORKLOAD)
       ? { replicas: replicaPlan(options.quick) }
+      : {}),
+    ...(options.only.length === 0 || options.only.includes(IDLE_WORKLOAD)
+      ? { idle: idlePlan(options.quick) }
       : {}),
     ...(options.only.length === 0 || options.only.includes(CONSUMER_WORKLOAD)
       ? { consumer: consumerPlan(options.quick) }

@@ -19,6 +19,7 @@ import {
   type ReplicaResult,
   runReplicaWorkload,
 } from './workloads/replicaReads.js';
+import { type IdlePlan, type IdleResult, runIdleWorkload } from './workloads/idleServer.js';
 import { openGemShapedClient } from './subjects/gemShapedClient.js';
 import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
 import { runOpenLoop } from './load/openLoop.js';
@@ -56,6 +57,8 @@ export interface SuitePlan {
   readonly halfLoad: readonly Workload[];
   /** The read-replica row (`--workloads replicas`), when chosen. */
   readonly replicas?: ReplicaPlan;
+  /** The idle server's figures (`--workloads idle`), when chosen. */
+  readonly idle?: IdlePlan;
   /** The consumer groups' figures (`--workloads consumer`), when chosen. */
   readonly consumer?: ConsumerPlan;
 }
@@ -77,6 +80,7 @@ export interface SuiteResult {
   /** Undefined when the plan has no run (only the consumer groups' figures). */
   readonly follow?: FollowResult;
   readonly replicas?: ReplicaResult;
+  readonly idle?: IdleResult;
   readonly consumer?: ConsumerResult;
   /** When the warm-up ended and the first run began (profileClockMicros). */
   readonly runsFrom: number;
@@ -106,11 +110,13 @@ export async function runSuite(
     const runsFrom = profileClockMicros();
     const replicas =
       plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
+    const idle = plan.idle && (await runIdleWorkload(bench.settings, plan.idle, progress));
     const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
     return {
       rows: [],
       runsFrom,
       ...(replicas ? { replicas } : {}),
+      ...(idle ? { idle } : {}),
       ...(consumer ? { consumer } : {}),
     };
   }
@@ -385,12 +391,14 @@ export async function runSuite(
   });
   const replicas =
     plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
+  const idle = plan.idle && (await runIdleWorkload(bench.settings, plan.idle, progress));
   const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
   return {
     rows,
     follow,
     runsFrom,
     ...(replicas ? { replicas } : {}),
+    ...(idle ? { idle } : {}),
     ...(consumer ? { consumer } : {}),
   };
 }

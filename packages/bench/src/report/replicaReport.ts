@@ -1,6 +1,7 @@
 // The read-replica row (`--workloads replicas`): the same reads against a server with the primary
 // only and one with a replica, side by side, with the share of read statements the replica ran.
 import type { ReplicaResult } from '../workloads/replicaReads.js';
+import { alignedColumns } from './alignedColumns.js';
 
 export function formatReplicaRows(result: ReplicaResult): string {
   const { plan, settings } = result;
@@ -13,15 +14,6 @@ export function formatReplicaRows(result: ReplicaResult): string {
     `${(side.replicaShare * 100).toFixed(1)}%`,
     String(side.load.errors),
   ]);
-  const widths = header.map((_, column) =>
-    Math.max(...[header, ...rows].map((row) => row[column]!.length)),
-  );
-  const line = (row: readonly string[]) =>
-    row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
-      )
-      .join('  ');
   const statements = result.sides.map(
     (side) =>
       `${side.subject}: Com_select primary ${side.primarySelects}, replica ${side.replicaSelects} ` +
@@ -32,8 +24,7 @@ export function formatReplicaRows(result: ReplicaResult): string {
       `${plan.concurrency} in flight, session consistency (connect's default), no recent write; ` +
       `a primary and one replica on this machine (--replica-check-ms ${settings.checkMs}, ` +
       `--replica-max-lag-ms ${settings.maxLagMs}, --replica-wait-ms ${settings.waitMs})`,
-    line(header),
-    ...rows.map(line),
+    ...alignedColumns(header, rows),
     `  on replica: the share of read statements the replica ran (Com_select on each, less MASTER_GTID_WAITs and lag probes; the primary's every SELECT counted), over each side's whole run`,
     ...statements.map((text) => `  ${text}`),
   ].join('\n');
