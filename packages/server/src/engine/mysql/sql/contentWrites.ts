@@ -109,14 +109,17 @@ export function insertCellIf(
 
 /**
  * The rows the INSERT just before it stored, in id order: their ids, and their created_at as
- * stored (the column's precision decides). They are the id range LAST_INSERT_ID() (the first
- * id of a multi-row INSERT) to LAST_INSERT_ID() + count - 1, a primary-key range: no
- * RETURNING, so that MySQL 8 works too. The caller checks that they are its rows.
+ * stored (the column's precision decides). They are LAST_INSERT_ID() (the first id of a
+ * multi-row INSERT) and the ids after it, one auto_increment_increment apart, a primary-key
+ * range: no RETURNING, so that MySQL 8 works too. The step is 1 on a lone server; on Galera
+ * (wsrep_auto_increment_control) it is the cluster's size, and the ids between belong to the
+ * other nodes, so they are left out. The caller checks that they are its rows.
  */
 export function readInserted(table: string, count: number): Statement {
   return statement(
     `SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, \`created_at\` FROM \`${table}\`
-      WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? ORDER BY \`id\``,
+      WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? * @@auto_increment_increment
+        AND (\`id\` - LAST_INSERT_ID()) % @@auto_increment_increment = 0 ORDER BY \`id\``,
     [count - 1],
   );
 }
