@@ -27,6 +27,7 @@ import { ModelRegistry } from './schema/modelRegistry.js';
 import { PartitionHealth } from './mysql/partitionHealth.js';
 import { ReplicaMonitor } from './mysql/replicaMonitor.js';
 import type { ReplicaStatus } from './mysql/replicas.js';
+import type { GaleraNodeStatus } from './mysql/galeraNodes.js';
 import type { PartitionSet } from './mysql/partitions.js';
 import { KnownRecords } from './write/knownRecords.js';
 import { VersionCache } from './base/versionCache.js';
@@ -85,6 +86,8 @@ export interface PartitionInfo {
   down: boolean;
   /** Its read replicas, as the replica monitor last measured them. */
   replicas: ReplicaInfo[];
+  /** Its Galera nodes, in their listed order; empty for a partition on one server. */
+  nodes: GaleraNodeStatus[];
 }
 
 export interface ReplicaInfo extends Omit<ReplicaStatus, 'partition'> {
@@ -278,6 +281,7 @@ export class Engine implements EngineStats {
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
           down: !this.health.isUp(partition.index),
+          nodes: partition.galera?.status() ?? [],
           replicas: partition.replicas.map((replica) => {
             const { state, lagMs, replica: index } = replica.status();
             return {

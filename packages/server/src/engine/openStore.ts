@@ -11,6 +11,7 @@ import { StoreLayout } from './model/layout.js';
 import type { Logger } from './base/logger.js';
 import {
   type MysqlLocation,
+  type MysqlPool,
   createMysqlPool,
   databaseExists,
   ensureDatabase,
@@ -18,7 +19,9 @@ import {
   redactUrl,
   serverConnection,
 } from './mysql/mysqlPool.js';
+import { GaleraNodes, parseNodeList } from './mysql/galeraNodes.js';
 import { Partition, PartitionSet } from './mysql/partitions.js';
+import { CAUSAL_READS, readNodeState } from './mysql/sql/galera.js';
 import { Replica } from './mysql/replicas.js';
 import type { CallScope } from './base/callScope.js';
 import type { GtidPosition } from './base/gtidPosition.js';
@@ -104,7 +107,10 @@ export type StoreShape = Pick<
 /** The layout and the partitions' locations of a valid configuration; connects to nothing. */
 export function checkStoreShape(config: StoreShape): {
   layout: StoreLayout;
+  /** Each partition's server, or the first of its Galera nodes. */
   locations: MysqlLocation[];
+  /** Each partition's servers: one, or the nodes of its Galera cluster. */
+  nodes: MysqlLocation[][];
 } {
   if (!isNamespace(config.namespace)) {
     throw new StoreConfigError(
@@ -113,23 +119,26 @@ export function checkStoreShape(config: StoreShape): {
   }
   const layoutProblem = shardLayoutProblem(config.shardsCount, config.partitionUrls.length);
   if (layoutProblem) throw new StoreConfigError(layoutProblem);
-  const locations = config.partitionUrls.map((url, i) => {
+  const nodes = config.partitionUrls.map((url, i) => {
     try {
-      const location = parseMysqlUrl(url);
-      // Its TLS files read now: one that cannot be used stops the start, naming it.
-      serverConnection(location);
-      return location;
+      const locations = parseNodeList(url);
+      // Their TLS files read now: one that cannot be used stops the start, naming it.
+      for (const location of locations) serverConnection(location);
+      return locations;
     } catch (error) {
-      throw new StoreConfigError(`partition ${i}: ${(error as Error).message}`);
+      throw new StoreConfigError(
+        `--partition / SHAMELESS_PARTITIONS, partition ${i}: ${(error as Error).message}`,
+      );
     }
   });
+  const locations = nodes.map((list) => list[0]!);
   const layout = new StoreLayout(
     config.namespace,
     config.shardsCount,
     locations.length,
     config.createdAt ?? 'datetime',
   );
-  return { layout, locations };
+  return { layout, locations, nodes };
 }
 
 /**
@@ -160,10 +169,10 @@ export function storeRecordProblem(
 }
 
 export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
-  const { layout, locations } = checkStoreShape(config);
+  const { layout, locations, nodes } = checkStoreShape(config);
 
-  const replicaLocations = checkReplicas(config.replicas ?? [], locations.length);
-  await Promise.all(locations.map((location, i) => waitForDatabase(location, i, config, logger)));
+  const replicaLocations = checkReplicas(config.replicas ?? [], nodes);
+  await Promise.all(nodes.map((list, i) => waitForAnyNode(list, i, config, logger)));
   const poolOptions = {
     connectionLimit: config.poolSize,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -186,12 +195,24 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
         replicas.length > 0
           ? (scope: CallScope, position: GtidPosition) => scope.commits?.record(i, position)
           : undefined;
+      const galera =
+        nodes[i]!.length > 1
+          ? new GaleraNodes(
+              i,
+              nodes[i]!.map((node) => ({
+                location: node,
+                pool: createMysqlPool(node, { ...poolOptions, sessionStatements: [CAUSAL_READS] }),
+              })),
+              logger,
+            )
+          : undefined;
       return new Partition(
         i,
         location,
-        createMysqlPool(location, { ...poolOptions, onCommit }),
+        galera ?? createMysqlPool(location, { ...poolOptions, onCommit }),
         replicas,
         config.replicaWaitMs ?? DEFAULT_REPLICA_WAIT_MS,
+        galera,
       );
     }),
     config.shardsCount,
@@ -207,6 +228,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
               'session reads can wait for a write, or remove --replica for it.',
           );
         }
+        if (partition.galera) await checkGaleraNode(partition, pool);
         maxAllowedPackets.push(await readMaxAllowedPacket(pool));
         const timeLimit = readTimeLimitFor(await readServerVersion(pool));
         if (timeLimit) partition.limitReadsOnServer(timeLimit);
@@ -292,17 +314,38 @@ async function checkReplicaDatabase(
   }
 }
 
+/**
+ * Refuses a partition whose nodes are not Galera nodes taking queries: the one the partition
+ * starts on answers for the cluster (one that failed to answer moved the partition on).
+ */
+async function checkGaleraNode(partition: Partition, pool: MysqlPool): Promise<void> {
+  const state = await readNodeState(pool);
+  if (state.galera) return;
+  throw new StoreConfigError(
+    `--partition / SHAMELESS_PARTITIONS, partition ${partition.index}: lists several nodes (joined by |), ` +
+      `but ${describeLocation(partition.location)} is not a Galera node (wsrep_on is OFF). ` +
+      'List several nodes only for a partition on a Galera cluster; a primary with replicas takes --replica.',
+  );
+}
+
 /** Each partition's replicas' locations, by partition index; a StoreConfigError names a bad one. */
 function checkReplicas(
   replicas: readonly ReplicaConfig[],
-  partitionCount: number,
+  nodes: readonly MysqlLocation[][],
 ): MysqlLocation[][] {
+  const partitionCount = nodes.length;
   const byPartition: MysqlLocation[][] = Array.from({ length: partitionCount }, () => []);
   for (const [i, { partition, url }] of replicas.entries()) {
     const list = byPartition[partition];
     if (!Number.isInteger(partition) || !list) {
       throw new StoreConfigError(
         `replica ${i} (${redactUrl(url)}) names partition ${partition}; the store has partitions 0 to ${partitionCount - 1}`,
+      );
+    }
+    if (nodes[partition]!.length > 1) {
+      throw new StoreConfigError(
+        `replica ${i} (${redactUrl(url)}) names partition ${partition}, which is on a Galera cluster: ` +
+          'its nodes answer reads themselves; list a node in --partition instead of --replica',
       );
     }
     try {
@@ -319,6 +362,35 @@ function checkReplicas(
 /** host:port/database, for messages: never the credentials. */
 export function describeLocation(location: MysqlLocation): string {
   return `${location.host}:${location.port}/${location.database}`;
+}
+
+/**
+ * Waits for one node of the partition to take connections, creating its database there when
+ * missing (a Galera cluster replicates the CREATE DATABASE to the others): the others may be
+ * down at start, and the partition moves to them when they are up.
+ */
+async function waitForAnyNode(
+  nodes: readonly MysqlLocation[],
+  index: number,
+  config: StoreConfig,
+  logger: Logger,
+): Promise<void> {
+  if (nodes.length === 1) return waitForDatabase(nodes[0]!, index, config, logger);
+  const deadline = Date.now() + config.startupTimeoutMs;
+  for (;;) {
+    const failures: string[] = [];
+    for (const node of nodes) {
+      try {
+        return await waitForDatabase(node, index, { ...config, startupTimeoutMs: 0 }, logger);
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    }
+    if (Date.now() >= deadline) {
+      throw new StoreConfigError(`no node of partition ${index} answered: ${failures.join('; ')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 async function waitForDatabase(

@@ -95,7 +95,7 @@ export const SETTINGS = {
     flag: '--partition <url...>',
     env: 'SHAMELESS_PARTITIONS',
     description:
-      'MySQL URL of each partition, in a fixed order (env: comma-separated); serve creates a database that is missing. TLS to MySQL: ?ssl-ca=<pem> (ssl-mode verify-identity), ssl-mode=required|verify-ca|verify-identity, ssl-cert and ssl-key',
+      "MySQL URL of each partition, in a fixed order (env: comma-separated); serve creates a database that is missing. A partition on a Galera cluster lists its nodes' URLs joined by | (quote it in a shell), each naming the same database: the server writes through one and moves to the next when it fails. TLS to MySQL: ?ssl-ca=<pem> (ssl-mode verify-identity), ssl-mode=required|verify-ca|verify-identity, ssl-cert and ssl-key",
     defaultValue: ['mysql://root@127.0.0.1:3306/shameless'],
     parse: urlList,
   },

@@ -194,6 +194,11 @@ export interface PoolOptions {
    * closed before it runs anything, so no commit goes untold.
    */
   onCommit?: (scope: CallScope, position: GtidPosition) => void;
+  /**
+   * Statements every new connection runs before anything its first borrower sends (a Galera
+   * node's causal reads); one that fails closes the connection.
+   */
+  sessionStatements?: readonly string[];
 }
 
 const TRACK_COMMITS = "SET SESSION session_track_system_variables = 'last_gtid'";
@@ -219,13 +224,16 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
   });
   const timeout = options.statementTimeoutMs;
   const onCommit = options.onCommit;
-  if (onCommit) {
+  const setUp = [...(onCommit ? [TRACK_COMMITS] : []), ...(options.sessionStatements ?? [])];
+  if (setUp.length > 0) {
     // Queued on a new connection before anything its first borrower sends.
-    pool.on('connection', (connection) =>
-      connection.query(TRACK_COMMITS, (error) => {
-        if (error) connection.destroy();
-      }),
-    );
+    pool.on('connection', (connection) => {
+      for (const sql of setUp) {
+        connection.query(sql, (error) => {
+          if (error) connection.destroy();
+        });
+      }
+    });
   }
   // Connections handed out and not yet released or destroyed. mysql2's pool.end() queues a
   // QUIT behind each one's statement, and a connection destroyed after that (its statement

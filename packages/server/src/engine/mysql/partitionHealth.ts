@@ -1,6 +1,7 @@
-// Whether each partition answers: a `SELECT 1` on every partition at a fixed interval, bounded
-// like any statement, so that health checks and DescribeStore can say which partitions are down
-// before a caller finds out (a hung partition otherwise looks healthy until a call times out).
+// Whether each partition answers: a `SELECT 1` on every partition (each node's wsrep status on
+// a Galera partition, galeraNodes.ts) at a fixed interval, bounded like any statement, so that
+// health checks and DescribeStore can say which partitions are down before a caller finds out
+// (a hung partition otherwise looks healthy until a call times out).
 import { withDeadline } from '../base/callScope.js';
 import type { Logger } from '../base/logger.js';
 import type { PartitionSet } from './partitions.js';
@@ -50,10 +51,14 @@ export class PartitionHealth {
         this.partitions.partitions.map(async (partition) => {
           let answered = true;
           try {
-            // A probe waits no longer than the interval: a hung partition is down.
-            await withDeadline(Date.now() + this.intervalMs, () =>
-              partition.run((pool) => pool.query('SELECT 1')),
-            );
+            // A probe waits no longer than the interval: a hung partition is down. A partition
+            // on Galera is up while one of its nodes serves (and moves off a node that does not).
+            if (partition.galera) answered = await partition.galera.probe(this.intervalMs);
+            else {
+              await withDeadline(Date.now() + this.intervalMs, () =>
+                partition.run((pool) => pool.query('SELECT 1')),
+              );
+            }
           } catch {
             answered = false;
           }

@@ -10,12 +10,13 @@ import type {
   SqlConnection,
   SqlSession,
 } from './mysqlPool.js';
+import type { GaleraNodes } from './galeraNodes.js';
 import type { Replica } from './replicas.js';
 import { ReadCoalescer } from './readCoalescer.js';
 import { partitionOfShard } from '../model/sharding.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import { ROLLBACK, runTogether, type StatementReader } from './sql/statement.js';
-import { isConnectionError, translateSqlError } from './sqlErrors.js';
+import { isCallerGone, isConnectionError, translateSqlError } from './sqlErrors.js';
 
 export class Partition {
   private reader: ReadCoalescer;
@@ -32,14 +33,21 @@ export class Partition {
 
   constructor(
     readonly index: number,
-    readonly location: MysqlLocation,
+    private readonly firstLocation: MysqlLocation,
     private readonly pool: MysqlPool,
     /** Servers replicating this one, that may answer reads that are not `strong`. */
     readonly replicas: readonly Replica[] = [],
     /** How long a `session` read waits for a replica to apply its writes before reading here. */
     private readonly replicaWaitMs = 0,
+    /** The nodes of a partition on a Galera cluster; `pool` is then this. */
+    readonly galera?: GaleraNodes,
   ) {
     this.reader = new ReadCoalescer(pool.reads);
+  }
+
+  /** The server the partition talks to now: its only one, or its current Galera node. */
+  get location(): MysqlLocation {
+    return this.galera?.current.location ?? this.firstLocation;
   }
 
   /**
@@ -161,12 +169,6 @@ export class Partition {
 
 function withinBound(replica: Replica, consistency: ReadConsistency): boolean {
   return consistency.mode !== 'bounded' || replica.lagMs() <= consistency.maxStalenessMs;
-}
-
-/** A read stopped because its call has gone or its deadline passed: no one waits for a retry. */
-function isCallerGone(error: unknown): boolean {
-  const flags = error as { callDeadlinePassed?: boolean; callCancelled?: boolean } | null;
-  return flags?.callDeadlinePassed === true || flags?.callCancelled === true;
 }
 
 export class PartitionSet {

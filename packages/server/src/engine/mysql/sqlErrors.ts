@@ -68,11 +68,20 @@ export function isServerStatementTimeout(error: unknown): boolean {
   );
 }
 
-/** True when the error says the connection itself is unusable. */
+/**
+ * A Galera node that takes no queries (not Synced, or cut off from the Primary component)
+ * answers every statement with 1047 ER_UNKNOWN_COM_ERROR, "WSREP has not yet prepared node for
+ * application use": its connections are of no use until it rejoins.
+ */
+function isGaleraNodeNotReady(error: DriverError): boolean {
+  return error.errno === 1047 && /WSREP/i.test(error.message ?? '');
+}
+
+/** True when the error says the connection itself (or its server) is unusable. */
 export function isConnectionError(error: unknown): boolean {
   const driverError = asDriverError(error);
   if (!driverError) return false;
-  if (isPacketTooLarge(error)) return true;
+  if (isPacketTooLarge(error) || isGaleraNodeNotReady(driverError)) return true;
   return (
     (driverError.code !== undefined && CONNECTION_CODES.has(driverError.code)) ||
     driverError.fatal === true ||
@@ -133,6 +142,12 @@ export function isLockContention(error: unknown): boolean {
 /** True when InnoDB chose this transaction as a deadlock victim and rolled it back. */
 export function isDeadlock(error: unknown): boolean {
   return asDriverError(error)?.code === 'ER_LOCK_DEADLOCK';
+}
+
+/** A statement stopped because its call has gone or its deadline passed: no one waits for it. */
+export function isCallerGone(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  return driverError?.callDeadlinePassed === true || driverError?.callCancelled === true;
 }
 
 /** Maps partition-level failures to UnavailableError; returns anything else unchanged. */

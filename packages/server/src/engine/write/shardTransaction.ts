@@ -40,6 +40,7 @@ import {
   type Statement,
   runTogether,
 } from '../mysql/sql/statement.js';
+import { isNodeFailure } from '../mysql/galeraNodes.js';
 import { duplicateKeyName, isDeadlock } from '../mysql/sqlErrors.js';
 import { CellsInFlight } from './cellsInFlight.js';
 import { type TableReads, cellKey, planGroup } from './groupPlan.js';
@@ -102,22 +103,25 @@ export class ShardTransaction {
   private async runAlone(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     let lookUpRequestIds = false;
     let deadlocks = 0;
+    let nodeFailures = 0;
     const remembered = oneTripReads(this.parts, items);
     if (remembered && this.oneTrip.shouldTry()) {
-      const result = await this.partition.withConnection((connection) =>
-        this.attemptOneTripFirst(connection, items, remembered),
-      );
+      const result = await this.partition
+        .withConnection((connection) => this.attemptOneTripFirst(connection, items, remembered))
+        .catch((error: unknown) => this.onAnotherNode(error, (nodeFailures += 1)));
       if (result === RETRY_WITH_LOOKUPS) lookUpRequestIds = true;
       else if (result === RETRY_AFTER_DEADLOCK) deadlocks += 1;
       else if (result !== undefined) return this.committed(items, await this.replaysNoted(result));
     }
     for (;;) {
-      const result = await this.partition.withConnection((connection) =>
-        this.attempt(connection, items, lookUpRequestIds),
-      );
+      const result = await this.partition
+        .withConnection((connection) => this.attempt(connection, items, lookUpRequestIds))
+        .catch((error: unknown) => this.onAnotherNode(error, (nodeFailures += 1)));
       if (result === RETRY_WITH_LOOKUPS) {
-        // With the lookups made there is nothing left to retry for.
-        if (lookUpRequestIds) throw new Error('a group asked for request-id lookups twice');
+        // With the lookups made there is nothing left to retry for, but another node.
+        if (lookUpRequestIds && nodeFailures === 0) {
+          throw new Error('a group asked for request-id lookups twice');
+        }
         lookUpRequestIds = true;
       } else if (result === RETRY_AFTER_DEADLOCK) {
         deadlocks += 1;
@@ -131,6 +135,26 @@ export class ShardTransaction {
         return this.committed(items, await this.replaysNoted(result));
       }
     }
+  }
+
+  /**
+   * On a partition on Galera, a transaction whose node failed (its connection lost, the node
+   * out of the Primary component) is run again on the next node, once per node: it may have
+   * committed before the node went (a lost answer to its COMMIT), so it is run with the
+   * request-id lookups, which answer what committed as replays. The new node's causal reads
+   * (sql/galera.ts) make its START TRANSACTION wait until it has applied that commit, if there
+   * was one. Any other failure, or one past the nodes, goes to the caller.
+   */
+  private onAnotherNode(error: unknown, nodeFailures: number): Retry {
+    const nodes = this.partition.galera?.status().length ?? 0;
+    if (
+      nodeFailures > nodes ||
+      !(error instanceof UnavailableError) ||
+      !isNodeFailure(error.cause)
+    ) {
+      throw error;
+    }
+    return RETRY_WITH_LOOKUPS;
   }
 
   /**

@@ -2,7 +2,12 @@
 // oneof names them: the unary methods, and a Where page read whole. Each maps its request onto
 // one engine call and the result back onto its response; decisions live in the engine. A unary
 // RPC (storeService.ts) and a call over a Pipeline (pipeline.ts) run the same function.
-import { type PipelineRequest, type PipelineResponse, Replica_State } from '@shameless/proto';
+import {
+  GaleraNode_Health,
+  type PipelineRequest,
+  type PipelineResponse,
+  Replica_State,
+} from '@shameless/proto';
 import type { Engine } from '../../engine/engine.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import { exactInteger } from '../../engine/base/exactInteger.js';
@@ -59,6 +64,12 @@ const REPLICA_STATES = {
   down: Replica_State.STATE_DOWN,
 } as const;
 
+const NODE_HEALTHS = {
+  current: GaleraNode_Health.HEALTH_CURRENT,
+  standby: GaleraNode_Health.HEALTH_STANDBY,
+  down: GaleraNode_Health.HEALTH_DOWN,
+} as const;
+
 export function unaryCalls(engine: Engine): UnaryCalls {
   return {
     defineModel: async (request) => {
@@ -79,6 +90,13 @@ export function unaryCalls(engine: Engine): UnaryCalls {
             port,
             state: REPLICA_STATES[state],
             ...(Number.isFinite(lagMs) ? { lagMs: BigInt(Math.round(lagMs)) } : {}),
+          })),
+          nodes: partition.nodes.map(({ node, host, port, health, state }) => ({
+            index: node,
+            host,
+            port,
+            health: NODE_HEALTHS[health],
+            state,
           })),
         })),
         models: description.models.map(toModelDefinition),
