@@ -12,7 +12,12 @@ import { BASE_CELL } from '../model/model.js';
 import type { Row, SqlConnection, SqlSession, WriteResult } from '../mysql/mysqlPool.js';
 import { type LatestKey, latestVersionsOf } from '../mysql/sql/contentReads.js';
 import { type RequestKey, type StoredCell, toStoredCell } from '../mysql/sql/contentRows.js';
-import { lockLogRows, lockedTables, writesByRequestId } from '../mysql/sql/contentWrites.js';
+import {
+  lockLogRows,
+  lockedTables,
+  rewriteLogLocks,
+  writesByRequestId,
+} from '../mysql/sql/contentWrites.js';
 import { indexRowHolders, insertIndexRows, primaryLookups } from '../mysql/sql/indexTable.js';
 import { type Statement, runTogether } from '../mysql/sql/statement.js';
 import { insertLogLocks } from '../mysql/sql/storeTables.js';
@@ -84,6 +89,9 @@ export async function readUnderLocks(
     begin,
     lockLogRows(parts.layout.logLocksTable, [...tables.keys()]),
   ];
+  if (parts.partition.galera) {
+    statements.push(...rewriteLogLocks(parts.layout.logLocksTable, [...tables.keys()]));
+  }
   const appended = [...tables.values()].filter(({ appends }) => appends.length > 0);
   const reads = appended.map(({ appends }) =>
     readsOf(

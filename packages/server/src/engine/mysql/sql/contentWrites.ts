@@ -29,6 +29,24 @@ export function lockLogRows(logLockTable: string, tables: readonly string[]): St
   );
 }
 
+/**
+ * For a partition on Galera, after {@link lockLogRows}: the locked rows deleted and put back.
+ * The lock is a node's own (Galera replicates no lock, and certifies only rows written), so two
+ * transactions writing one shard through two nodes would not wait for each other, and one could
+ * commit ids below the other's after a follower had read past them. Written, the rows are in
+ * both write sets: the one Galera orders second fails certification (ER_LOCK_DEADLOCK), is
+ * retried, and begins after the first (causal reads), taking ids above it. A row missing from
+ * the lock stays missing to it, and the transaction rolls back as without these.
+ */
+export function rewriteLogLocks(logLockTable: string, tables: readonly string[]): Statement[] {
+  return [
+    statement(`DELETE FROM \`${logLockTable}\` WHERE \`table_name\` IN (?)`, [tables]),
+    statement(`INSERT INTO \`${logLockTable}\` (\`table_name\`) VALUES ?`, [
+      tables.map((table) => [table]),
+    ]),
+  ];
+}
+
 /** The tables {@link lockLogRows} locked, from its rows. */
 export function lockedTables(rows: readonly Row[]): Set<string> {
   return new Set(rows.map((row) => String(row.table_name)));
