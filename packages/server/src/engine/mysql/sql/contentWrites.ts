@@ -137,7 +137,8 @@ export function readInserted(table: string, count: number): Statement {
   return statement(
     `SELECT \`id\`, \`uuid\`, \`column_name\`, \`ref_key\`, \`created_at\` FROM \`${table}\`
       WHERE \`id\` BETWEEN LAST_INSERT_ID() AND LAST_INSERT_ID() + ? * @@auto_increment_increment
-        AND (\`id\` - LAST_INSERT_ID()) % @@auto_increment_increment = 0 ORDER BY \`id\``,
+        AND \`id\` % @@auto_increment_increment = LAST_INSERT_ID() % @@auto_increment_increment
+      ORDER BY \`id\``,
     [count - 1],
   );
 }
