@@ -5,6 +5,7 @@ import { type AppendOutcome, CellWriter } from './write/cellWriter.js';
 import type {
   EngineStats,
   PartitionActivity,
+  GaleraNodeStats,
   ReplicaStats,
   PrimaryKeyCacheStats,
   RecordCacheStats,
@@ -610,6 +611,12 @@ export class Engine implements EngineStats {
   replicaStats(): ReplicaStats[] {
     return this.partitions.partitions.flatMap((partition) =>
       partition.replicas.map((replica) => ({ ...replica.status(), reads: replica.reads })),
+    );
+  }
+
+  galeraNodeStats(): GaleraNodeStats[] {
+    return this.partitions.partitions.flatMap((partition) =>
+      (partition.galera?.status() ?? []).map((node) => ({ ...node, partition: partition.index })),
     );
   }
 

@@ -3,6 +3,7 @@
 import type { GroupActivity, GroupStats } from './write/groupCommit.js';
 import type { PoolUsage } from './mysql/mysqlPool.js';
 import type { ConsumerGroupStats } from './groups/consumerGroups.js';
+import type { GaleraNodeStatus } from './mysql/galeraNodes.js';
 import type { ReplicaStatus } from './mysql/replicas.js';
 
 export interface PartitionActivity {
@@ -28,6 +29,12 @@ export interface EngineStats {
   consumerGroupStats(): readonly ConsumerGroupStats[];
   /** Each read replica: its state and lag as last measured, and the reads it answered. */
   replicaStats(): readonly ReplicaStats[];
+  /** Each node of each partition on Galera: current, standby or down, as last found. */
+  galeraNodeStats(): readonly GaleraNodeStats[];
+}
+
+export interface GaleraNodeStats extends GaleraNodeStatus {
+  readonly partition: number;
 }
 
 export interface ReplicaStats extends ReplicaStatus {

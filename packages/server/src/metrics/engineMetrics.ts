@@ -156,6 +156,16 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
       for (const { labels, reads } of replicas()) this.inc(labels, reads);
     },
   });
+  gauge(
+    'shameless_galera_node',
+    "1 for each node of a partition on Galera with its health (current: written and read through; standby: Synced, where the partition goes next; down), by partition and node (its place in the partition's list)",
+    ['partition', 'node', 'health'],
+    (metric) => {
+      for (const { partition, node, health } of stats.galeraNodeStats()) {
+        metric.set({ partition: String(partition), node: String(node), health }, 1);
+      }
+    },
+  );
   const groups = () => stats.consumerGroupStats();
   new Gauge({
     name: 'shameless_consumer_group_lag',

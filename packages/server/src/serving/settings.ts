@@ -255,7 +255,7 @@ export const SETTINGS = {
     flag: '--health-check-ms <ms>',
     env: 'SHAMELESS_HEALTH_CHECK_MS',
     description:
-      'how often each partition is probed (SELECT 1); one that does not answer within it is NOT_SERVING in health (shameless.v1.Store/partition/N) and down in DescribeStore',
+      "how often each partition is probed (SELECT 1; on a Galera partition each node's wsrep status, and a node not Synced is left for the next); one that does not answer within it is NOT_SERVING in health (shameless.v1.Store/partition/N) and down in DescribeStore",
     defaultValue: 1000,
     parse: integer(100),
   },

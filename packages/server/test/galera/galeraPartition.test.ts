@@ -7,11 +7,13 @@
 // sees it; a malformed node list is refused at start; a killed node rejoins.
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
+import { Registry } from 'prom-client';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { type Cell, GaleraNode_Health, WriteMode } from '@shameless/proto';
 import { type GaleraCluster, type GaleraNode, startGaleraCluster } from '@shameless/testkit';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
+import { registerEngineMetrics } from '../../src/metrics/engineMetrics.js';
 import {
   type StoreFixture,
   RATE_MODEL,
@@ -423,6 +425,15 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       },
       10_000,
     );
+    // The metrics say the same.
+    const registry = new Registry();
+    registerEngineMetrics(registry, store.engine);
+    const metrics = await registry.getSingleMetricAsString('shameless_galera_node');
+    const killedIndex = cluster.nodes.indexOf(killed!);
+    expect(metrics).to.include(
+      `shameless_galera_node{partition="0",node="${killedIndex}",health="standby"} 1`,
+    );
+    expect(metrics.match(/health="current"} 1/g)).to.have.length(1);
     const { uuid } = await putRecord(20_000);
     const [row] = await causalQuery(
       killed!,
