@@ -19,7 +19,7 @@ import {
   redactUrl,
   serverConnection,
 } from './mysql/mysqlPool.js';
-import { GaleraNodes, parseNodeList } from './mysql/galeraNodes.js';
+import { GaleraNodes, parseNodeList, redactNodeList } from './mysql/galeraNodes.js';
 import { Partition, PartitionSet } from './mysql/partitions.js';
 import { CAUSAL_READS, readNodeState } from './mysql/sql/galera.js';
 import { Replica } from './mysql/replicas.js';
@@ -412,7 +412,7 @@ async function waitForDatabase(
       if (isAccessDenied(error)) {
         throw new StoreConfigError(
           `partition ${index} at ${describeLocation(location)} refused user ${location.user} (${reason}). ` +
-            `Check the user name and password in --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}), ` +
+            `Check the user name and password in --partition / SHAMELESS_PARTITIONS (${redactNodeList(config.partitionUrls[index] ?? '')}), ` +
             `and that the user may create and use database ${location.database}` +
             (location.tls
               ? '.'
@@ -422,7 +422,7 @@ async function waitForDatabase(
       if (isTlsFailure(error)) {
         throw new StoreConfigError(
           `partition ${index} at ${describeLocation(location)}: TLS failed (${(error as Error).message}). ` +
-            `Check ssl-mode and ssl-ca in --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}): ` +
+            `Check ssl-mode and ssl-ca in --partition / SHAMELESS_PARTITIONS (${redactNodeList(config.partitionUrls[index] ?? '')}): ` +
             "ssl-ca is the PEM file of the CA that signed the server's certificate, which must name the host dialled for ssl-mode=verify-identity; " +
             'and that the server has TLS on.',
         );
@@ -430,7 +430,7 @@ async function waitForDatabase(
       if (Date.now() >= deadline) {
         throw new StoreConfigError(
           `cannot reach partition ${index} at ${describeLocation(location)} as ${location.user} (${reason}). ` +
-            `Is MySQL running there? Check --partition / SHAMELESS_PARTITIONS (${redactUrl(config.partitionUrls[index] ?? '')}).`,
+            `Is MySQL running there? Check --partition / SHAMELESS_PARTITIONS (${redactNodeList(config.partitionUrls[index] ?? '')}).`,
         );
       }
       logger.warn('waiting for partition', {

@@ -38,7 +38,7 @@ export function parseNodeList(entry: string): MysqlLocation[] {
   const locations = urls.map((url, n) => {
     if (url === '') {
       throw new Error(
-        `node ${n} of ${redactUrl(entry)} is empty; expected mysql URLs joined by ${NODE_SEPARATOR}`,
+        `node ${n} of ${redactNodeList(entry)} is empty; expected mysql URLs joined by ${NODE_SEPARATOR}`,
       );
     }
     try {
@@ -60,6 +60,11 @@ export function parseNodeList(entry: string): MysqlLocation[] {
     }
   }
   return locations;
+}
+
+/** The entry with each node's password hidden (redactUrl of the whole would hide hosts too). */
+export function redactNodeList(entry: string): string {
+  return entry.split(NODE_SEPARATOR).map(redactUrl).join(NODE_SEPARATOR);
 }
 
 function addressOf(location: MysqlLocation): string {
