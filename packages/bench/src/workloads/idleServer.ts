@@ -17,6 +17,7 @@
 //   - the replica monitor (with --replica only), the followers' max-id poll (while an Each
 //     follows) and the consumer groups' coordinator (while a member is joined), none of them
 //     running here.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startMariaDbServer } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import type { Progress } from '../load/progress.js';
@@ -130,5 +131,3 @@ export async function runIdleWorkload(
     await mariadb.destroy();
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

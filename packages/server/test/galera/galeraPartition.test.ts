@@ -23,6 +23,7 @@ import {
 } from '../support/storeFixture.js';
 import type { StoreApi } from '../support/grpcCalls.js';
 import { withDatabase } from '../replicas/support.js';
+import { timeUntil } from '../support/groupMember.js';
 
 const DATABASE = `galera_${process.pid}`;
 const NAMESPACE = 'gal';
@@ -46,19 +47,6 @@ const RETRYABLE = new Set([
 ]);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resolves once `condition()` holds; rejects after `timeoutMs`, saying what was awaited. */
-async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not so after ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
 
 /** Rows of a query on `node`, read only once it has applied every commit of the cluster. */
 async function causalQuery<T extends RowDataPacket>(node: GaleraNode, sql: string): Promise<T[]> {
@@ -182,7 +170,11 @@ async function auditStore(
     follower.received.some(
       (cell) => cell.uuid === ack.uuid && cell.name === ack.cell && cell.refKey === ack.refKey,
     );
-  await until('the follower has every acknowledged cell', () => acknowledged.every(inLog), 20_000);
+  await timeUntil(
+    () => acknowledged.every(inLog),
+    20_000,
+    'the follower has every acknowledged cell',
+  );
   await follower.stop();
   const followedIds = new Map<number, bigint[]>();
   for (const cell of follower.received) {
@@ -373,16 +365,16 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       }
     };
     const writers = Array.from({ length: WRITERS }, () => writer());
-    await until('writes flowing', () => acknowledged.length >= 200, 20_000);
+    await timeUntil(() => acknowledged.length >= 200, 20_000, 'writes flowing');
 
     const victim = await currentNode();
     const killedAt = Date.now();
     await victim.kill();
     // Writes flow again once one sent after the kill is acknowledged.
-    await until(
-      'a write sent after the kill acknowledged',
+    await timeUntil(
       () => acknowledged.some((ack) => ack.sentAt >= killedAt),
       20_000,
+      'a write sent after the kill acknowledged',
     );
     const recoveredAt = Math.min(
       ...acknowledged.filter((ack) => ack.sentAt >= killedAt).map((ack) => ack.answeredAt),
@@ -393,7 +385,11 @@ describe('a partition on a Galera cluster (issue 53)', function () {
         .map((ack) => ack.answeredAt - Math.min(ack.sentAt, killedAt)),
     );
     const afterKill = acknowledged.length;
-    await until('writes after the failover', () => acknowledged.length >= afterKill + 200, 20_000);
+    await timeUntil(
+      () => acknowledged.length >= afterKill + 200,
+      20_000,
+      'writes after the failover',
+    );
     stopped = true;
     await Promise.all(writers);
     const survivor = await currentNode();
@@ -416,14 +412,14 @@ describe('a partition on a Galera cluster (issue 53)', function () {
     await killed!.start();
     await cluster.waitUntilSynced({ size: 3 });
     // DescribeStore shows it as a node to move to: probed Synced, no longer down.
-    await until(
-      'the rejoined node a standby again',
+    await timeUntil(
       async () => {
         const { partitions } = await store.api.describeStore({});
         const node = partitions[0]!.nodes.find((candidate) => candidate.port === killed!.port);
         return node?.health === GaleraNode_Health.HEALTH_STANDBY && node.state === 'Synced';
       },
       10_000,
+      'the rejoined node a standby again',
     );
     // The metrics say the same.
     const registry = new Registry();

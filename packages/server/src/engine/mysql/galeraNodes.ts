@@ -123,6 +123,11 @@ export class GaleraNodes implements MysqlPool {
     };
   }
 
+  /** How many nodes the partition lists. */
+  get nodeCount(): number {
+    return this.nodes.length;
+  }
+
   get current(): { index: number; location: MysqlLocation } {
     return this.nodes[this.currentIndex]!;
   }

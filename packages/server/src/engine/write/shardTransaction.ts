@@ -146,7 +146,7 @@ export class ShardTransaction {
    * was one. Any other failure, or one past the nodes, goes to the caller.
    */
   private onAnotherNode(error: unknown, nodeFailures: number): Retry {
-    const nodes = this.partition.galera?.status().length ?? 0;
+    const nodes = this.partition.galera?.nodeCount ?? 0;
     if (
       nodeFailures > nodes ||
       !(error instanceof UnavailableError) ||
