@@ -27,7 +27,13 @@ export function indexTableName(
 
 /** Tables of the store's own bookkeeping; they cannot collide with model tables, which all end in six digits. */
 export type StoreTableKind =
-  'store' | 'models' | 'log_locks' | 'group_members' | 'group_shards' | 'group_cells';
+  | 'store'
+  | 'models'
+  | 'log_locks'
+  | 'group_members'
+  | 'group_shards'
+  | 'group_cells'
+  | 'partition_map';
 
 export function storeTableName(namespace: string, kind: StoreTableKind): string {
   return prefixed(namespace, `shameless_${kind}`);
