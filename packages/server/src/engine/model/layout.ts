@@ -1,7 +1,9 @@
 // Where each of a store's rows lives: table names per model, index and shard, and the
-// partition of each shard. Built once per store; everything here is derived.
+// partition of each shard. Built once per store; the partition of each shard comes from the
+// store's partition map, which a move replaces at run time (useMap); the rest is derived.
 import type { CompiledModel } from './model.js';
-import { contentShard, findShard, partitionOfShard, shardsOfPartition } from './sharding.js';
+import { PartitionMap } from './partitionMap.js';
+import { contentShard, findShard } from './sharding.js';
 import { contentTableName, indexTableName, storeTableName } from './tableNames.js';
 
 /**
@@ -19,15 +21,21 @@ export class StoreLayout {
   readonly groupMembersTable: string;
   readonly groupShardsTable: string;
   readonly groupCellsTable: string;
+  /** The partition map's versions (mysql/sql/partitionMap.ts): on every partition the map names. */
+  readonly partitionMapTable: string;
   // Names made once per model and shard: every cell a call reads or writes asks for its
   // table's, and the same string each time also keeps its hash for the maps keyed by it.
   private readonly contentTables = new Map<string, string[]>();
   private readonly indexTables = new Map<string, Map<string, string[]>>();
+  private currentMap: PartitionMap;
+  /** The shards of each partition under the current map, computed on first use. */
+  private shardsByPartition: number[][] | undefined;
 
   constructor(
     readonly namespace: string,
     readonly shardsCount: number,
-    readonly partitionCount: number,
+    /** The partitions of the list the store was opened with: the gem's ranges until a map says otherwise. */
+    partitionCount: number,
     /** What content tables hold in created_at: the tables this store creates, and every write. */
     readonly createdAt: CreatedAtKind = 'datetime',
   ) {
@@ -37,6 +45,40 @@ export class StoreLayout {
     this.groupMembersTable = storeTableName(namespace, 'group_members');
     this.groupShardsTable = storeTableName(namespace, 'group_shards');
     this.groupCellsTable = storeTableName(namespace, 'group_cells');
+    this.partitionMapTable = storeTableName(namespace, 'partition_map');
+    this.currentMap = PartitionMap.initial(
+      Array.from({ length: partitionCount }, () => ''),
+      shardsCount,
+    );
+  }
+
+  /** The partition map routing now: version 0 (the gem's ranges) until a move publishes one. */
+  get map(): PartitionMap {
+    return this.currentMap;
+  }
+
+  /** How many partitions the map names (ids 0..count-1), serving shards or not. */
+  get partitionCount(): number {
+    return this.currentMap.partitionCount;
+  }
+
+  /**
+   * Routes by `map` from now on. A map of another store (another shard count), or one older
+   * than the current, is refused: routing never goes back.
+   */
+  useMap(map: PartitionMap): void {
+    if (map.shardsCount !== this.shardsCount) {
+      throw new RangeError(
+        `partition map version ${map.version} maps ${map.shardsCount} shards; the store has ${this.shardsCount}`,
+      );
+    }
+    if (map.version < this.currentMap.version) {
+      throw new RangeError(
+        `partition map version ${map.version} is older than version ${this.currentMap.version}, in use`,
+      );
+    }
+    this.currentMap = map;
+    this.shardsByPartition = undefined;
   }
 
   findShard(value: number | bigint): number {
@@ -48,7 +90,7 @@ export class StoreLayout {
   }
 
   partitionOf(shard: number): number {
-    return partitionOfShard(shard, this.shardsCount, this.partitionCount);
+    return this.currentMap.partitionOf(shard);
   }
 
   /**
@@ -71,9 +113,16 @@ export class StoreLayout {
     return groups;
   }
 
-  shardsOf(partition: number): number[] {
-    const { first, last } = shardsOfPartition(partition, this.shardsCount, this.partitionCount);
-    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  /** The shards partition `partition` serves under the current map, ascending. */
+  shardsOf(partition: number): readonly number[] {
+    if (!this.shardsByPartition) {
+      const byPartition: number[][] = Array.from({ length: this.partitionCount }, () => []);
+      for (let shard = 0; shard < this.shardsCount; shard++) {
+        byPartition[this.currentMap.partitionOf(shard)]!.push(shard);
+      }
+      this.shardsByPartition = byPartition;
+    }
+    return this.shardsByPartition[partition] ?? [];
   }
 
   contentTable(model: CompiledModel, shard: number): string {

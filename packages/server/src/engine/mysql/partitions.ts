@@ -171,29 +171,62 @@ function withinBound(replica: Replica, consistency: ReadConsistency): boolean {
   return consistency.mode !== 'bounded' || replica.lagMs() <= consistency.maxStalenessMs;
 }
 
+/** Which partition serves a shard: the store's layout, under its current partition map. */
+export interface ShardRouter {
+  partitionOf(shard: number): number;
+}
+
 export class PartitionSet {
+  private readonly byId: Partition[];
+  private readonly router: ShardRouter;
+
   constructor(
-    readonly partitions: readonly Partition[],
+    partitions: readonly Partition[],
     readonly shardsCount: number,
-  ) {}
+    /** The gem's contiguous ranges over `partitions` when left out. */
+    router?: ShardRouter,
+  ) {
+    this.byId = [...partitions];
+    this.router = router ?? {
+      partitionOf: (shard) => partitionOfShard(shard, this.shardsCount, partitions.length),
+    };
+  }
+
+  /** Every partition, by id; a partition a newer map names joins at run time (add). */
+  get partitions(): readonly Partition[] {
+    return this.byId;
+  }
 
   get count(): number {
-    return this.partitions.length;
+    return this.byId.length;
+  }
+
+  /**
+   * Adds a partition the partition map names (a move's target): it takes the next id, never one
+   * in use, so that ids stay stable.
+   */
+  add(partition: Partition): void {
+    if (partition.index !== this.byId.length) {
+      throw new RangeError(
+        `partition ${partition.index} cannot join ${this.byId.length} partitions: ids are given in order`,
+      );
+    }
+    this.byId.push(partition);
   }
 
   forShard(shard: number): Partition {
-    const partition = this.partitions[partitionOfShard(shard, this.shardsCount, this.count)];
+    const partition = this.byId[this.router.partitionOf(shard)];
     if (!partition) throw new UnavailableError(-1, `no partition holds shard ${shard}`);
     return partition;
   }
 
   at(index: number): Partition {
-    const partition = this.partitions[index];
+    const partition = this.byId[index];
     if (!partition) throw new UnavailableError(index, `no partition ${index}`);
     return partition;
   }
 
   async end(): Promise<void> {
-    await Promise.allSettled(this.partitions.map((partition) => partition.end()));
+    await Promise.allSettled(this.byId.map((partition) => partition.end()));
   }
 }

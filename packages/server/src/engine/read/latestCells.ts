@@ -69,22 +69,22 @@ export const ANSWER_BYTES_PER_CELL = 512;
 const READ_PARTS: ReadParts = { maxKeys: 2000, ...PARALLEL_READS };
 
 export class LatestCells {
-  private readonly loaders: BatchLoader<PlacedCell, LatestCell>[];
+  /** Each partition's loader, by id: made on first use (a partition a newer map adds gets one). */
+  private readonly loaders: BatchLoader<PlacedCell, LatestCell>[] = [];
 
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
     /** The largest body a cell may have: a share of an answer this large reads every body. */
     private readonly maxCellBytes: number,
-  ) {
-    this.loaders = partitions.partitions.map(
-      (partition) =>
-        new BatchLoader<PlacedCell, LatestCell>(
-          (cells, apart) => this.readOn(partition.index, cells, apart),
-          placedKey,
-          READ_PARTS,
-        ),
-    );
+  ) {}
+
+  private loaderOf(partition: number): BatchLoader<PlacedCell, LatestCell> {
+    return (this.loaders[partition] ??= new BatchLoader<PlacedCell, LatestCell>(
+      (cells, apart) => this.readOn(partition, cells, apart),
+      placedKey,
+      READ_PARTS,
+    ));
   }
 
   /**
@@ -130,12 +130,12 @@ export class LatestCells {
     const byPartition = this.layout.byPartition(placed.keys(), (i) => placed[i]!.shard);
     if (byPartition.size === 1) {
       const [partition] = byPartition.keys();
-      return this.loaders[partition!]!.load(placed);
+      return this.loaderOf(partition!).load(placed);
     }
     const latest = new Array<LatestCell | undefined>(placed.length).fill(undefined);
     await Promise.all(
       [...byPartition].map(async ([partition, positions]) => {
-        const found = await this.loaders[partition]!.load(positions.map((i) => placed[i]!));
+        const found = await this.loaderOf(partition).load(positions.map((i) => placed[i]!));
         positions.forEach((position, i) => (latest[position] = found[i]));
       }),
     );

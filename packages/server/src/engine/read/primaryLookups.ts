@@ -11,22 +11,19 @@ import { type PrimaryLookup, primaryKeyOf, primaryLookups } from '../mysql/sql/i
 const READ_PARTS: ReadParts = { maxKeys: 1000, ...PARALLEL_READS };
 
 export class PrimaryLookups {
-  private readonly loaders: BatchLoader<PrimaryLookup, string>[];
+  /** Each partition's loader, by id: made on first use (a partition a newer map adds gets one). */
+  private readonly loaders: BatchLoader<PrimaryLookup, string>[] = [];
 
-  constructor(private readonly partitions: PartitionSet) {
-    this.loaders = partitions.partitions.map(
-      (partition) =>
-        new BatchLoader<PrimaryLookup, string>(
-          (lookups, apart) => this.readOn(partition.index, lookups, apart),
-          primaryKeyOf,
-          READ_PARTS,
-        ),
-    );
-  }
+  constructor(private readonly partitions: PartitionSet) {}
 
   /** The uuid of the record the values belong to, if any. `partition` holds `lookup.table`. */
   async find(partition: number, lookup: PrimaryLookup): Promise<string | undefined> {
-    const [uuid] = await this.loaders[partition]!.load([lookup]);
+    const loader = (this.loaders[partition] ??= new BatchLoader<PrimaryLookup, string>(
+      (lookups, apart) => this.readOn(partition, lookups, apart),
+      primaryKeyOf,
+      READ_PARTS,
+    ));
+    const [uuid] = await loader.load([lookup]);
     return uuid;
   }
 

@@ -10,7 +10,7 @@
 // random uuids spread it; within a turn it does not.
 import { randomUUID } from 'node:crypto';
 import type { StoreLayout } from '../model/layout.js';
-import { lastContentShard, shardsOfPartition, withContentShard } from '../model/sharding.js';
+import { lastContentShard, withContentShard } from '../model/sharding.js';
 
 /** A partition's shards for the current turn, and how many creates they were given so far. */
 interface TurnShards {
@@ -63,12 +63,18 @@ export class CreateShards {
 
   /** Up to `perTurn` distinct shards of the partition, at random, where a uuid can lead. */
   private pick(partition: number): number[] {
-    const { shardsCount, partitionCount } = this.layout;
-    const { first, last } = shardsOfPartition(partition, shardsCount, partitionCount);
-    const reachable = Math.min(last, lastContentShard(shardsCount)) - first + 1;
+    // The partition's shards under the current map: one range of the gem's until a move, then
+    // whichever the map gives it.
+    const lastReachable = lastContentShard(this.layout.shardsCount);
+    const all = this.layout.shardsOf(partition);
+    const own =
+      (all[all.length - 1] ?? 0) <= lastReachable
+        ? all
+        : all.filter((shard) => shard <= lastReachable);
+    const reachable = own.length;
     if (reachable < 1) {
       throw new RangeError(
-        `partition ${partition} holds shards ${first}-${last}, where no uuid's content can lie ` +
+        `partition ${partition} holds shards ${describeShards(all)}, where no uuid's content can lie ` +
           '(a content shard is the uuid’s first 4 hex characters modulo the shard count)',
       );
     }
@@ -77,10 +83,18 @@ export class CreateShards {
       // first, and a partition whose shards are no more than its write transactions would hold
       // all its content in one shard.
       const start = Math.floor(this.random() * reachable);
-      return Array.from({ length: reachable }, (_, i) => first + ((start + i) % reachable));
+      return Array.from({ length: reachable }, (_, i) => own[(start + i) % reachable]!);
     }
     const shards = new Set<number>();
-    while (shards.size < this.perTurn) shards.add(first + Math.floor(this.random() * reachable));
+    while (shards.size < this.perTurn) shards.add(own[Math.floor(this.random() * reachable)]!);
     return [...shards];
   }
+}
+
+/** `first-last` for a run of shards, else the list (`none` for no shard). */
+function describeShards(shards: readonly number[]): string {
+  if (shards.length === 0) return 'none';
+  const first = shards[0]!;
+  const last = shards[shards.length - 1]!;
+  return last - first + 1 === shards.length ? `${first}-${last}` : shards.join(', ');
 }

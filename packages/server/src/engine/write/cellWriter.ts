@@ -35,35 +35,43 @@ export interface AppendResult {
 export type AppendOutcome = ({ ok: true } & AppendResult) | { ok: false; error: RefusalError };
 
 export class CellWriter {
-  private readonly groups: GroupCommit[];
+  /** Each partition's group commit, by id: made on first use, so that a partition a newer map adds gets one. */
+  private readonly groups: GroupCommit[] = [];
 
   constructor(
     private readonly layout: StoreLayout,
-    partitions: PartitionSet,
-    notifier: LogNotifier,
-    times: StoredTimes,
-    knownRecords: KnownRecords,
-    versions: VersionCache,
-    logger: Logger,
-    limits?: GroupLimits,
+    private readonly partitions: PartitionSet,
+    private readonly notifier: LogNotifier,
+    private readonly times: StoredTimes,
+    private readonly knownRecords: KnownRecords,
+    private readonly versions: VersionCache,
+    private readonly logger: Logger,
+    private readonly limits?: GroupLimits,
   ) {
-    this.groups = partitions.partitions.map((partition) => {
-      const transaction = new ShardTransaction(
-        layout,
-        partition,
-        notifier,
-        times,
-        knownRecords,
-        versions,
-        logger,
-      );
-      return new GroupCommit(
-        (items) => transaction.run(items),
-        (item) => layout.contentShard(item.uuid),
-        limits,
-        partition.index,
-      );
-    });
+    for (const partition of partitions.partitions) this.groupOf(partition.index);
+  }
+
+  private groupOf(index: number): GroupCommit {
+    let group = this.groups[index];
+    if (group) return group;
+    const partition = this.partitions.at(index);
+    const transaction = new ShardTransaction(
+      this.layout,
+      partition,
+      this.notifier,
+      this.times,
+      this.knownRecords,
+      this.versions,
+      this.logger,
+    );
+    group = new GroupCommit(
+      (items) => transaction.run(items),
+      (item) => this.layout.contentShard(item.uuid),
+      this.limits,
+      partition.index,
+    );
+    this.groups[index] = group;
+    return group;
   }
 
   /** Appends one version. @throws the refusal (NotFoundError, ConflictError) */
@@ -151,7 +159,7 @@ export class CellWriter {
 
   /** Each partition's group commit, by partition index. */
   activity(): GroupActivity[] {
-    return this.groups.map((group) => group.activity);
+    return this.partitions.partitions.map((partition) => this.groupOf(partition.index).activity);
   }
 
   private partitionOf(uuid: string): number {
@@ -159,6 +167,6 @@ export class CellWriter {
   }
 
   private submit(partition: number, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
-    return this.groups[partition]!.submit(items);
+    return this.groupOf(partition).submit(items);
   }
 }
