@@ -29,7 +29,10 @@ import { PartitionHealth } from './mysql/partitionHealth.js';
 import { ReplicaMonitor } from './mysql/replicaMonitor.js';
 import type { ReplicaStatus } from './mysql/replicas.js';
 import type { GaleraNodeStatus } from './mysql/galeraNodes.js';
-import type { PartitionSet } from './mysql/partitions.js';
+import type { Partition, PartitionSet } from './mysql/partitions.js';
+import { PartitionRouting } from './mysql/partitionRouting.js';
+import { redactNodeList } from './mysql/galeraNodes.js';
+import type { PartitionMap } from './model/partitionMap.js';
 import { KnownRecords } from './write/knownRecords.js';
 import { VersionCache } from './base/versionCache.js';
 import { PrimaryKeyCache } from './read/primaryKeyCache.js';
@@ -77,12 +80,18 @@ export type PutOutcome =
   ({ ok: true } & PutResult) | { ok: false; error: AlreadyExistsError | InvalidArgumentError };
 
 export interface PartitionInfo {
+  /** The partition's id: stable, as the partition map names it. */
   index: number;
   host: string;
   port: number;
   database: string;
+  /** Where the partition is, as the map has it (a URL, or Galera nodes joined by |), passwords hidden. */
+  location: string;
+  /** The first and last shard it serves (0 and 0 for none): its range, in a store that never moved. */
   firstShard: number;
   lastShard: number;
+  /** Every shard it serves under the current partition map, ascending. */
+  shards: number[];
   /** The last health probe of the partition got no answer. */
   down: boolean;
   /** Its read replicas, as the replica monitor last measured them. */
@@ -99,6 +108,8 @@ export interface ReplicaInfo extends Omit<ReplicaStatus, 'partition'> {
 export interface StoreDescription {
   namespace: string;
   shardsCount: number;
+  /** The partition map routing now: 0 for a store that never moved a shard. */
+  partitionMapVersion: number;
   partitions: PartitionInfo[];
   models: ModelSpec[];
   /** The largest body a cell may have. */
@@ -108,6 +119,11 @@ export interface StoreDescription {
 }
 
 export interface EngineOptions {
+  /**
+   * The partition map the engine routes by, kept current (openStore makes it); one that can
+   * connect no partition a newer map adds when left out.
+   */
+  routing?: PartitionRouting;
   followPollIntervalMs: number;
   /** How often each consumer group with a member here reads its rows; 200 ms when left out. */
   groupPollIntervalMs?: number;
@@ -177,6 +193,8 @@ export class Engine implements EngineStats {
   readonly health: PartitionHealth;
   /** How far behind each read replica is, measured in the background from start() to close(). */
   readonly replicaMonitor: ReplicaMonitor;
+  /** The partition map routing now, its publishing, and the fence of shard moves. */
+  private readonly routing: PartitionRouting;
 
   constructor(
     readonly layout: StoreLayout,
@@ -184,11 +202,27 @@ export class Engine implements EngineStats {
     logger: Logger,
     options: EngineOptions,
   ) {
+    this.routing =
+      options.routing ??
+      new PartitionRouting(
+        layout,
+        partitions,
+        (id) => {
+          throw new Error(`partition ${id} is new to this engine, which cannot connect to it`);
+        },
+        logger,
+      );
     this.limits = options.queryLimits ?? DEFAULT_QUERY_LIMITS;
     this.maxCellBytes = options.maxCellBytes;
     this.bodyLimits = options.bodyLimits ?? DEFAULT_BODY_LIMITS;
     this.maxAnswerBytes = options.maxAnswerBytes;
-    this.health = new PartitionHealth(partitions, options.healthCheckIntervalMs ?? 1000, logger);
+    this.health = new PartitionHealth(
+      partitions,
+      options.healthCheckIntervalMs ?? 1000,
+      logger,
+      layout.partitionMapTable,
+      (version) => this.routing.noticeVersion(version),
+    );
     this.replicaMonitor = new ReplicaMonitor(
       partitions.partitions,
       options.replicaCheckIntervalMs ?? DEFAULT_REPLICA_CHECK_INTERVAL_MS,
@@ -246,6 +280,7 @@ export class Engine implements EngineStats {
       this.poller,
       this.limits.maxPageRecords,
       options.maxAnswerBytes,
+      this.routing,
     );
     this.groups = new ConsumerGroups(
       layout,
@@ -272,6 +307,7 @@ export class Engine implements EngineStats {
     return {
       namespace: this.layout.namespace,
       shardsCount: this.layout.shardsCount,
+      partitionMapVersion: this.layout.map.version,
       partitions: this.partitions.partitions.map((partition) => {
         const shards = this.layout.shardsOf(partition.index);
         return {
@@ -279,8 +315,10 @@ export class Engine implements EngineStats {
           host: partition.location.host,
           port: partition.location.port,
           database: partition.location.database,
+          location: redactNodeList(this.layout.map.locations[partition.index] ?? ''),
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
+          shards: [...shards],
           down: !this.health.isUp(partition.index),
           nodes: partition.galera?.status() ?? [],
           replicas: partition.replicas.map((replica) => {
@@ -301,6 +339,35 @@ export class Engine implements EngineStats {
     };
   }
 
+  /** The partition map routing now (its version, each partition's location, each shard's partition). */
+  get partitionMap(): PartitionMap {
+    return this.routing.map;
+  }
+
+  /**
+   * Publishes `next`, the current map's next version (`engine.partitionMap.moved(…)`): connects
+   * to the partitions it adds, inserts it on every partition it names (creating the map table
+   * where missing), then routes by it. A version another mover published first is refused
+   * (FailedPreconditionError), as is one that does not follow the store's latest.
+   */
+  publishPartitionMap(next: PartitionMap): Promise<void> {
+    return this.routing.publish(next);
+  }
+
+  /**
+   * Reads the highest map version on the map's partitions and routes by it when it is newer
+   * than the current; true when it was. Every server does this within a health-check period of
+   * a publish, and at once when a statement finds a moved shard's table gone.
+   */
+  reloadPartitionMap(): Promise<boolean> {
+    return this.routing.reload();
+  }
+
+  /** The partition with this id (as the map numbers them), for work below the operations (a move). */
+  partition(id: number): Partition {
+    return this.partitions.at(id);
+  }
+
   findShard(key: { value: number | bigint } | { uuid: string }): {
     shard: number;
     partition: number;
@@ -315,10 +382,8 @@ export class Engine implements EngineStats {
   async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
     const model = await this.models.get(modelName);
     requireRequestId(requestId);
-    return this.puts.put(
-      this.puts.prepare(model, values, 'values', this.maxCellBytes, this.bodyLimits),
-      requestId,
-    );
+    const put = this.puts.prepare(model, values, 'values', this.maxCellBytes, this.bodyLimits);
+    return this.routing.fenced(() => this.puts.put(put, requestId));
   }
 
   /**
@@ -346,7 +411,7 @@ export class Engine implements EngineStats {
       );
     }
     const settled = await Promise.allSettled(
-      puts.map((put, i) => this.puts.put(put, inputs[i]!.requestId)),
+      puts.map((put, i) => this.routing.fenced(() => this.puts.put(put, inputs[i]!.requestId))),
     );
     return settled.map((result): PutOutcome => {
       if (result.status === 'fulfilled') return { ok: true, ...result.value };
@@ -361,7 +426,8 @@ export class Engine implements EngineStats {
   async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
     const cell = input.cell || BASE_CELL;
     const model = await this.writeModel(input.model, cell);
-    return this.cells.append(this.checkWrite(model, cell, input));
+    const write = this.checkWrite(model, cell, input);
+    return this.routing.fenced(() => this.cells.append(write));
   }
 
   /**
@@ -385,7 +451,7 @@ export class Engine implements EngineStats {
       }
       writes.push(this.checkWrite(model, cell, input, position));
     }
-    return this.cells.appendAll(writes);
+    return this.routing.fenced(() => this.cells.appendAll(writes));
   }
 
   /**
@@ -453,16 +519,18 @@ export class Engine implements EngineStats {
       throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
     }
     if (refKey === undefined) {
-      const [found] = await this.latest.read(model, [{ uuid, cell }]);
+      const [found] = await this.routing.fenced(() => this.latest.read(model, [{ uuid, cell }]));
       if (!found) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version`);
       return found;
     }
     const shard = this.layout.contentShard(uuid);
-    const row = await this.partitions
-      .forShard(shard)
-      .read((reader) =>
-        readCell(reader, this.layout.contentTable(model, shard), uuid, cell, refKey),
-      );
+    const row = await this.routing.fenced(() =>
+      this.partitions
+        .forShard(shard)
+        .read((reader) =>
+          readCell(reader, this.layout.contentTable(model, shard), uuid, cell, refKey),
+        ),
+    );
     if (!row) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version ${refKey}`);
     return toStoredCell(row, shard);
   }
@@ -486,11 +554,8 @@ export class Engine implements EngineStats {
       }
       cells.push({ uuid: key.uuid, cell });
     }
-    return this.latest.read(
-      model,
-      cells,
-      this.answerBound(1, 'ask for fewer keys (GetCells) or read them one at a time'),
-    );
+    const bound = this.answerBound(1, 'ask for fewer keys (GetCells) or read them one at a time');
+    return this.routing.fenced(() => this.latest.read(model, cells, bound));
   }
 
   /** A share of maxAnswerBytes for one of `parts` reads of an answer; none when unbounded. */
@@ -522,7 +587,8 @@ export class Engine implements EngineStats {
 
   /** One page; its cells take at most maxAnswerBytes, which bounds what the page holds. */
   where(input: WhereInput): Promise<WherePage> {
-    return this.wheres.page(input, this.answerBound(1, 'ask for fewer cells of each record'));
+    const bound = this.answerBound(1, 'ask for fewer cells of each record');
+    return this.routing.fenced(() => this.wheres.page(input, bound));
   }
 
   /**
@@ -546,7 +612,12 @@ export class Engine implements EngineStats {
       'ask for fewer queries or smaller pages (WhereMany), or stream each page (Where)',
     );
     const pages = await Promise.all(
-      inputs.map((input, i) => atPosition(`queries[${i}]`, this.wheres.page(input, share))),
+      inputs.map((input, i) =>
+        atPosition(
+          `queries[${i}]`,
+          this.routing.fenced(() => this.wheres.page(input, share)),
+        ),
+      ),
     );
     // Refused before it is encoded: grpc-js would refuse to send it only after that.
     if (this.maxAnswerBytes !== undefined) {
@@ -571,7 +642,8 @@ export class Engine implements EngineStats {
     cursor: RowId,
     limit: number,
   ): Promise<LogPage> {
-    return this.log.fetchPage(await this.models.get(modelName), shard, cursor, limit);
+    const model = await this.models.get(modelName);
+    return this.routing.fenced(() => this.log.fetchPage(model, shard, cursor, limit));
   }
 
   async each(
@@ -618,6 +690,10 @@ export class Engine implements EngineStats {
     return this.partitions.partitions.flatMap((partition) =>
       (partition.galera?.status() ?? []).map((node) => ({ ...node, partition: partition.index })),
     );
+  }
+
+  partitionMapVersion(): number {
+    return this.layout.map.version;
   }
 
   /** Whether any partition has read replicas (else every read is the primary's). */

@@ -31,6 +31,8 @@ export interface EngineStats {
   replicaStats(): readonly ReplicaStats[];
   /** Each node of each partition on Galera: current, standby or down, as last found. */
   galeraNodeStats(): readonly GaleraNodeStats[];
+  /** The version of the partition map routing now (0: the store never moved a shard). */
+  partitionMapVersion(): number;
 }
 
 export interface GaleraNodeStats extends GaleraNodeStatus {

@@ -38,6 +38,9 @@ import {
   readServerVersion,
 } from './mysql/sql/serverVariables.js';
 import { type StoreRecord, claimStoreRecord } from './mysql/sql/storeTables.js';
+import { PartitionMap } from './model/partitionMap.js';
+import { ensurePartitionMapTable, readLatestPartitionMap } from './mysql/sql/partitionMap.js';
+import { PartitionRouting } from './mysql/partitionRouting.js';
 
 export interface StoreConfig {
   namespace: string;
@@ -104,8 +107,17 @@ export type StoreShape = Pick<
   'namespace' | 'shardsCount' | 'partitionUrls' | 'createdAt'
 >;
 
-/** The layout and the partitions' locations of a valid configuration; connects to nothing. */
-export function checkStoreShape(config: StoreShape): {
+/**
+ * The layout and the partitions' locations of a valid configuration; connects to nothing.
+ * `mapped`: a list whose length does not divide the shard count is let through (its
+ * `listProblem` said), for a store whose partition map then says where each shard is.
+ */
+export function checkStoreShape(
+  config: StoreShape,
+  mapped = false,
+): {
+  /** Why the list cannot serve a store that never moved a shard (only with `mapped`). */
+  listProblem?: string;
   layout: StoreLayout;
   /** Each partition's server, or the first of its Galera nodes. */
   locations: MysqlLocation[];
@@ -117,8 +129,12 @@ export function checkStoreShape(config: StoreShape): {
       `namespace ${JSON.stringify(config.namespace)} must be empty or a lowercase identifier ([a-z][a-z0-9_]*)`,
     );
   }
-  const layoutProblem = shardLayoutProblem(config.shardsCount, config.partitionUrls.length);
-  if (layoutProblem) throw new StoreConfigError(layoutProblem);
+  let listProblem = shardLayoutProblem(config.shardsCount, config.partitionUrls.length);
+  // Only the list's length against the shard count can be a moved store's map's business.
+  if (listProblem && !(mapped && shardLayoutProblem(config.shardsCount, 1) === undefined)) {
+    throw new StoreConfigError(listProblem);
+  }
+  if (!mapped) listProblem = undefined;
   const nodes = config.partitionUrls.map((url, i) => {
     try {
       const locations = parseNodeList(url);
@@ -138,7 +154,8 @@ export function checkStoreShape(config: StoreShape): {
     locations.length,
     config.createdAt ?? 'datetime',
   );
-  return { layout, locations, nodes };
+  layout.useMap(PartitionMap.initial(config.partitionUrls, config.shardsCount));
+  return { layout, locations, nodes, ...(listProblem ? { listProblem } : {}) };
 }
 
 /**
@@ -151,6 +168,19 @@ export function storeRecordProblem(
   partitionIndex: number,
   location: MysqlLocation,
 ): string | undefined {
+  if (layout.map.version > 0) {
+    // A store that moved shards: its partitions are known by their ids in the map, and a
+    // partition a move added records the map's count when it was added.
+    if (stored.shardsCount === layout.shardsCount && stored.partitionIndex === partitionIndex) {
+      return undefined;
+    }
+    return (
+      `partition ${partitionIndex} (${describeLocation(location)}) of partition map version ${layout.map.version} ` +
+      `belongs to a store created with shardsCount=${stored.shardsCount}, as partition ${stored.partitionIndex}; ` +
+      `this server was started with shardsCount=${layout.shardsCount}, and the map says it is partition ${partitionIndex}. ` +
+      `Start with --shards-count ${stored.shardsCount}, or use another namespace or database for a new store.`
+    );
+  }
   if (
     stored.shardsCount === layout.shardsCount &&
     stored.partitionCount === layout.partitionCount &&
@@ -169,7 +199,7 @@ export function storeRecordProblem(
 }
 
 export async function openStore(config: StoreConfig, logger: Logger): Promise<Engine> {
-  const { layout, locations, nodes } = checkStoreShape(config);
+  const { layout, locations, nodes, listProblem } = checkStoreShape(config, true);
 
   const replicaLocations = checkReplicas(config.replicas ?? [], nodes);
   await Promise.all(nodes.map((list, i) => waitForAnyNode(list, i, config, logger)));
@@ -178,46 +208,88 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     connectTimeoutMs: config.connectTimeoutMs,
     statementTimeoutMs: config.statementTimeoutMs,
   };
-  const partitions = new PartitionSet(
-    locations.map((location, i) => {
-      const replicas = replicaLocations[i]!.map(
-        (replica, r) =>
-          new Replica(
-            i,
-            r,
-            replica,
-            createMysqlPool(replica, poolOptions),
-            config.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS,
-          ),
-      );
-      // A partition with replicas learns the GTID of each commit, for its callers' tokens.
-      const onCommit =
-        replicas.length > 0
-          ? (scope: CallScope, position: GtidPosition) => scope.commits?.record(i, position)
-          : undefined;
-      const galera =
-        nodes[i]!.length > 1
-          ? new GaleraNodes(
-              i,
-              nodes[i]!.map((node) => ({
-                location: node,
-                pool: createMysqlPool(node, { ...poolOptions, sessionStatements: [CAUSAL_READS] }),
-              })),
-              logger,
-            )
-          : undefined;
-      return new Partition(
-        i,
-        location,
-        galera ?? createMysqlPool(location, { ...poolOptions, onCommit }),
-        replicas,
-        config.replicaWaitMs ?? DEFAULT_REPLICA_WAIT_MS,
-        galera,
-      );
-    }),
+  /** A partition's pool(s), by id: one server, or the nodes of a Galera cluster. */
+  const makePartition = (
+    id: number,
+    partitionNodes: readonly MysqlLocation[],
+    partitionReplicas: readonly MysqlLocation[],
+  ): Partition => {
+    const location = partitionNodes[0]!;
+    const replicas = partitionReplicas.map(
+      (replica, r) =>
+        new Replica(
+          id,
+          r,
+          replica,
+          createMysqlPool(replica, poolOptions),
+          config.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS,
+        ),
+    );
+    // A partition with replicas learns the GTID of each commit, for its callers' tokens.
+    const onCommit =
+      replicas.length > 0
+        ? (scope: CallScope, position: GtidPosition) => scope.commits?.record(id, position)
+        : undefined;
+    const galera =
+      partitionNodes.length > 1
+        ? new GaleraNodes(
+            id,
+            partitionNodes.map((node) => ({
+              location: node,
+              pool: createMysqlPool(node, { ...poolOptions, sessionStatements: [CAUSAL_READS] }),
+            })),
+            logger,
+          )
+        : undefined;
+    return new Partition(
+      id,
+      location,
+      galera ?? createMysqlPool(location, { ...poolOptions, onCommit }),
+      replicas,
+      config.replicaWaitMs ?? DEFAULT_REPLICA_WAIT_MS,
+      galera,
+    );
+  };
+  /** The pools of partition `id` of a map at `location`: the list's own URL where it names the same place. */
+  const partitionAt = (id: number, location: string): Partition => {
+    const listed = listedEntryOf(location, nodes);
+    return listed === undefined
+      ? makePartition(id, parseNodeList(location), [])
+      : makePartition(id, nodes[listed]!, replicaLocations[listed]!);
+  };
+  let partitions = new PartitionSet(
+    locations.map((_, i) => makePartition(i, nodes[i]!, replicaLocations[i]!)),
     config.shardsCount,
+    layout,
   );
   try {
+    // The map a moved store routes by: the highest version on the listed partitions, then the
+    // highest on the partitions of that map (any of them can say where every shard is).
+    let map = await highestMap(partitions, layout);
+    while (map.version > 0) {
+      refuseUnmapped(map, nodes, config);
+      await partitions.end();
+      partitions = new PartitionSet([], config.shardsCount, layout);
+      for (let id = 0; id < map.partitionCount; id++) {
+        const location = map.locations[id]!;
+        if (listedEntryOf(location, nodes) === undefined) {
+          await waitForAnyNode(parseNodeList(location), id, config, logger);
+        }
+        partitions.add(partitionAt(id, location));
+      }
+      const newer = await highestMap(partitions, layout);
+      if (newer.version <= map.version) break;
+      map = newer;
+    }
+    // A list the gem's ranges cannot spread the shards over serves only a store that moved.
+    if (map.version === 0 && listProblem) throw new StoreConfigError(listProblem);
+    if (map.version > 0) {
+      layout.useMap(map);
+      logger.info('routing by partition map', {
+        version: map.version,
+        partitions: map.partitionCount,
+      });
+    }
     const maxAllowedPackets: number[] = [];
     for (const partition of partitions.partitions) {
       await partition.run(async (pool) => {
@@ -246,14 +318,33 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
         const stored = await claimStoreRecord(pool, layout.storeTable, {
           namespace: config.namespace,
           shardsCount: config.shardsCount,
-          partitionCount: locations.length,
+          partitionCount: layout.partitionCount,
           partitionIndex: partition.index,
         });
         const problem = storeRecordProblem(stored, layout, partition.index, partition.location);
         if (problem) throw new StoreConfigError(problem);
       });
     }
+    // A partition a newer map adds while the server runs: connected, and read as at start.
+    const connectLater = async (id: number, location: string): Promise<Partition> => {
+      const partition = partitionAt(id, location);
+      await partition
+        .run(async (pool) => {
+          const timeLimit = readTimeLimitFor(await readServerVersion(pool));
+          if (timeLimit) partition.limitReadsOnServer(timeLimit);
+          partition.insertIdsConsecutive = await readConsecutiveInsertIds(pool);
+        })
+        .catch((error: unknown) =>
+          logger.warn('partition added by the partition map does not answer yet', {
+            partition: id,
+            reason: (error as Error).message,
+          }),
+        );
+      return partition;
+    };
+    const routing = new PartitionRouting(layout, partitions, connectLater, logger);
     const engine = new Engine(layout, partitions, logger, {
+      routing,
       followPollIntervalMs: config.followPollIntervalMs,
       groupPollIntervalMs: config.groupPollIntervalMs,
       groupLimits: config.groupLimits,
@@ -282,6 +373,63 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     await partitions.end();
     throw error;
   }
+}
+
+/**
+ * The highest partition map stored on these partitions, creating the map table where it is
+ * missing (so that the health probe can read it every period without failing); the layout's
+ * map (version 0, the gem's ranges over the list) when none holds one.
+ */
+async function highestMap(partitions: PartitionSet, layout: StoreLayout): Promise<PartitionMap> {
+  const versions = await Promise.all(
+    partitions.partitions.map((partition) =>
+      partition.run((pool) => ensurePartitionMapTable(pool, layout.partitionMapTable)),
+    ),
+  );
+  const highest = Math.max(0, ...versions);
+  if (highest <= layout.map.version) return layout.map;
+  const at = partitions.partitions[versions.indexOf(highest)]!;
+  const record = await at.run((pool) => readLatestPartitionMap(pool, layout.partitionMapTable));
+  if (!record) return layout.map;
+  try {
+    return PartitionMap.fromRecord(record, layout.shardsCount);
+  } catch (error) {
+    throw new StoreConfigError(
+      `partition ${at.index} (${describeLocation(at.location)}) holds a partition map this server cannot use: ` +
+        `${(error as Error).message}. Check --shards-count (the store's is in ${layout.storeTable}).`,
+    );
+  }
+}
+
+/** The index in the list of the entry naming the same server and database as `location`. */
+function listedEntryOf(location: string, nodes: readonly MysqlLocation[][]): number | undefined {
+  let mapped: MysqlLocation[];
+  try {
+    mapped = parseNodeList(location);
+  } catch {
+    return undefined;
+  }
+  const same = (a: MysqlLocation, b: MysqlLocation) =>
+    a.host === b.host && a.port === b.port && a.database === b.database;
+  const index = nodes.findIndex((listed) =>
+    listed.some((node) => mapped.some((other) => same(node, other))),
+  );
+  return index === -1 ? undefined : index;
+}
+
+/** Refuses a listed partition that the map does not have: its shards would be served by no one. */
+function refuseUnmapped(map: PartitionMap, nodes: readonly MysqlLocation[][], config: StoreConfig) {
+  const mapped = new Set(map.locations.map((location) => listedEntryOf(location, nodes)));
+  const missing = nodes.findIndex((_, i) => !mapped.has(i));
+  if (missing === -1) return;
+  const list = map.locations
+    .map((location, id) => `  partition ${id}: ${redactNodeList(location)}`)
+    .join('\n');
+  throw new StoreConfigError(
+    `--partition / SHAMELESS_PARTITIONS, partition ${missing} (${redactNodeList(config.partitionUrls[missing] ?? '')}) ` +
+      `is not a partition of the store's partition map (version ${map.version}), whose partitions are:\n${list}\n` +
+      'List partitions of that map (a subset is enough: the map names the others).',
+  );
 }
 
 /**

@@ -14,6 +14,7 @@ import { MAX_HANDED_OVER_BYTES, ShardWatch } from './shardWatch.js';
 import { readLogPage, readLogPages } from '../mysql/sql/contentReads.js';
 import { type StoredCell, toStoredCell } from '../mysql/sql/contentRows.js';
 import { readBodiesInto } from '../read/unreadBodies.js';
+import type { PartitionRouting } from '../mysql/partitionRouting.js';
 
 export interface LogPage {
   cells: StoredCell[];
@@ -71,6 +72,8 @@ export class ShardLog {
     private readonly maxPage: number,
     /** The most bytes of cells a FetchLatestCells page answers (at least one cell). */
     private readonly maxAnswerBytes = Infinity,
+    /** Where a moved shard went: a stream goes on from its cursors there (see each). */
+    private readonly routing?: PartitionRouting,
   ) {}
 
   async fetchPage(
@@ -127,9 +130,35 @@ export class ShardLog {
   /**
    * Streams every listed shard from its cursor, one batch at a time and round-robin across
    * shards. Pull-based: nothing is read until the consumer asks for the next event, so a slow
-   * consumer holds the stream back instead of filling memory.
+   * consumer holds the stream back instead of filling memory. A shard that moved to another
+   * partition (its table gone from the old one: the move's fence) is read there from the
+   * cursor the stream reached: ids do not change in a move, so nothing is missed or repeated.
    */
   async *each(
+    model: CompiledModel,
+    input: EachInput,
+    signal: AbortSignal,
+  ): AsyncGenerator<EachEvent> {
+    if (!this.routing) return yield* this.eachOnce(model, input, signal);
+    const cursors = new Map(input.cursors);
+    for (let attempt = 0; ; attempt++) {
+      const before = this.routing.map.version;
+      try {
+        for await (const event of this.eachOnce(model, { ...input, cursors }, signal)) {
+          if (event.kind === 'batch') cursors.set(event.shard, event.cursor);
+          else for (const [shard, cursor] of event.cursors) cursors.set(shard, cursor);
+          // A stream that went on after a move starts its count again at the next.
+          attempt = 0;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        await this.routing.recover(error, before, attempt);
+      }
+    }
+  }
+
+  private async *eachOnce(
     model: CompiledModel,
     input: EachInput,
     signal: AbortSignal,

@@ -1,10 +1,15 @@
-// Whether each partition answers: a `SELECT 1` on every partition (each node's wsrep status on
+// Whether each partition answers: one statement on every partition (each node's wsrep status on
 // a Galera partition, galeraNodes.ts) at a fixed interval, bounded like any statement, so that
 // health checks and DescribeStore can say which partitions are down before a caller finds out
-// (a hung partition otherwise looks healthy until a call times out).
+// (a hung partition otherwise looks healthy until a call times out). The statement reads the
+// partition map's highest version too, so that a server learns of a shard move within a period
+// at no cost of its own (openStore creates the map table on every partition).
 import { withDeadline } from '../base/callScope.js';
+import { ShardMovedError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
+import type { Row } from './mysqlPool.js';
 import type { PartitionSet } from './partitions.js';
+import { maxPartitionMapVersion, versionOf } from './sql/partitionMap.js';
 
 export type PartitionListener = (partition: number, up: boolean) => void;
 
@@ -18,6 +23,10 @@ export class PartitionHealth {
     private readonly partitions: PartitionSet,
     private readonly intervalMs: number,
     private readonly logger: Logger,
+    /** The partition map's table, read by each probe; none read when left out. */
+    private readonly mapTable?: string,
+    /** Called with the highest map version each probe read. */
+    private readonly onMapVersion?: (version: number) => void,
   ) {
     this.up = partitions.partitions.map(() => true);
   }
@@ -34,7 +43,8 @@ export class PartitionHealth {
   }
 
   isUp(partition: number): boolean {
-    return this.up[partition] ?? false;
+    // A partition a newer map added is up until a probe says otherwise, as at start.
+    return this.up[partition] ?? partition < this.partitions.count;
   }
 
   /** Calls the listener whenever a partition goes down or comes back. */
@@ -46,9 +56,20 @@ export class PartitionHealth {
   async probeAll(): Promise<void> {
     if (this.probing) return;
     this.probing = true;
+    let highest = 0;
+    const versionStatement = this.mapTable ? maxPartitionMapVersion(this.mapTable) : undefined;
+    const probe = async (pool: { query<T = Row[]>(sql: string): Promise<T> }) => {
+      if (!versionStatement) {
+        await pool.query('SELECT 1');
+        return;
+      }
+      const rows = await pool.query<Row[]>(versionStatement.sql);
+      highest = Math.max(highest, versionOf(rows));
+    };
+    const partitions = this.partitions.partitions;
     try {
       await Promise.all(
-        this.partitions.partitions.map(async (partition) => {
+        partitions.map(async (partition) => {
           let answered = true;
           try {
             // A probe waits no longer than the interval: a hung partition is down. A partition
@@ -56,22 +77,30 @@ export class PartitionHealth {
             if (partition.galera) answered = await partition.galera.probe(this.intervalMs);
             else {
               await withDeadline(Date.now() + this.intervalMs, () =>
-                partition.run((pool) => pool.query('SELECT 1')),
+                partition.run((pool) => probe(pool)),
               );
             }
-          } catch {
-            answered = false;
+          } catch (error) {
+            // A partition without the map table (an engine not opened by openStore) answered.
+            answered = error instanceof ShardMovedError;
           }
           this.set(partition.index, answered);
         }),
       );
+      // Only Galera partitions, whose probe reads node states: the map is read on the first.
+      if (versionStatement && partitions.length > 0 && partitions.every((p) => p.galera)) {
+        await withDeadline(Date.now() + this.intervalMs, () =>
+          partitions[0]!.run((pool) => probe(pool.reads)),
+        ).catch(() => undefined);
+      }
+      if (highest > 0) this.onMapVersion?.(highest);
     } finally {
       this.probing = false;
     }
   }
 
   private set(partition: number, up: boolean): void {
-    if (this.up[partition] === up) return;
+    if ((this.up[partition] ?? true) === up) return;
     this.up[partition] = up;
     if (up) this.logger.info('partition answers again', { partition });
     else this.logger.warn('partition does not answer', { partition });

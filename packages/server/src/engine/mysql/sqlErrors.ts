@@ -4,6 +4,7 @@ import {
   CancelledError,
   DeadlineExceededError,
   InternalError,
+  ShardMovedError,
   UnavailableError,
 } from '../base/errors.js';
 
@@ -150,8 +151,24 @@ export function isCallerGone(error: unknown): boolean {
   return driverError?.callDeadlinePassed === true || driverError?.callCancelled === true;
 }
 
-/** Maps partition-level failures to UnavailableError; returns anything else unchanged. */
+/** ER_NO_SUCH_TABLE: a statement named a table that is not there. */
+export function isNoSuchTable(error: unknown): boolean {
+  const driverError = asDriverError(error);
+  return driverError?.errno === 1146 || driverError?.code === 'ER_NO_SUCH_TABLE';
+}
+
+/**
+ * Maps partition-level failures to UnavailableError, and a missing table to ShardMovedError
+ * (the fence of a shard move); returns anything else unchanged.
+ */
 export function translateSqlError(error: unknown, partition: number): unknown {
+  if (isNoSuchTable(error)) {
+    return new ShardMovedError(
+      partition,
+      `partition ${partition} lacks a table the call needs: its shard moved away, or is moving; retry`,
+      { cause: error },
+    );
+  }
   if (asDriverError(error)?.callDeadlinePassed) {
     return new DeadlineExceededError(
       `the call's deadline passed before partition ${partition} answered; its statement was stopped or not sent`,
