@@ -166,6 +166,12 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
       }
     },
   );
+  gauge(
+    'shameless_partition_map_version',
+    'The version of the partition map this server routes by: 0 for a store that never moved a shard; each move publishes the next, and every server follows within a health-check period',
+    [],
+    (metric) => metric.set(stats.partitionMapVersion()),
+  );
   const groups = () => stats.consumerGroupStats();
   new Gauge({
     name: 'shameless_consumer_group_lag',
