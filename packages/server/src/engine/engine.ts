@@ -289,6 +289,7 @@ export class Engine implements EngineStats {
       this.log,
       options.groupPollIntervalMs ?? DEFAULT_GROUP_POLL_MS,
       logger,
+      (work) => this.routing.fenced(work),
     );
   }
 

@@ -89,8 +89,10 @@ export class ConsumerGroups {
     private readonly log: ShardLog,
     private readonly pollMs: number,
     private readonly logger: Logger,
+    /** Runs reads of content tables again where a moved shard now is; as they are when left out. */
+    private readonly fenced: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
   ) {
-    this.store = new GroupStore(layout, partitions);
+    this.store = new GroupStore(layout, partitions, fenced);
   }
 
   /**
@@ -286,23 +288,25 @@ export class ConsumerGroups {
     model: CompiledModel,
     shards: readonly { shard: number; cursor: RowId }[],
   ): Promise<ShardLag[]> {
-    const lags: ShardLag[] = [];
-    await Promise.all(
-      [...this.layout.byPartition(shards, ({ shard }) => shard)].map(async ([index, list]) => {
-        const backlogs = await this.partitions.at(index).read((reader) =>
-          readLogBacklogs(
-            reader,
-            list.map(({ shard, cursor }) => ({
-              table: this.layout.contentTable(model, shard),
-              cursor,
-            })),
-            LAG_COUNT_CAP,
-          ),
-        );
-        list.forEach(({ shard }, i) => lags.push({ shard, lag: backlogs[i]!.count }));
-      }),
-    );
-    return lags.sort((a, b) => a.shard - b.shard);
+    return this.fenced(async () => {
+      const lags: ShardLag[] = [];
+      await Promise.all(
+        [...this.layout.byPartition(shards, ({ shard }) => shard)].map(async ([index, list]) => {
+          const backlogs = await this.partitions.at(index).read((reader) =>
+            readLogBacklogs(
+              reader,
+              list.map(({ shard, cursor }) => ({
+                table: this.layout.contentTable(model, shard),
+                cursor,
+              })),
+              LAG_COUNT_CAP,
+            ),
+          );
+          list.forEach(({ shard }, i) => lags.push({ shard, lag: backlogs[i]!.count }));
+        }),
+      );
+      return lags.sort((a, b) => a.shard - b.shard);
+    });
   }
 }
 

@@ -96,6 +96,11 @@ export class GroupStore {
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
+    /**
+     * Runs reads of content tables again where a moved shard now is (the fence,
+     * mysql/partitionRouting.ts); as they are when left out.
+     */
+    private readonly fenced: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
   ) {}
 
   /** Creates the group tables where they are missing: members on partition 0, the rest everywhere. */
@@ -136,29 +141,31 @@ export class GroupStore {
    * `latest` at the shard's highest id now. Rows already there keep their cursors.
    */
   async createGroup(group: GroupKey, model: CompiledModel, latest: boolean): Promise<void> {
-    await this.ensureTables();
-    await Promise.all(
-      this.partitions.partitions.map(async (partition) => {
-        const shards = this.layout.shardsOf(partition.index);
-        const cursors: RowId[] = latest
-          ? await partition.read((reader) =>
-              readMaxIds(
-                reader,
-                shards.map((shard) => this.layout.contentTable(model, shard)),
+    return this.fenced(async () => {
+      await this.ensureTables();
+      await Promise.all(
+        this.partitions.partitions.map(async (partition) => {
+          const shards = this.layout.shardsOf(partition.index);
+          const cursors: RowId[] = latest
+            ? await partition.read((reader) =>
+                readMaxIds(
+                  reader,
+                  shards.map((shard) => this.layout.contentTable(model, shard)),
+                ),
+              )
+            : shards.map(() => 0);
+          await partition.run((pool) =>
+            runTogether(pool, [
+              createGroupShards(
+                this.layout.groupShardsTable,
+                group,
+                shards.map((shard, i) => ({ shard, cursor: cursors[i]! })),
               ),
-            )
-          : shards.map(() => 0);
-        await partition.run((pool) =>
-          runTogether(pool, [
-            createGroupShards(
-              this.layout.groupShardsTable,
-              group,
-              shards.map((shard, i) => ({ shard, cursor: cursors[i]! })),
-            ),
-          ]),
-        );
-      }),
-    );
+            ]),
+          );
+        }),
+      );
+    });
   }
 
   async join(group: GroupKey, member: MemberSessionRow): Promise<void> {
@@ -355,10 +362,12 @@ export class GroupStore {
     shard: number,
     ids: readonly RowId[],
   ): Promise<StoredCell[]> {
-    const rows = await this.forShard(shard).read((reader) =>
-      readCellsById(reader, this.layout.contentTable(model, shard), ids),
-    );
-    return rows.map((row) => toStoredCell(row, shard));
+    return this.fenced(async () => {
+      const rows = await this.forShard(shard).read((reader) =>
+        readCellsById(reader, this.layout.contentTable(model, shard), ids),
+      );
+      return rows.map((row) => toStoredCell(row, shard));
+    });
   }
 
   /** Every shard's row with its backlog and parked count, and the members. */
@@ -366,33 +375,41 @@ export class GroupStore {
     group: GroupKey,
     model: CompiledModel,
   ): Promise<{ members: MemberRow[]; shards: ShardDescription[] }> {
-    const state = await this.readState(group);
-    const byShard = new Map(state.shards.map((row) => [row.shard, row]));
-    const shards: ShardDescription[] = [];
-    await Promise.all(
-      this.partitions.partitions.map(async (partition) => {
-        const rows = this.layout
-          .shardsOf(partition.index)
-          .map((shard) => byShard.get(shard))
-          .filter((row): row is GroupShardRow => row !== undefined);
-        const [backlogs, parked] = await partition.read(async (reader) => {
-          const logs = rows.map(({ shard, cursor }) => ({
-            table: this.layout.contentTable(model, shard),
-            cursor,
-          }));
-          const [counts = []] = (await reader.read([
-            countParkedCells(this.layout.groupCellsTable, group),
-          ])) as Row[][];
-          return [await readLogBacklogs(reader, logs, LAG_COUNT_CAP), counts] as const;
-        });
-        const parkedByShard = new Map(parked.map((row) => [Number(row.shard), Number(row.parked)]));
-        rows.forEach((row, i) =>
-          shards.push({ ...row, backlog: backlogs[i]!, parked: parkedByShard.get(row.shard) ?? 0 }),
-        );
-      }),
-    );
-    shards.sort((a, b) => a.shard - b.shard);
-    return { members: state.members.filter((member) => member.alive), shards };
+    return this.fenced(async () => {
+      const state = await this.readState(group);
+      const byShard = new Map(state.shards.map((row) => [row.shard, row]));
+      const shards: ShardDescription[] = [];
+      await Promise.all(
+        this.partitions.partitions.map(async (partition) => {
+          const rows = this.layout
+            .shardsOf(partition.index)
+            .map((shard) => byShard.get(shard))
+            .filter((row): row is GroupShardRow => row !== undefined);
+          const [backlogs, parked] = await partition.read(async (reader) => {
+            const logs = rows.map(({ shard, cursor }) => ({
+              table: this.layout.contentTable(model, shard),
+              cursor,
+            }));
+            const [counts = []] = (await reader.read([
+              countParkedCells(this.layout.groupCellsTable, group),
+            ])) as Row[][];
+            return [await readLogBacklogs(reader, logs, LAG_COUNT_CAP), counts] as const;
+          });
+          const parkedByShard = new Map(
+            parked.map((row) => [Number(row.shard), Number(row.parked)]),
+          );
+          rows.forEach((row, i) =>
+            shards.push({
+              ...row,
+              backlog: backlogs[i]!,
+              parked: parkedByShard.get(row.shard) ?? 0,
+            }),
+          );
+        }),
+      );
+      shards.sort((a, b) => a.shard - b.shard);
+      return { members: state.members.filter((member) => member.alive), shards };
+    });
   }
 
   /** Parked cells after (shard, id), in that order, at most `limit`, with their cells. */
@@ -403,38 +420,53 @@ export class GroupStore {
     onlyShard: number | undefined,
     limit: number,
   ): Promise<{ row: GroupCellRow; cell: StoredCell | undefined }[]> {
-    await this.ensureTables();
-    const found: GroupCellRow[] = [];
-    // Partitions hold ascending blocks of shards: read them in order until the page is full.
-    for (const partition of this.partitions.partitions) {
-      const shards = this.layout.shardsOf(partition.index);
-      if (shards[shards.length - 1]! < after.shard) continue;
-      if (onlyShard !== undefined && !shards.includes(onlyShard)) continue;
-      const [rows = []] = (await partition.read((reader) =>
-        reader.read([
-          readParkedCells(
-            this.layout.groupCellsTable,
-            group,
-            after,
-            onlyShard,
-            limit - found.length,
-          ),
-        ]),
-      )) as Row[][];
-      found.push(...rows.map(toGroupCellRow));
-      if (found.length >= limit) break;
-    }
-    const cells = new Map<string, StoredCell>();
-    for (const [shard, rows] of groupBy(found, (row) => row.shard)) {
-      for (const cell of await this.readCells(
-        model,
-        shard,
-        rows.map((row) => row.id),
-      )) {
-        cells.set(`${shard}/${cell.id}`, cell);
+    return this.fenced(async () => {
+      await this.ensureTables();
+      let found: GroupCellRow[] = [];
+      const read = async (partition: Partition, want: number) => {
+        const [rows = []] = (await partition.read((reader) =>
+          reader.read([
+            readParkedCells(this.layout.groupCellsTable, group, after, onlyShard, want),
+          ]),
+        )) as Row[][];
+        return rows.map(toGroupCellRow);
+      };
+      if (this.layout.map.version === 0) {
+        // Partitions hold ascending blocks of shards: read them in order until the page is full.
+        for (const partition of this.partitions.partitions) {
+          const shards = this.layout.shardsOf(partition.index);
+          if (shards[shards.length - 1]! < after.shard) continue;
+          if (onlyShard !== undefined && !shards.includes(onlyShard)) continue;
+          found.push(...(await read(partition, limit - found.length)));
+          if (found.length >= limit) break;
+        }
+      } else {
+        // After a move a partition's shards need not follow the previous one's, and it may keep
+        // rows of a shard it no longer serves: each partition's own, merged in (shard, id) order.
+        const pages = await Promise.all(
+          this.partitions.partitions.map(async (partition) => {
+            const shards = new Set(this.layout.shardsOf(partition.index));
+            if (shards.size === 0 || (onlyShard !== undefined && !shards.has(onlyShard))) return [];
+            return (await read(partition, limit)).filter((row) => shards.has(row.shard));
+          }),
+        );
+        found = pages
+          .flat()
+          .sort((a, b) => a.shard - b.shard || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .slice(0, limit);
       }
-    }
-    return found.map((row) => ({ row, cell: cells.get(`${row.shard}/${row.id}`) }));
+      const cells = new Map<string, StoredCell>();
+      for (const [shard, rows] of groupBy(found, (row) => row.shard)) {
+        for (const cell of await this.readCells(
+          model,
+          shard,
+          rows.map((row) => row.id),
+        )) {
+          cells.set(`${shard}/${cell.id}`, cell);
+        }
+      }
+      return found.map((row) => ({ row, cell: cells.get(`${row.shard}/${row.id}`) }));
+    });
   }
 
   /** Member ids of the group's live sessions. */
@@ -467,19 +499,21 @@ export class GroupStore {
 
   /** The highest id of each shard now. */
   async maxIds(model: CompiledModel, shards: readonly number[]): Promise<Map<number, RowId>> {
-    const maxIds = new Map<number, RowId>();
-    await Promise.all(
-      [...this.layout.byPartition(shards, (shard) => shard)].map(async ([index, list]) => {
-        const ids = await this.atPartition(index).run((pool) =>
-          readMaxIds(
-            directReader(pool),
-            list.map((shard) => this.layout.contentTable(model, shard)),
-          ),
-        );
-        list.forEach((shard, i) => maxIds.set(shard, ids[i]!));
-      }),
-    );
-    return maxIds;
+    return this.fenced(async () => {
+      const maxIds = new Map<number, RowId>();
+      await Promise.all(
+        [...this.layout.byPartition(shards, (shard) => shard)].map(async ([index, list]) => {
+          const ids = await this.atPartition(index).run((pool) =>
+            readMaxIds(
+              directReader(pool),
+              list.map((shard) => this.layout.contentTable(model, shard)),
+            ),
+          );
+          list.forEach((shard, i) => maxIds.set(shard, ids[i]!));
+        }),
+      );
+      return maxIds;
+    });
   }
 
   private forShard(shard: number): Partition {

@@ -7,6 +7,7 @@
 // refused.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
 import { Operator, WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
@@ -75,7 +76,7 @@ describe('Partition map: a shard moved by hand', function () {
   const engines: Engine[] = [];
   let sql: mysql.Connection;
 
-  const config = (partitionUrls: string[]): StoreConfig => ({
+  const config = (partitionUrls: string[], healthCheckIntervalMs = 3_600_000): StoreConfig => ({
     namespace: 'test',
     shardsCount: SHARDS,
     partitionUrls,
@@ -83,10 +84,10 @@ describe('Partition map: a shard moved by hand', function () {
     connectTimeoutMs: 1000,
     startupTimeoutMs: 0,
     followPollIntervalMs: 50,
-    healthCheckIntervalMs: 3_600_000,
+    healthCheckIntervalMs,
   });
-  const open = async (partitionUrls: string[]) => {
-    const engine = await openStore(config(partitionUrls), silentLogger);
+  const open = async (partitionUrls: string[], healthCheckIntervalMs?: number) => {
+    const engine = await openStore(config(partitionUrls, healthCheckIntervalMs), silentLogger);
     engines.push(engine);
     return engine;
   };
@@ -141,6 +142,8 @@ describe('Partition map: a shard moved by hand', function () {
     await writeMeta(staleWriter.api, rate.uuid, 1);
     await staleReader.api.getCell({ model: 'rate', uuid: rate.uuid, cell: 'meta' });
     const before = await ids(names[1]!, content);
+    // A server that only watches: its health probe reads the map's version.
+    const watcher = await open([p0, p1], 100);
     // The follower on a server of its own: its polls of the old table would tell its server.
     const followerEngine = await open([p0, p1]);
     const following = new AbortController();
@@ -199,6 +202,14 @@ describe('Partition map: a shard moved by hand', function () {
       (error: Error) => expect(error.message).to.match(/cannot follow version 1/),
     );
 
+    // The watcher learns of it within a probe or two, without a statement of its own.
+    const watchedBy = Date.now() + 3000;
+    while (watcher.partitionMapVersion() < 1 && Date.now() < watchedBy) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(watcher.partitionMapVersion()).to.equal(1);
+    expect(watcher.findShard({ uuid: rate.uuid }).partition).to.equal(2);
+
     // The stale writer: its write to the moved shard lands on the target.
     const atTarget = await count(to, content);
     const written = await writeMeta(staleWriter.api, rate.uuid, 2);
@@ -244,6 +255,24 @@ describe('Partition map: a shard moved by hand', function () {
     following.abort();
     await reading.catch(() => undefined);
     expect(followed).to.deep.equal(expected);
+
+    // A table gone with no newer map (a move between its publish and a server's read, at
+    // worst): tried again for a moment, then UNAVAILABLE saying so, never the SQL error.
+    await sql.query(`ALTER TABLE \`${to}\`.\`${content}\` RENAME TO \`${to}\`.\`${content}_away\``);
+    try {
+      const refused = await staleReader.api
+        .fetchLatestCells({ model: 'rate', shard: MOVED, cursor: 0n, limit: 10 })
+        .then(
+          () => expect.fail('read a table that is not there'),
+          (error: ServiceError) => error,
+        );
+      expect(refused.code, refused.details).to.equal(status.UNAVAILABLE);
+      expect(refused.details).to.match(/being moved to another partition; retry/);
+    } finally {
+      await sql.query(
+        `ALTER TABLE \`${to}\`.\`${content}_away\` RENAME TO \`${to}\`.\`${content}\``,
+      );
+    }
   });
 
   it('starts with the map: from the original list, from the new one in any order, and refuses a partition the map lacks', async () => {
