@@ -31,7 +31,7 @@ import type { ReplicaStatus } from './mysql/replicas.js';
 import type { GaleraNodeStatus } from './mysql/galeraNodes.js';
 import type { Partition, PartitionSet } from './mysql/partitions.js';
 import { PartitionRouting } from './mysql/partitionRouting.js';
-import { redactNodeList } from './mysql/galeraNodes.js';
+import { nodeListWithoutUsers } from './mysql/galeraNodes.js';
 import type { PartitionMap } from './model/partitionMap.js';
 import { KnownRecords } from './write/knownRecords.js';
 import { VersionCache } from './base/versionCache.js';
@@ -85,7 +85,7 @@ export interface PartitionInfo {
   host: string;
   port: number;
   database: string;
-  /** Where the partition is, as the map has it (a URL, or Galera nodes joined by |), passwords hidden. */
+  /** Where the partition is, as the map has it (a URL, or Galera nodes joined by |), without user or password. */
   location: string;
   /** The first and last shard it serves (0 and 0 for none): its range, in a store that never moved. */
   firstShard: number;
@@ -316,7 +316,7 @@ export class Engine implements EngineStats {
           host: partition.location.host,
           port: partition.location.port,
           database: partition.location.database,
-          location: redactNodeList(this.layout.map.locations[partition.index] ?? ''),
+          location: nodeListWithoutUsers(this.layout.map.locations[partition.index] ?? ''),
           firstShard: shards[0] ?? 0,
           lastShard: shards[shards.length - 1] ?? 0,
           shards: [...shards],

@@ -20,6 +20,7 @@ import {
   type SqlSession,
   parseMysqlUrl,
   redactUrl,
+  urlWithoutUser,
 } from './mysqlPool.js';
 import { readNodeState } from './sql/galera.js';
 import { isCallerGone, isConnectionError } from './sqlErrors.js';
@@ -65,6 +66,11 @@ export function parseNodeList(entry: string): MysqlLocation[] {
 /** The entry with each node's password hidden (redactUrl of the whole would hide hosts too). */
 export function redactNodeList(entry: string): string {
   return entry.split(NODE_SEPARATOR).map(redactUrl).join(NODE_SEPARATOR);
+}
+
+/** The entry without any node's user and password (urlWithoutUser), for answers to clients. */
+export function nodeListWithoutUsers(entry: string): string {
+  return entry.split(NODE_SEPARATOR).map(urlWithoutUser).join(NODE_SEPARATOR);
 }
 
 function addressOf(location: MysqlLocation): string {

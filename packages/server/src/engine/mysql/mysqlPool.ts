@@ -178,6 +178,18 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, colon)}:***${url.slice(userInfoEnd)}`;
 }
 
+/**
+ * The URL without its user info (user and password), for answers to clients: where the
+ * database is, not who the server is there. As redactUrl, everything to the last `@` goes.
+ */
+export function urlWithoutUser(url: string): string {
+  const schemeEnd = url.indexOf('//');
+  const userInfoStart = schemeEnd < 0 ? 0 : schemeEnd + 2;
+  const userInfoEnd = url.lastIndexOf('@');
+  if (userInfoEnd < userInfoStart) return url;
+  return `${url.slice(0, userInfoStart)}${url.slice(userInfoEnd + 1)}`;
+}
+
 export interface PoolOptions {
   connectionLimit: number;
   connectTimeoutMs: number;

@@ -82,7 +82,7 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       return {
         namespace: description.namespace,
         shardsCount: description.shardsCount,
-        partitionMapVersion: BigInt(description.partitionMapVersion),
+        partitionMapVersion: description.partitionMapVersion,
         partitions: description.partitions.map((partition) => ({
           ...partition,
           replicas: partition.replicas.map(({ replica, host, port, state, lagMs }) => ({
