@@ -273,7 +273,13 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       for (let id = 0; id < map.partitionCount; id++) {
         const location = map.locations[id]!;
         if (listedEntryOf(location, nodes) === undefined) {
-          await waitForAnyNode(parseNodeList(location), id, config, logger);
+          // Its messages name the map's URL for it, which no --partition gave.
+          await waitForAnyNode(
+            parseNodeList(location),
+            id,
+            { ...config, partitionUrls: map.locations },
+            logger,
+          );
         }
         partitions.add(partitionAt(id, location));
       }
