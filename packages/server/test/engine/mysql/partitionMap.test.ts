@@ -145,6 +145,20 @@ describe('Partition map: a shard moved by hand', function () {
     const rate = await rateInShard(staleWriter.api, 3, MOVED);
     await writeMeta(staleWriter.api, rate.uuid, 1);
     await staleReader.api.getCell({ model: 'rate', uuid: rate.uuid, cell: 'meta' });
+    // One stale server per operation, so that each meets the fence itself; the writer of
+    // many cells has written the record's meta, so that its next write is a one-trip write
+    // (it knows the cell's latest version).
+    const [batchWriter, batchPutter, batchReader, whereReader, logReader] = (await Promise.all(
+      Array.from({ length: 5 }, () => open([p0, p1])),
+    )) as [Engine, Engine, Engine, Engine, Engine];
+    await batchWriter.writeCell({
+      model: 'rate',
+      uuid: rate.uuid,
+      cell: 'meta',
+      body: pack({ n: 0 }),
+      mode: 'replace',
+      requestId: requestId(),
+    });
     const before = await ids(names[1]!, content);
     // A server that only watches: its health probe reads the map's version.
     const watcher = await open([p0, p1], 100);
@@ -198,6 +212,9 @@ describe('Partition map: a shard moved by hand', function () {
     expect(current.engine.partitionMap.version).to.equal(1);
     expect(staleWriter.engine.partitionMapVersion()).to.equal(0);
     expect(staleReader.engine.partitionMapVersion()).to.equal(0);
+    for (const engine of [batchWriter, batchPutter, batchReader, whereReader, logReader]) {
+      expect(engine.partitionMapVersion()).to.equal(0);
+    }
     // Published on every partition of the map, the new one too.
     for (const name of names.slice(0, 3)) expect(await count(name, MAP_TABLE)).to.equal(1);
     // Publishing it again changes nothing (a publish that failed part way is run again); another
@@ -259,9 +276,74 @@ describe('Partition map: a shard moved by hand', function () {
       found.flatMap((response) => response.records.map((record) => record.uuid)),
     ).to.deep.equal([created.uuid]);
 
+    // Each operation on a stale server of its own: each lands on, or reads, the target.
+    const manyWritten = await batchWriter.writeCells([
+      {
+        model: 'rate',
+        uuid: rate.uuid,
+        cell: 'meta',
+        body: pack({ n: 3 }),
+        mode: 'replace',
+        requestId: requestId(),
+      },
+    ]);
+    expect(manyWritten[0]!.ok).to.equal(true);
+    const putMany = await batchPutter.putMany([
+      {
+        model: 'rate',
+        values: pack({
+          hotel_id: 15,
+          room_type: 'double',
+          check_in_date: randomUUID(),
+          gateway: 'g',
+          discount_type: 'd',
+        }),
+        requestId: requestId(),
+      },
+    ]);
+    expect(putMany[0]!.ok).to.equal(true);
+    const [latest] = await batchReader.getCells('rate', [{ uuid: rate.uuid, cell: 'meta' }]);
+    expect(unpack(latest!.body)).to.deep.equal({ n: 3 });
+    const [page0] = await whereReader.whereMany([
+      {
+        model: 'rate',
+        index: '',
+        conditions: [
+          { field: 'hotel_id', op: 'eq', values: [7] },
+          { field: 'room_type', op: 'eq', values: ['double'] },
+          { field: 'check_in_date', op: 'eq', values: [created.date] },
+        ],
+        cells: [],
+        descending: false,
+        limit: 0,
+        pageToken: '',
+      },
+    ]);
+    expect(page0!.records.map((record) => record.uuid)).to.deep.equal([created.uuid]);
+    const logged: number[] = [];
+    for await (const event of await logReader.each(
+      'rate',
+      {
+        shards: [MOVED],
+        cursors: new Map(),
+        follow: false,
+        batchSize: 1000,
+        heartbeatIntervalMs: 0,
+      },
+      new AbortController().signal,
+    )) {
+      if (event.kind === 'batch') logged.push(...event.cells.map((c) => Number(c.id)));
+    }
+    const now = await ids(to, content);
+    expect(logged).to.deep.equal(now);
+    for (const engine of [batchWriter, batchPutter, batchReader, whereReader, logReader]) {
+      expect(engine.partitionMapVersion()).to.equal(1);
+    }
+    expect(await count(from, `${content}_moved`)).to.equal(before.length);
+
     // The follower went on from its cursor at the new place: every cell after it, once.
     const deadline = Date.now() + 5000;
-    const expected = after.filter((id) => id > before[before.length - 1]!);
+    const expected = now.filter((id) => id > before[before.length - 1]!);
     while (followed.length < expected.length && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
