@@ -364,6 +364,11 @@ export class Engine implements EngineStats {
     return this.routing.reload();
   }
 
+  /** Calls `listener` with each newer partition map this engine switches to (published or read). */
+  onPartitionMapChange(listener: (map: PartitionMap) => void): void {
+    this.routing.onChange(listener);
+  }
+
   /** The partition with this id (as the map numbers them), for work below the operations (a move). */
   partition(id: number): Partition {
     return this.partitions.at(id);

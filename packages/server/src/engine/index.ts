@@ -53,6 +53,7 @@ export {
 export type { StoredCell } from './mysql/sql/contentRows.js';
 export type { Operator } from './mysql/sql/indexTable.js';
 export * from './model/sharding.js';
+export { PartitionMap, type PartitionMapRecord, type ShardRange } from './model/partitionMap.js';
 export * from './model/tableNames.js';
 export type { FoundRecord, WhereCondition, WhereInput, WherePage } from './read/whereQuery.js';
 export {

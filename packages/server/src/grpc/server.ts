@@ -82,15 +82,22 @@ export async function startServer(
     createStoreService(engine, handlers, calls, pipeline.handle, options.maxMessageBytes),
   );
   const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
-  const partitionCount = engine.layout.partitionCount;
+  // Partitions by id; a partition a newer partition map adds gets its status when it joins.
+  let partitionCount = 0;
   const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
-  for (let index = 0; index < partitionCount; index++) {
-    health.setStatus(
-      partitionService(index),
-      engine.health.isUp(index) ? 'SERVING' : 'NOT_SERVING',
-    );
-  }
+  const addPartitions = () => {
+    for (; partitionCount < engine.layout.partitionCount; partitionCount++) {
+      health.setStatus(
+        partitionService(partitionCount),
+        engine.health.isUp(partitionCount) ? 'SERVING' : 'NOT_SERVING',
+      );
+    }
+  };
+  addPartitions();
   let stopped = false;
+  engine.onPartitionMapChange(() => {
+    if (!stopped) addPartitions();
+  });
   engine.health.onChange((index, up) => {
     if (!stopped) health.setStatus(partitionService(index), up ? 'SERVING' : 'NOT_SERVING');
   });

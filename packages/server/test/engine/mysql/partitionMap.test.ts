@@ -18,7 +18,7 @@ import { silentLogger } from '../../../src/engine/base/logger.js';
 import { contentShard } from '../../../src/engine/model/sharding.js';
 import { PartitionMap } from '../../../src/engine/model/partitionMap.js';
 import { insertPartitionMap } from '../../../src/engine/mysql/sql/partitionMap.js';
-import type { StoreApi } from '../../support/grpcCalls.js';
+import { type StoreApi, connectHealth } from '../../support/grpcCalls.js';
 import { int, str } from '../../support/indexValues.js';
 import {
   RATE_MODEL,
@@ -231,6 +231,14 @@ describe('Partition map: a shard moved by hand', function () {
       .partition(1)
       .run((pool) => insertPartitionMap(pool, MAP_TABLE, rival.toRecord()));
     expect(inserted).to.equal(false);
+
+    // The publishing server's health service has the new partition.
+    const health = connectHealth(current.address);
+    try {
+      expect(await health.check('shameless.v1.Store/partition/2')).to.equal('SERVING');
+    } finally {
+      health.close();
+    }
 
     // The watcher learns of it within a probe or two, without a statement of its own.
     const watchedBy = Date.now() + 3000;
