@@ -4,6 +4,7 @@
 // the stored definitions), without changing anything: the database is not created, no table
 // is created or altered, no row is written. The changes come from schemaPlan.ts, as serve's
 // and DefineModel's do, over the same inspection of what exists.
+import { maxPartitionMapVersion, versionOf } from './mysql/sql/partitionMap.js';
 import { InvalidArgumentError } from './base/errors.js';
 import type { StoreLayout } from './model/layout.js';
 import {
@@ -16,6 +17,7 @@ import { parseDefinition } from './schema/modelRegistry.js';
 import {
   type MysqlLocation,
   type MysqlPool,
+  type Row,
   createMysqlPool,
   databaseExists,
 } from './mysql/mysqlPool.js';
@@ -97,6 +99,7 @@ export async function planStore(
     states.push(await openPartition(location, i, config.connectTimeoutMs, plan));
   }
   try {
+    if (await refuseMovedStore(layout, states, plan)) return plan;
     const registered = await planStoreTables(layout, states, plan);
     await checkRegisteredModels(layout, states, registered, plan);
     for (const model of models) await planModel(layout, states, registered, model, plan);
@@ -104,6 +107,36 @@ export async function planStore(
     await Promise.all(states.map((state) => (state.reachable ? state.pool?.end() : undefined)));
   }
   return plan;
+}
+
+/**
+ * A store that moved shards is routed by its partition map, which the dry run does not follow
+ * yet: it says so and plans nothing, rather than plan by the gem's ranges over the list. True
+ * when it did.
+ */
+async function refuseMovedStore(
+  layout: StoreLayout,
+  states: readonly PartitionState[],
+  plan: StorePlan,
+): Promise<boolean> {
+  for (const [index, state] of states.entries()) {
+    if (!state.reachable || !state.pool) continue;
+    const existing = await inspectTables(state.pool, [layout.partitionMapTable]);
+    if (!existing.has(layout.partitionMapTable)) continue;
+    const version = versionOf(
+      await state.pool.query<Row[]>(maxPartitionMapVersion(layout.partitionMapTable).sql),
+    );
+    if (version === 0) continue;
+    plan.checks.push({
+      ok: false,
+      text:
+        `partition ${index}: ${layout.partitionMapTable} holds partition map version ${version}: this store has ` +
+        'moved shards, and the dry run plans only stores routed by the gem’s ranges over the partition list; ' +
+        'serve reads the map and creates what a model lacks where the map puts each shard',
+    });
+    return true;
+  }
+  return false;
 }
 
 /** Connects to a partition's server and looks for its database, creating nothing. */

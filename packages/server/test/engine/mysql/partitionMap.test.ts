@@ -13,6 +13,7 @@ import { Operator, WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
 import { type StoreConfig, StoreConfigError, openStore } from '../../../src/engine/openStore.js';
 import type { Engine } from '../../../src/engine/engine.js';
+import { planStore } from '../../../src/engine/storePlan.js';
 import type { EachEvent } from '../../../src/engine/log/shardLog.js';
 import { silentLogger } from '../../../src/engine/base/logger.js';
 import { contentShard } from '../../../src/engine/model/sharding.js';
@@ -396,6 +397,14 @@ describe('Partition map: a shard moved by hand', function () {
       const cell = await engine.getCell('rate', rate.uuid, '', undefined);
       expect(cell.shard).to.equal(MOVED);
     }
+    // The dry run does not follow a map yet: it says so, and plans nothing.
+    const plan = await planStore({ ...config([p0, p1]), connectTimeoutMs: 1000 }, []);
+    expect(plan.changes).to.deep.equal([]);
+    expect(plan.checks.filter((check) => !check.ok).map((check) => check.text)).to.satisfy(
+      (texts: string[]) =>
+        texts.length === 1 &&
+        /holds partition map version 1: this store has moved shards/.test(texts[0]!),
+    );
     const refused = await openStore(config([p0, p1, stranger]), silentLogger).then(
       (engine) => {
         engines.push(engine);
