@@ -293,7 +293,10 @@ export class Engine implements EngineStats {
     );
   }
 
-  defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+  async defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+    // A model's tables are made where the map puts each shard: the latest map, not the one a
+    // server that has not heard of a move yet routes by (nothing fences a CREATE TABLE).
+    await this.routing.reload();
     return this.models.define(spec);
   }
 

@@ -149,9 +149,15 @@ describe('Partition map: a shard moved by hand', function () {
     // One stale server per operation, so that each meets the fence itself; the writer of
     // many cells has written the record's meta, so that its next write is a one-trip write
     // (it knows the cell's latest version).
-    const [batchWriter, batchPutter, batchReader, whereReader, logReader] = (await Promise.all(
-      Array.from({ length: 5 }, () => open([p0, p1])),
-    )) as [Engine, Engine, Engine, Engine, Engine];
+    const [batchWriter, batchPutter, batchReader, whereReader, logReader, definer] =
+      (await Promise.all(Array.from({ length: 6 }, () => open([p0, p1])))) as [
+        Engine,
+        Engine,
+        Engine,
+        Engine,
+        Engine,
+        Engine,
+      ];
     await batchWriter.writeCell({
       model: 'rate',
       uuid: rate.uuid,
@@ -349,6 +355,22 @@ describe('Partition map: a shard moved by hand', function () {
       expect(engine.partitionMapVersion()).to.equal(1);
     }
     expect(await count(from, `${content}_moved`)).to.equal(before.length);
+
+    // A model defined through a stale server has its tables where the map puts each shard.
+    await definer.defineModel({
+      name: 'late',
+      primaryIndex: { name: 'primary', fields: [{ name: 'n', type: 'integer' }], shardOn: 'n' },
+      secondaryIndices: [],
+      cells: [],
+    });
+    const [lateTables] = await sql.query(`SHOW TABLES FROM \`${to}\` LIKE 'test\\_late\\_%'`);
+    expect(
+      (lateTables as Record<string, string>[]).map((row) => Object.values(row)[0]),
+    ).to.have.members(['test_late_000003', 'test_late_primary_index_000003']);
+    const [oldPlace] = await sql.query(`SHOW TABLES FROM \`${from}\` LIKE 'test\\_late\\_%'`);
+    expect(
+      (oldPlace as Record<string, string>[]).map((row) => Object.values(row)[0]),
+    ).to.have.members(['test_late_000002', 'test_late_primary_index_000002']);
 
     // The follower went on from its cursor at the new place: every cell after it, once.
     const deadline = Date.now() + 5000;
