@@ -33,7 +33,9 @@ export type StoreTableKind =
   | 'group_members'
   | 'group_shards'
   | 'group_cells'
-  | 'partition_map';
+  | 'partition_map'
+  | 'shard_moves'
+  | 'move_changes';
 
 export function storeTableName(namespace: string, kind: StoreTableKind): string {
   return prefixed(namespace, `shameless_${kind}`);
