@@ -30,6 +30,7 @@ export const FLOORS = {
     'read',
     'log',
     ['write', 'groups'],
+    'moves',
     '.',
   ],
   'packages/server/src/grpc': ['call', ['middleware', 'service'], '.'],

@@ -1,0 +1,35 @@
+// The mover's failures, as engine errors: each says which shard, what happened, and what to do
+// next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
+import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
+
+/** The verify found the target different from the source: the move stops before its cut-over. */
+export class ShardMoveDifferenceError extends FailedPreconditionError {
+  constructor(
+    readonly shard: number,
+    /** The table that differs (its name on the source). */
+    readonly table: string,
+    /** The first key whose rows differ, as text in key order. */
+    readonly key: readonly (string | null)[],
+    detail: string,
+  ) {
+    super(
+      `shard ${shard}: table ${table} differs between source and target at key ${JSON.stringify(key)} (${detail}); ` +
+        'the move stopped before its cut-over and nothing was switched: find what wrote to the target, then ' +
+        'abort the move (move-shards --abort) and start it again',
+    );
+  }
+}
+
+/** A statement of the move failed on a partition: running the same command again resumes. */
+export class ShardMoveInterruptedError extends UnavailableError {
+  constructor(shard: number | undefined, partition: number, step: string, cause: unknown) {
+    const code = (cause as { code?: string }).code;
+    const what = cause instanceof Error ? cause.message : String(cause);
+    super(
+      partition,
+      `${shard === undefined ? '' : `shard ${shard}: `}${step} failed on partition ${partition}` +
+        `${code ? ` (${code})` : ''}: ${what}; the move keeps its state: run the same command again to resume`,
+      { cause },
+    );
+  }
+}

@@ -1,0 +1,30 @@
+// What the mover needs of a running store, and nothing more: the engine implements it (the
+// partition map, routing and the fence are the engine's), and a test can build one from the
+// engine's pieces. Narrow on purpose, as kysely's driver seam is: the mover never reaches into
+// the engine past these.
+import type { StoreLayout } from '../model/layout.js';
+import type { CompiledModel } from '../model/model.js';
+import type { PartitionMap } from '../model/partitionMap.js';
+import type { MysqlPool } from '../mysql/mysqlPool.js';
+import type { Partition } from '../mysql/partitions.js';
+
+export interface MoveHost {
+  /** Table names per model and shard, and the store's own tables. */
+  readonly layout: StoreLayout;
+  /** Every model defined now: each has a content table and index tables in every shard. */
+  models(): readonly CompiledModel[];
+  /** The partition map the store serves now (version 0 for a store that never moved). */
+  currentMap(): PartitionMap;
+  /** The partition with this id, connected: a shard's source, or partition 0 (the home). */
+  source(partitionId: number): Partition;
+  /**
+   * A pool on the partition at `location` (a MySQL URL as the mover was given it), creating
+   * its database when missing. The same pool for the same location while the host lives.
+   */
+  target(location: string): Promise<MysqlPool>;
+  /**
+   * Publishes `next` (the current map's next version) on every partition it names, and serves
+   * it from now on. Refused (throws) when another version was published meanwhile.
+   */
+  publishMap(next: PartitionMap): Promise<void>;
+}

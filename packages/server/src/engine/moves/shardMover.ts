@@ -1,0 +1,913 @@
+// The mover: moves shards from the partition serving them to another, while the store serves
+// (SPEC §7, issue 54; the design in notes/moves-design.md). Per shard: create its tables on the
+// target and capture its index changes on the source, copy, catch up, verify, cut over (the
+// shard's writes held for milliseconds while the map's next version is published and the
+// source tables are renamed away: the fence), and later finish (drop the frozen source) or,
+// before the cut-over, abort (drop the copy). Each step starts from what the shard's row in
+// `<ns>_shameless_shard_moves` says and is idempotent, so a mover killed anywhere resumes when
+// the same command runs again.
+import { EngineError, FailedPreconditionError, InvalidArgumentError } from '../base/errors.js';
+import { type Logger, silentLogger } from '../base/logger.js';
+import type { PartitionMap } from '../model/partitionMap.js';
+import type { MysqlPool, Row, SqlConnection, SqlSession } from '../mysql/mysqlPool.js';
+import type { Partition } from '../mysql/partitions.js';
+import { isDeadlock, isLockContention } from '../mysql/sqlErrors.js';
+import {
+  type MovePhase,
+  type MoveRow,
+  type MoveUpdate,
+  type TableShape,
+  UNLOCK_TABLES,
+  bindKey,
+  createChangeTriggersSql,
+  createMoveChangesTableSql,
+  createShardMovesTableSql,
+  createTableLikeSql,
+  deleteChangesOf,
+  dropChangeTriggersSql,
+  dropTableSql,
+  existingTables,
+  fenceGroupShards,
+  insertMove,
+  lockHolder,
+  lockTablesSql,
+  lockWaitSql,
+  moveLockName,
+  pendingChangeKeys,
+  readActiveMoves,
+  readGroupRows,
+  readMove,
+  readTableShapes,
+  releaseLock,
+  renameTableSql,
+  replaceRows,
+  tryLock,
+  updateMove,
+} from '../mysql/sql/shardMoves.js';
+import { runTogether, statement } from '../mysql/sql/statement.js';
+import { claimStoreRecord, insertLogLocks } from '../mysql/sql/storeTables.js';
+import { inspectTables } from '../mysql/sql/schemaInspection.js';
+import { applySchemaChanges } from '../schema/applySchemaChanges.js';
+import { bookkeepingChanges, bookkeepingTables } from '../schema/schemaPlan.js';
+import { storeTableName } from '../model/tableNames.js';
+import type { MoveHost } from './moveHost.js';
+import { ShardMoveDifferenceError, ShardMoveInterruptedError } from './moveErrors.js';
+import { movedName, shardTables } from './shardTables.js';
+import { type TableCursor, applyChanges, copyRows, maxId } from './tableCopy.js';
+import { compareTable } from './tableVerify.js';
+
+export type { MovePhase, MoveRow } from '../mysql/sql/shardMoves.js';
+
+export interface MoveRequest {
+  /** The shards to move; each must be served now by a partition other than the target. */
+  readonly shards: readonly number[];
+  /**
+   * Where to: a MySQL URL (a new partition, which takes the next id) or the location of a
+   * partition the map lists, exactly as it lists it.
+   */
+  readonly to: string;
+}
+
+/** What the mover did last for one shard: one event per step and per chunk copied. */
+export interface MoveProgress {
+  readonly moveId: number;
+  readonly shard: number;
+  readonly phase: MovePhase;
+  /** What just happened: `created`, `copied`, `caught_up`, `verified`, `locked`, `published`, … */
+  readonly step: string;
+  /** Rows this move wrote on the target so far (content and index rows, changes applied). */
+  readonly rowsCopied: number;
+  /** Cells the target is behind: the source's highest id less the copy's, over the shard's content tables. */
+  readonly lag: number;
+  /** How long the shard's writes were held at its cut-over, once it is done. */
+  readonly holdMs?: number;
+}
+
+export interface MoverOptions {
+  logger?: Logger;
+  /**
+   * Told of each step; awaited, so a slow listener slows the move (never while writes are held
+   * but for the `locked` and `published` steps). An error thrown here stops the mover where it
+   * is, as a kill would (tests use it so).
+   */
+  onProgress?: (progress: MoveProgress) => void | Promise<void>;
+  /** A catch-up pass that copies fewer rows than this ends the catch-up; 500 by default. */
+  catchUpRows?: number;
+  /** The most catch-up passes before the verify; 20 by default. */
+  maxCatchUpPasses?: number;
+  /** How long the cut-over waits for transactions in flight on the shard's tables; 5 s by default. */
+  lockWaitSeconds?: number;
+  /** Tables of a shard copied and verified at once; 4 by default. */
+  tablesInFlight?: number;
+}
+
+/** Where a shard's move stands. */
+export interface MoveSummary {
+  readonly moveId: number;
+  readonly shard: number;
+  readonly source: number;
+  readonly target: number;
+  readonly phase: MovePhase;
+  readonly rowsCopied: number;
+  readonly holdMs?: number;
+}
+
+/** How many times a cut-over is tried when its LOCK TABLES waits too long or is a deadlock's victim. */
+const CUT_OVER_ATTEMPTS = 3;
+/** The most pending changes of a table read to explain a difference the verify found. */
+const PENDING_KEYS_READ = 100_000;
+const ACTIVE: readonly MovePhase[] = ['copying', 'catching_up', 'verified'];
+
+/** A shard's move as it runs: its row, its tables on both sides, and its copy's cursors. */
+interface ShardRun {
+  row: MoveRow;
+  readonly source: Partition;
+  /** Statements on the source partition's pool. */
+  readonly sourceSession: SqlSession;
+  readonly target: MysqlPool;
+  /** The shard's tables with their shapes on the source (at their names there now). */
+  content: TableShape[];
+  index: TableShape[];
+  readonly changesTable: string;
+  readonly cursors: Record<string, TableCursor>;
+  rowsCopied: number;
+  lag: number;
+  /** What is under way, and on which partition: for the error a failure becomes. */
+  step: string;
+  at: number;
+}
+
+export class ShardMover {
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly host: MoveHost,
+    private readonly options: MoverOptions = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  private get movesTable(): string {
+    return storeTableName(this.host.layout.namespace, 'shard_moves');
+  }
+
+  private get changesTable(): string {
+    return storeTableName(this.host.layout.namespace, 'move_changes');
+  }
+
+  private get home(): Partition {
+    return this.host.source(0);
+  }
+
+  /** Moves not finished or aborted, by shard. */
+  async activeMoves(): Promise<MoveRow[]> {
+    return this.home.run(async (pool) => {
+      if ((await existingTables(pool, [this.movesTable])).size === 0) return [];
+      return readActiveMoves(pool, this.movesTable);
+    });
+  }
+
+  /**
+   * Moves each shard to `to` through its cut-over (or resumes the moves of a command run
+   * before). Shards go one at a time; a shard already cut over is left as it is. Throws, with
+   * the shard's state kept, on the first failure: running the same request again resumes.
+   */
+  async move(request: MoveRequest): Promise<MoveSummary[]> {
+    const map = this.host.currentMap();
+    const shards = [...new Set(request.shards)].sort((a, b) => a - b);
+    if (shards.length === 0) throw new InvalidArgumentError('shards', 'name at least one shard');
+    for (const shard of shards) {
+      if (!(Number.isInteger(shard) && shard >= 0 && shard < map.shardsCount)) {
+        throw new InvalidArgumentError(
+          'shards',
+          `shard ${shard} is not in the store (0-${map.shardsCount - 1})`,
+        );
+      }
+    }
+    return this.withMoverLock(async () => {
+      const summaries: MoveSummary[] = [];
+      for (const shard of shards) {
+        const row = await this.rowFor(shard, request.to);
+        if (!row) continue;
+        summaries.push(summary(await this.runShard(row)));
+      }
+      return summaries;
+    });
+  }
+
+  /**
+   * Ends the moves that are cut over (of the shards given, else all): checks that every row of
+   * each frozen source table is on the target, equal, then drops the source tables and their
+   * triggers.
+   */
+  async finish(shards?: readonly number[]): Promise<MoveSummary[]> {
+    return this.withMoverLock(async () => {
+      const rows = (await readActiveMoves(this.home.primaryReads, this.movesTable)).filter(
+        (row) => row.phase === 'cut_over' && (!shards || shards.includes(row.shard)),
+      );
+      const done: MoveSummary[] = [];
+      for (const row of rows) done.push(summary(await this.finishShard(row)));
+      return done;
+    });
+  }
+
+  /**
+   * Puts back the moves not yet cut over (of the shards given, else all): drops the target's
+   * copy and the source's triggers. A move already cut over is refused: move the shard back.
+   */
+  async abort(shards?: readonly number[]): Promise<MoveSummary[]> {
+    return this.withMoverLock(async () => {
+      const rows = (await readActiveMoves(this.home.primaryReads, this.movesTable)).filter(
+        (row) => !shards || shards.includes(row.shard),
+      );
+      const cutOver = rows.filter((row) => row.phase === 'cut_over');
+      if (cutOver.length > 0) {
+        throw new FailedPreconditionError(
+          `shard(s) ${cutOver.map((row) => row.shard).join(', ')} are cut over already: their writes go to the target. ` +
+            'Abort after a cut-over (the reverse move) is not supported yet: move them back with move-shards ' +
+            '--shards <them> --to <the source location>, then finish both moves',
+        );
+      }
+      const aborted: MoveSummary[] = [];
+      for (const row of rows) aborted.push(summary(await this.abortShard(row)));
+      return aborted;
+    });
+  }
+
+  // ---- the lock: one mover per store ----
+
+  private async withMoverLock<T>(work: () => Promise<T>): Promise<T> {
+    const home = this.home;
+    const name = moveLockName(home.location.database, this.host.layout.namespace);
+    const connection = await home.run((pool) => pool.getConnection());
+    let healthy = false;
+    try {
+      if (!(await tryLock(connection, name))) {
+        const holder = await lockHolder(connection, name);
+        throw new FailedPreconditionError(
+          `another mover of this store (namespace ${JSON.stringify(this.host.layout.namespace)}) is running` +
+            `${holder === undefined ? '' : ` (connection ${holder} on partition 0)`}: wait for it to end, or stop it ` +
+            'and run this command again (its state is kept; a stopped mover resumes where it was)',
+        );
+      }
+      await home.run((pool) =>
+        runTogether(pool, [statement(createShardMovesTableSql(this.movesTable))]),
+      );
+      const answer = await work();
+      await releaseLock(connection, name);
+      healthy = true;
+      return answer;
+    } finally {
+      // A failure may have left the session anywhere: closed, it lets go of the lock, as a
+      // killed mover's would.
+      if (healthy) connection.release();
+      else connection.destroy();
+    }
+  }
+
+  // ---- rows ----
+
+  /** The shard's active move (resumed), a new one, or undefined when the shard is there already. */
+  private async rowFor(shard: number, to: string): Promise<MoveRow | undefined> {
+    const home = this.home;
+    const active = (await readActiveMoves(home.primaryReads, this.movesTable)).filter(
+      (row) => row.shard === shard,
+    );
+    const existing = active[0];
+    if (existing) {
+      if (existing.targetLocation !== to) {
+        throw new FailedPreconditionError(
+          `shard ${shard} is being moved to partition ${existing.target} (move ${existing.moveId}), not to the location given: ` +
+            'run that move again with its own --to, or abort it first',
+        );
+      }
+      return existing;
+    }
+    const map = this.host.currentMap();
+    const source = map.partitionOf(shard);
+    const target = await this.targetId(map, to);
+    if (source === target) return undefined;
+    const moveId = await home.run((pool) =>
+      insertMove(pool, this.movesTable, { shard, source, target, targetLocation: to }),
+    );
+    this.logger.info('shard move started', { shard, moveId, source, target });
+    return (await home.run((pool) => readMove(pool, this.movesTable, moveId)))!;
+  }
+
+  /** The id of the partition at `to`: one the map lists, or the next, shared by moves to it. */
+  private async targetId(map: PartitionMap, to: string): Promise<number> {
+    const listed = map.locations.indexOf(to);
+    if (listed >= 0) return listed;
+    const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+    const same = active.find((row) => row.targetLocation === to);
+    if (same) return same.target;
+    const taken = active.filter((row) => row.target >= map.partitionCount);
+    if (taken.length > 0) {
+      throw new FailedPreconditionError(
+        `a move to another new partition (${taken[0]!.target}) is under way: finish its cut-over before moving shards to a third place`,
+      );
+    }
+    return map.partitionCount;
+  }
+
+  private async update(run: ShardRun, update: MoveUpdate): Promise<void> {
+    await this.home.run((pool) => updateMove(pool, this.movesTable, run.row.moveId, update));
+    run.row = { ...run.row, ...stateOf(update) };
+  }
+
+  private async tell(run: ShardRun, step: string, holdMs?: number): Promise<void> {
+    await this.options.onProgress?.({
+      moveId: run.row.moveId,
+      shard: run.row.shard,
+      phase: run.row.phase,
+      step,
+      rowsCopied: run.rowsCopied,
+      lag: run.lag,
+      ...(holdMs === undefined ? {} : { holdMs }),
+    });
+  }
+
+  // ---- one shard ----
+
+  private async runShard(row: MoveRow): Promise<MoveRow> {
+    if (row.phase === 'cut_over') return row;
+    const run = await this.prepare(row);
+    try {
+      if (run.row.phase === 'copying') {
+        await this.create(run);
+        await this.copy(run);
+        await this.update(run, {
+          phase: 'catching_up',
+          contentCursor: JSON.stringify(run.cursors),
+        });
+      }
+      if (run.row.phase === 'catching_up') {
+        await this.catchUp(run);
+        await this.verify(run);
+        await this.update(run, { phase: 'verified', error: null });
+        await this.tell(run, 'verified');
+      }
+      if (run.row.phase === 'verified') await this.cutOver(run);
+      return run.row;
+    } catch (error) {
+      throw await this.failed(run, error);
+    }
+  }
+
+  /** The error a failure becomes, kept in the shard's row (when the home partition takes it). */
+  private async failed(run: ShardRun, error: unknown): Promise<unknown> {
+    const told =
+      error instanceof EngineError
+        ? error
+        : new ShardMoveInterruptedError(run.row.shard, run.at, run.step, error);
+    this.logger.warn('shard move stopped', {
+      shard: run.row.shard,
+      step: run.step,
+      reason: told.message,
+    });
+    await this.update(run, { error: told.message.slice(0, 8000) }).catch(() => {});
+    return told;
+  }
+
+  private async prepare(row: MoveRow): Promise<ShardRun> {
+    const source = this.host.source(row.source);
+    const sourceSession: SqlSession = {
+      query: (sql, values) => source.run((pool) => pool.query(sql, values)),
+    };
+    const target = await this.host.target(row.targetLocation).catch((error: unknown) => {
+      throw new ShardMoveInterruptedError(row.shard, row.target, 'connecting to the target', error);
+    });
+    const run: ShardRun = {
+      row,
+      source,
+      sourceSession,
+      target,
+      content: [],
+      index: [],
+      changesTable: this.changesTable,
+      cursors: JSON.parse(row.contentCursor) as Record<string, TableCursor>,
+      rowsCopied: row.rowsCopied,
+      lag: 0,
+      step: 'reading the shard tables',
+      at: row.source,
+    };
+    if (ACTIVE.includes(row.phase)) {
+      const names = shardTables(this.host.layout, this.host.models(), row.shard);
+      const shapes = await readTableShapes(sourceSession, [...names.content, ...names.index]);
+      const missing = [...names.content, ...names.index].filter((name) => !shapes.has(name));
+      // Every table present: before the cut-over. None: a cut-over renamed them, and its row
+      // was not updated before the mover stopped (cutOver finds the moved names).
+      if (missing.length > 0 && missing.length < names.content.length + names.index.length) {
+        const moved = await existingTables(
+          sourceSession,
+          missing.map((name) => movedName(name, row.moveId)),
+        );
+        if (moved.size !== missing.length) {
+          throw new FailedPreconditionError(
+            `shard ${row.shard}: table(s) ${missing.join(', ')} are missing on partition ${row.source}: ` +
+              'a model defined during the move, or a table dropped by hand; abort the move and start it again',
+          );
+        }
+      }
+      for (const name of names.content) {
+        const shape = shapes.get(name);
+        if (!shape) continue;
+        if (shape.key.length !== 1 || shape.key[0]!.name !== 'id') {
+          throw new FailedPreconditionError(
+            `shard ${row.shard}: content table ${name} is not keyed by id`,
+          );
+        }
+        run.content.push(shape);
+      }
+      for (const name of names.index) {
+        const shape = shapes.get(name);
+        if (!shape) continue;
+        if (shape.key.length === 0) {
+          throw new FailedPreconditionError(
+            `shard ${row.shard}: index table ${name} has neither a primary nor a unique key: its rows cannot be told apart to copy them`,
+          );
+        }
+        run.index.push(shape);
+      }
+    }
+    return run;
+  }
+
+  /** Runs a step's statements, remembering what and where for the error a failure becomes. */
+  private at(run: ShardRun, partition: number, step: string): void {
+    run.at = partition;
+    run.step = step;
+  }
+
+  /**
+   * On the target: the store's bookkeeping tables and its record (as partition `target`), the
+   * shard's tables as they are on the source, their log-lock rows. On the source: the change
+   * table and each index table's triggers. All idempotent.
+   */
+  private async create(run: ShardRun): Promise<void> {
+    const { layout } = this.host;
+    const { row, target } = run;
+    this.at(run, row.target, 'creating the bookkeeping tables on the target');
+    const existing = await inspectTables(target, bookkeepingTables(layout));
+    await applySchemaChanges(
+      target,
+      bookkeepingChanges(layout, row.target, existing),
+      this.logger,
+      {
+        concurrency: 1,
+        fields: { partition: row.target },
+      },
+    );
+    const map = this.host.currentMap();
+    const stored = await claimStoreRecord(target, layout.storeTable, {
+      namespace: layout.namespace,
+      shardsCount: layout.shardsCount,
+      partitionCount: Math.max(map.partitionCount, row.target + 1),
+      partitionIndex: row.target,
+    });
+    if (
+      stored.namespace !== layout.namespace ||
+      stored.shardsCount !== layout.shardsCount ||
+      stored.partitionIndex !== row.target
+    ) {
+      throw new FailedPreconditionError(
+        `shard ${row.shard}: the target database holds another store's data (namespace ${JSON.stringify(stored.namespace)}, ` +
+          `${stored.shardsCount} shards, partition ${stored.partitionIndex}); move to an empty database or to partition ${stored.partitionIndex} of that store`,
+      );
+    }
+    this.at(run, row.target, 'creating the shard tables on the target');
+    for (const shape of [...run.content, ...run.index]) {
+      const ddl = await createTableLikeSql(run.sourceSession, shape.name);
+      await target.query(ddl);
+    }
+    await insertLogLocks(
+      target,
+      layout.logLocksTable,
+      run.content.map((shape) => shape.name),
+    );
+    this.at(run, row.source, 'installing the change capture on the source');
+    await run.sourceSession.query(createMoveChangesTableSql(run.changesTable));
+    for (const shape of run.index) {
+      for (const sql of createChangeTriggersSql(shape, run.changesTable)) {
+        await run.sourceSession.query(sql);
+      }
+    }
+    await this.tell(run, 'created');
+  }
+
+  /** The target's highest id of each content table: where its copy stands (a prefix of the source's). */
+  private async contentCursors(run: ShardRun): Promise<void> {
+    this.at(run, run.row.target, 'reading the copy cursors on the target');
+    await Promise.all(
+      run.content.map(async (shape) => {
+        const id = await maxId(run.target, shape);
+        run.cursors[shape.name] = { ...run.cursors[shape.name], key: [id.toString()] };
+      }),
+    );
+  }
+
+  private async measureLag(run: ShardRun, session: SqlSession = run.sourceSession): Promise<void> {
+    let lag = 0n;
+    for (const shape of run.content) {
+      const high = await maxId(session, shape);
+      const copied = BigInt(run.cursors[shape.name]?.key?.[0] ?? '0');
+      if (high > copied) lag += high - copied;
+    }
+    run.lag = Number(lag);
+  }
+
+  /** Content by id, then index rows by key; the row updated after each chunk. */
+  private async copy(run: ShardRun): Promise<void> {
+    await this.contentCursors(run);
+    await this.measureLag(run);
+    const onChunk = async (rows: number) => {
+      run.rowsCopied += rows;
+      run.lag = Math.max(0, run.lag - rows);
+      await this.update(run, {
+        contentCursor: JSON.stringify(run.cursors),
+        rowsCopied: run.rowsCopied,
+      });
+      await this.tell(run, 'copying');
+    };
+    this.at(run, run.row.source, 'copying content');
+    await inFlight(run.content, this.options.tablesInFlight ?? 4, async (shape) => {
+      const cursor = run.cursors[shape.name]!;
+      await copyRows(run.sourceSession, run.target, shape, cursor, 'insert', onChunk);
+      cursor.done = true;
+    });
+    this.at(run, run.row.source, 'copying index rows');
+    await inFlight(run.index, this.options.tablesInFlight ?? 4, async (shape) => {
+      const cursor = (run.cursors[shape.name] ??= {});
+      if (cursor.done) return;
+      await copyRows(run.sourceSession, run.target, shape, cursor, 'ignore', onChunk);
+      cursor.done = true;
+    });
+    await this.measureLag(run);
+    await this.tell(run, 'copied');
+  }
+
+  /** One pass: content written since the cursor, and the index changes captured. */
+  private async catchUpPass(run: ShardRun, session: SqlSession): Promise<number> {
+    await this.contentCursors(run);
+    this.at(run, run.row.source, 'catching up');
+    let copied = 0;
+    for (const shape of run.content) {
+      copied += await copyRows(
+        session,
+        run.target,
+        shape,
+        run.cursors[shape.name]!,
+        'insert',
+        () => {},
+      );
+    }
+    const applied = await applyChanges(
+      session,
+      run.target,
+      run.changesTable,
+      new Map(run.index.map((shape) => [shape.name, shape])),
+    );
+    run.rowsCopied += copied + applied;
+    return copied + applied;
+  }
+
+  private async catchUp(run: ShardRun): Promise<void> {
+    const small = this.options.catchUpRows ?? 500;
+    const passes = this.options.maxCatchUpPasses ?? 20;
+    for (let pass = 0; pass < passes; pass++) {
+      const copied = await this.catchUpPass(run, run.sourceSession);
+      await this.measureLag(run);
+      await this.update(run, {
+        contentCursor: JSON.stringify(run.cursors),
+        rowsCopied: run.rowsCopied,
+      });
+      await this.tell(run, 'catching_up');
+      if (copied < small) break;
+    }
+    await this.tell(run, 'caught_up');
+  }
+
+  /**
+   * Every table, source against target: content up to the copy's cursor, index tables whole
+   * (a chunk that differs is compared again after the changes captured meanwhile are applied).
+   */
+  private async verify(run: ShardRun): Promise<void> {
+    await this.contentCursors(run);
+    this.at(run, run.row.source, 'verifying');
+    const apply = async () => {
+      await applyChanges(
+        run.sourceSession,
+        run.target,
+        run.changesTable,
+        new Map(run.index.map((shape) => [shape.name, shape])),
+      );
+    };
+    const tables = [
+      ...run.content.map((shape) => ({
+        shape,
+        upTo: bindKey(shape, run.cursors[shape.name]!.key!),
+      })),
+      ...run.index.map((shape) => ({ shape, upTo: undefined })),
+    ];
+    await inFlight(tables, this.options.tablesInFlight ?? 4, async ({ shape, upTo }) => {
+      const difference = await compareTable(run.sourceSession, run.target, shape, {
+        upTo,
+        rechecks: upTo ? 0 : 3,
+        beforeRecheck: apply,
+        ...(upTo ? {} : { pendingKeys: () => this.pendingKeys(run, shape.name) }),
+      });
+      if (difference) {
+        throw new ShardMoveDifferenceError(
+          run.row.shard,
+          shape.name,
+          difference.key,
+          difference.detail,
+        );
+      }
+    });
+  }
+
+  /** The keys of the table's captured changes not applied yet, as JSON of their text. */
+  private async pendingKeys(run: ShardRun, table: string): Promise<Set<string>> {
+    const [rows = []] = (await runTogether(run.sourceSession, [
+      pendingChangeKeys(run.changesTable, table, PENDING_KEYS_READ),
+    ])) as Row[][];
+    return new Set(rows.map((row) => JSON.stringify(JSON.parse(String(row.key_json)))));
+  }
+
+  /**
+   * Holds the shard's writes (LOCK TABLES … WRITE on one source connection: writers wait),
+   * copies what they wrote last, moves the consumer groups' rows, publishes the map's next
+   * version, renames the source tables away (a write waiting then fails with ER_NO_SUCH_TABLE
+   * and goes to the new partition), and lets go.
+   */
+  private async cutOver(run: ShardRun): Promise<void> {
+    const { row } = run;
+    const originals = [...run.content, ...run.index];
+    const renamed = await existingTables(
+      run.sourceSession,
+      shardTables(this.host.layout, this.host.models(), row.shard)
+        .content.concat(shardTables(this.host.layout, this.host.models(), row.shard).index)
+        .map((name) => movedName(name, row.moveId)),
+    );
+    if (renamed.size === 0) {
+      // Most of the work done while writes still flow, so that little is left under the lock.
+      await this.catchUpPass(run, run.sourceSession);
+    }
+    const groupTables = [
+      ...(await existingTables(run.sourceSession, [
+        this.host.layout.groupShardsTable,
+        this.host.layout.groupCellsTable,
+      ])),
+    ].sort();
+    for (const table of groupTables) {
+      this.at(run, row.target, 'creating the consumer-group tables on the target');
+      await run.target.query(await createTableLikeSql(run.sourceSession, table));
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.cutOverOnce(
+          run,
+          originals,
+          renamed.size > 0 ? [] : groupTables,
+          renamed.size > 0,
+        );
+        return;
+      } catch (error) {
+        const cause = (error as { cause?: unknown }).cause ?? error;
+        if (attempt >= CUT_OVER_ATTEMPTS || !(isDeadlock(cause) || isLockContention(cause)))
+          throw error;
+        this.logger.warn('cut-over could not lock the shard tables; trying again', {
+          shard: row.shard,
+          attempt,
+        });
+      }
+    }
+  }
+
+  private async cutOverOnce(
+    run: ShardRun,
+    originals: readonly TableShape[],
+    groupTables: readonly string[],
+    partlyRenamed: boolean,
+  ): Promise<void> {
+    const { row } = run;
+    const names = originals.map((shape) => shape.name);
+    this.at(run, row.source, 'locking the shard tables');
+    const connection: SqlConnection = await run.source.run((pool) => pool.getConnection());
+    let released = false;
+    const started = performance.now();
+    let holdMs = 0;
+    try {
+      await connection.query(lockWaitSql(this.options.lockWaitSeconds ?? 5));
+      await connection.query(lockTablesSql([...names, run.changesTable, ...groupTables]));
+      await this.tell(run, 'locked');
+      if (!partlyRenamed) {
+        // Under the lock, every statement on these tables goes through this connection.
+        await this.catchUpPass(run, connection);
+        this.at(run, row.source, 'moving the consumer-group rows');
+        await this.moveGroupRows(run, connection, groupTables);
+        this.at(run, row.source, 'publishing the partition map');
+        const map = this.host.currentMap();
+        if (map.partitionOf(row.shard) !== row.target) {
+          await this.host.publishMap(
+            map.moved(
+              [row.shard],
+              row.target,
+              row.target === map.partitionCount ? row.targetLocation : undefined,
+            ),
+          );
+        }
+        await this.tell(run, 'published');
+      }
+      this.at(run, row.source, 'renaming the source tables away');
+      for (const name of names)
+        await connection.query(renameTableSql(name, movedName(name, row.moveId)));
+      await connection.query(UNLOCK_TABLES);
+      holdMs = Math.round(performance.now() - started);
+      connection.release();
+      released = true;
+    } finally {
+      // Closed, the connection lets go of its table locks, as a killed mover's would.
+      if (!released) connection.destroy();
+    }
+    const movedNames: Record<string, string> = {};
+    for (const name of shardTables(this.host.layout, this.host.models(), row.shard).content.concat(
+      shardTables(this.host.layout, this.host.models(), row.shard).index,
+    )) {
+      movedNames[name] = movedName(name, row.moveId);
+    }
+    await this.update(run, {
+      phase: 'cut_over',
+      holdMs: partlyRenamed ? (row.holdMs ?? holdMs) : holdMs,
+      movedNames: JSON.stringify(movedNames),
+      contentCursor: JSON.stringify(run.cursors),
+      rowsCopied: run.rowsCopied,
+      error: null,
+    });
+    this.logger.info('shard cut over', { shard: row.shard, moveId: row.moveId, holdMs });
+    await this.tell(run, 'cut_over', holdMs);
+  }
+
+  /**
+   * The shard's consumer-group rows to the target: cursors with the next epoch and no owner
+   * (the shard is leased anew there), failed and parked cells as they are; on the source the
+   * cursors fenced the same way, so that a member still holding the shard there fails.
+   */
+  private async moveGroupRows(
+    run: ShardRun,
+    locked: SqlSession,
+    groupTables: readonly string[],
+  ): Promise<void> {
+    const { layout } = this.host;
+    for (const table of groupTables) {
+      const [rows = []] = (await runTogether(locked, [
+        readGroupRows(table, run.row.shard),
+      ])) as Row[][];
+      if (rows.length === 0) continue;
+      const moved =
+        table === layout.groupShardsTable
+          ? rows.map((row) => ({ ...row, epoch: BigInt(String(row.epoch)) + 1n, owner: null }))
+          : rows;
+      await runTogether(run.target, [replaceRows(table, moved)]);
+      if (table === layout.groupShardsTable) {
+        await runTogether(locked, [fenceGroupShards(table, run.row.shard)]);
+      }
+    }
+  }
+
+  // ---- finish and abort ----
+
+  private async finishShard(row: MoveRow): Promise<MoveRow> {
+    const run = await this.prepare(row);
+    try {
+      const movedNames = JSON.parse(row.movedNames ?? '{}') as Record<string, string>;
+      const pairs = Object.entries(movedNames);
+      this.at(run, row.source, 'verifying the frozen source against the target');
+      const shapes = await readTableShapes(
+        run.sourceSession,
+        pairs.map(([, moved]) => moved),
+      );
+      const present = pairs.filter(([, moved]) => shapes.has(moved));
+      await inFlight(present, this.options.tablesInFlight ?? 4, async ([original, moved]) => {
+        const shape = shapes.get(moved)!;
+        const difference = await compareTable(
+          run.sourceSession,
+          run.target,
+          shape,
+          { sourceSubset: true },
+          original,
+        );
+        if (difference) {
+          throw new ShardMoveDifferenceError(
+            row.shard,
+            original,
+            difference.key,
+            `after the cut-over: ${difference.detail}`,
+          );
+        }
+      });
+      this.at(run, row.source, 'dropping the frozen source tables');
+      for (const [original, moved] of pairs) {
+        for (const sql of dropChangeTriggersSql(original)) await run.sourceSession.query(sql);
+        await run.sourceSession.query(dropTableSql(moved));
+      }
+      await runTogether(run.sourceSession, [
+        deleteChangesOf(
+          this.changesTable,
+          pairs.map(([original]) => original),
+        ),
+      ]).catch(() => {});
+      const content = shardTables(this.host.layout, this.host.models(), row.shard).content;
+      await runTogether(run.sourceSession, [
+        statement(`DELETE FROM \`${this.host.layout.logLocksTable}\` WHERE \`table_name\` IN (?)`, [
+          content,
+        ]),
+      ]);
+      await this.update(run, { phase: 'finished', error: null });
+      await this.tell(run, 'finished');
+      return run.row;
+    } catch (error) {
+      throw await this.failed(run, error);
+    }
+  }
+
+  private async abortShard(row: MoveRow): Promise<MoveRow> {
+    const run = await this.prepare(row);
+    try {
+      if (this.host.currentMap().partitionOf(row.shard) === row.target) {
+        throw new FailedPreconditionError(
+          `shard ${row.shard}: its cut-over was under way when the mover stopped (the map names the target already): ` +
+            'run the move again to complete the cut-over, then move the shard back if you must',
+        );
+      }
+      const names = shardTables(this.host.layout, this.host.models(), row.shard);
+      const all = [...names.content, ...names.index];
+      this.at(run, row.source, 'removing the change capture on the source');
+      for (const name of names.index) {
+        for (const sql of dropChangeTriggersSql(name)) await run.sourceSession.query(sql);
+      }
+      if ((await existingTables(run.sourceSession, [this.changesTable])).size > 0) {
+        await runTogether(run.sourceSession, [deleteChangesOf(this.changesTable, all)]);
+      }
+      this.at(run, row.target, 'dropping the copy on the target');
+      for (const name of all) await run.target.query(dropTableSql(name));
+      if ((await existingTables(run.target, [this.host.layout.logLocksTable])).size > 0) {
+        await runTogether(run.target, [
+          statement(
+            `DELETE FROM \`${this.host.layout.logLocksTable}\` WHERE \`table_name\` IN (?)`,
+            [names.content],
+          ),
+        ]);
+      }
+      await this.update(run, { phase: 'aborted', error: null });
+      await this.tell(run, 'aborted');
+      return run.row;
+    } catch (error) {
+      throw await this.failed(run, error);
+    }
+  }
+}
+
+function summary(row: MoveRow): MoveSummary {
+  return {
+    moveId: row.moveId,
+    shard: row.shard,
+    source: row.source,
+    target: row.target,
+    phase: row.phase,
+    rowsCopied: row.rowsCopied,
+    ...(row.holdMs === undefined ? {} : { holdMs: row.holdMs }),
+  };
+}
+
+/** The fields of a row an update changes, as the row holds them. */
+function stateOf(update: MoveUpdate): Partial<MoveRow> {
+  const state: { -readonly [K in keyof MoveRow]?: MoveRow[K] } = {};
+  if (update.phase !== undefined) state.phase = update.phase;
+  if (update.contentCursor !== undefined) state.contentCursor = update.contentCursor;
+  if (update.changesApplied !== undefined) state.changesApplied = update.changesApplied;
+  if (update.rowsCopied !== undefined) state.rowsCopied = update.rowsCopied;
+  if (update.holdMs !== undefined) state.holdMs = update.holdMs;
+  if (update.movedNames !== undefined) state.movedNames = update.movedNames;
+  if (update.error !== undefined) state.error = update.error ?? undefined;
+  return state;
+}
+
+/** Runs `work` on every item, at most `limit` at once; the first failure is thrown once all end. */
+async function inFlight<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const errors: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length && errors.length === 0) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (errors.length > 0) throw errors[0];
+}

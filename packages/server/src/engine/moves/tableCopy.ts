@@ -1,0 +1,167 @@
+// Copying a shard's rows from its source to its target: content by id (the shard's log is
+// gap-free, so `id > cursor` finds everything written since a point), index rows by key, and
+// the index changes the source's triggers captured meanwhile.
+import type { MysqlPool, Row, SqlSession } from '../mysql/mysqlPool.js';
+import {
+  type CapturedChange,
+  type KeyValues,
+  type TableShape,
+  bindKey,
+  deleteChanges,
+  deleteRowsByKeys,
+  insertRows,
+  keyText,
+  maxKey,
+  readChanges,
+  readRows,
+  readRowsByKeys,
+  toCapturedChange,
+} from '../mysql/sql/shardMoves.js';
+import { COMMIT, START_TRANSACTION, runTogether } from '../mysql/sql/statement.js';
+
+/** Rows read from the source per statement. */
+export const COPY_CHUNK_ROWS = 2000;
+/** The most bytes of values one INSERT carries (bodies go as hex: twice this on the wire). */
+const INSERT_BYTES = 4 * 1024 * 1024;
+/** Captured changes applied per round. */
+const CHANGES_PER_ROUND = 2000;
+
+/** Where a table's copy is: the last key copied (as text), and whether the first copy ended. */
+export interface TableCursor {
+  key?: (string | null)[];
+  done?: boolean;
+}
+
+/** The highest id of a content table (0 when empty). */
+export async function maxId(session: SqlSession, shape: TableShape): Promise<bigint> {
+  const [rows] = (await runTogether(session, [maxKey(shape)])) as Row[][];
+  return BigInt(String(rows?.[0]?.max ?? 0));
+}
+
+/** The rows, cut into INSERTs of at most INSERT_BYTES of values each. */
+function batches(rows: readonly Row[]): Row[][] {
+  const out: Row[][] = [];
+  let batch: Row[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    let size = 64;
+    for (const value of Object.values(row)) {
+      if (Buffer.isBuffer(value) || typeof value === 'string') size += value.length;
+    }
+    if (batch.length > 0 && bytes + size > INSERT_BYTES) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(row);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+/**
+ * Copies the table's rows after `cursor.key` in key order, `COPY_CHUNK_ROWS` at a time, reading
+ * the next chunk while the last is written. Content goes by plain INSERT (an id copied twice is
+ * a mistake to hear of); index rows by INSERT IGNORE (a chunk copied again after a resume).
+ * `onChunk` hears of each chunk written, with the cursor already moved past it. Answers the
+ * rows copied.
+ */
+export async function copyRows(
+  source: SqlSession,
+  target: SqlSession,
+  shape: TableShape,
+  cursor: TableCursor,
+  mode: 'insert' | 'ignore',
+  onChunk: (rows: number) => Promise<void> | void,
+  upTo?: KeyValues,
+): Promise<number> {
+  let after = cursor.key ? bindKey(shape, cursor.key) : undefined;
+  let writing: Promise<void> | undefined;
+  let copied = 0;
+  try {
+    for (;;) {
+      const [rows = []] = (await runTogether(source, [
+        readRows(shape, { after, upTo }, COPY_CHUNK_ROWS),
+      ])) as Row[][];
+      if (writing) await writing;
+      writing = undefined;
+      if (rows.length === 0) break;
+      const last = keyText(shape, rows[rows.length - 1]!);
+      writing = (async () => {
+        for (const batch of batches(rows))
+          await runTogether(target, [insertRows(shape, batch, mode)]);
+        cursor.key = last;
+        copied += rows.length;
+        await onChunk(rows.length);
+      })();
+      after = bindKey(shape, last);
+      if (rows.length < COPY_CHUNK_ROWS) break;
+    }
+    if (writing) await writing;
+  } catch (error) {
+    // The write in flight, if any, is waited for: its failure is the one worth telling.
+    await writing?.catch(() => {});
+    throw error;
+  }
+  return copied;
+}
+
+/**
+ * Applies the captured changes of `tables` to the target: each key changed is read again on the
+ * source, and the target's row of that key replaced by it (or deleted, when the source has none
+ * now), in one transaction per round; then the changes applied are deleted on the source. A
+ * change captured while a round ran stays for the next. Answers how many changes were applied.
+ */
+export async function applyChanges(
+  source: SqlSession,
+  target: MysqlPool,
+  changesTable: string,
+  shapes: ReadonlyMap<string, TableShape>,
+  onRound?: (changes: number) => Promise<void> | void,
+): Promise<number> {
+  const tables = [...shapes.keys()];
+  if (tables.length === 0) return 0;
+  let applied = 0;
+  for (;;) {
+    const [rows = []] = (await runTogether(source, [
+      readChanges(changesTable, tables, CHANGES_PER_ROUND),
+    ])) as Row[][];
+    if (rows.length === 0) break;
+    const changes = rows.map(toCapturedChange);
+    const byTable = new Map<string, Map<string, CapturedChange>>();
+    for (const change of changes) {
+      let keys = byTable.get(change.table);
+      if (!keys) byTable.set(change.table, (keys = new Map()));
+      keys.set(JSON.stringify(change.key), change);
+    }
+    const statements = [START_TRANSACTION];
+    for (const [table, keys] of byTable) {
+      const shape = shapes.get(table)!;
+      const bound = [...keys.values()].map((change) => bindKey(shape, change.key));
+      const [now = []] = (await runTogether(source, [readRowsByKeys(shape, bound)])) as Row[][];
+      statements.push(deleteRowsByKeys(shape, bound));
+      if (now.length > 0) statements.push(insertRows(shape, now));
+    }
+    statements.push(COMMIT);
+    const connection = await target.getConnection();
+    try {
+      await runTogether(connection, statements);
+      connection.release();
+    } catch (error) {
+      // Maybe mid-transaction: closed, so that nothing half-done goes back to the pool.
+      connection.destroy();
+      throw error;
+    }
+    await runTogether(source, [
+      deleteChanges(
+        changesTable,
+        changes.map((change) => change.id),
+      ),
+    ]);
+    applied += changes.length;
+    await onRound?.(changes.length);
+    if (rows.length < CHANGES_PER_ROUND) break;
+  }
+  return applied;
+}
