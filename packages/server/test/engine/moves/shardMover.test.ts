@@ -1,0 +1,390 @@
+// The mover against real MariaDB servers: a store on the local server, its shard moved to a
+// database on a second mariadbd the test kit starts. Each test opens a store of its own.
+import { expect } from 'chai';
+import { type MariaDbServer, startMariaDbServer } from '@shameless/testkit';
+import mysql from 'mysql2/promise';
+import { FailedPreconditionError } from '../../../src/engine/base/errors.js';
+import { ShardMoveDifferenceError } from '../../../src/engine/moves/moveErrors.js';
+import { type MoveProgress, ShardMover } from '../../../src/engine/moves/shardMover.js';
+import { movedName } from '../../../src/engine/moves/shardTables.js';
+import {
+  createGroupCellsTableSql,
+  createGroupShardsTableSql,
+} from '../../../src/engine/mysql/sql/groupTables.js';
+import {
+  type MapBox,
+  NAMESPACE,
+  type TestStore,
+  TestHost,
+  bigHotelId,
+  mapBox,
+  openTestStore,
+  putRate,
+  shardTableNames,
+  tableRows,
+  tablesIn,
+  triggersIn,
+  writeMeta,
+} from './moveHarness.js';
+
+const MOVED = 1;
+const content = (shard: number) => `${NAMESPACE}_rate_${String(shard).padStart(6, '0')}`;
+
+describe('shard mover', function () {
+  this.timeout(60_000);
+  let second: MariaDbServer;
+  let targetSql: mysql.Pool | undefined;
+  let store: TestStore | undefined;
+  const hosts: TestHost[] = [];
+  let targetCount = 0;
+  let targetUrl: string;
+
+  before(async () => {
+    second = await startMariaDbServer();
+  });
+  after(async () => {
+    await second?.destroy();
+  });
+  beforeEach(async () => {
+    store = await openTestStore();
+    targetCount += 1;
+    targetUrl = `${second.url}/move_target_${process.pid}_${targetCount}`;
+  });
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((host) => host.close()));
+    await targetSql?.end();
+    targetSql = undefined;
+    await store?.close();
+  });
+
+  const hostOf = (box: MapBox) => {
+    const host = new TestHost(store!.engine, box);
+    hosts.push(host);
+    return host;
+  };
+  const target = () =>
+    (targetSql ??= mysql.createPool({
+      uri: targetUrl,
+      connectionLimit: 4,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    }));
+
+  /** Records in every shard, with big ids in the moved shard's content table, several versions each. */
+  async function seed(records = 40): Promise<string[]> {
+    // Ids past 2^53 in the moved shard's content: a copy that went through doubles would lose them.
+    await store!.sql.query(`ALTER TABLE \`${content(MOVED)}\` AUTO_INCREMENT = 9007199254740993`);
+    const uuids: string[] = [];
+    for (let n = 0; n < records; n++) {
+      uuids.push(await putRate(store!.engine, bigHotelId(n % 4, n), `room${n}`));
+    }
+    for (const [i, uuid] of uuids.entries()) {
+      await writeMeta(store!.engine, uuid, i);
+      await writeMeta(store!.engine, uuid, i + 1000);
+    }
+    return uuids;
+  }
+
+  /** Every table of the shard equal, row for row, on the frozen source and the target. */
+  async function expectSameRows(shard: number, moveId: number): Promise<number> {
+    let rows = 0;
+    for (const table of shardTableNames(store!, shard)) {
+      const source = await tableRows(store!.sql, movedName(table, moveId));
+      const copied = await tableRows(target(), table);
+      expect(copied, table).to.deep.equal(source);
+      rows += source.length;
+    }
+    return rows;
+  }
+
+  it('moves a shard to a second server: every row exact, writes during the move included, group rows fenced; finish drops the source', async () => {
+    const uuids = await seed();
+    const ofShard = uuids.filter((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
+    expect(ofShard.length).to.be.greaterThan(0);
+    // A consumer group's rows of the shard, as the groups' room makes them.
+    const layout = store!.engine.layout;
+    await store!.sql.query(createGroupShardsTableSql(layout.groupShardsTable));
+    await store!.sql.query(createGroupCellsTableSql(layout.groupCellsTable));
+    await store!.sql.query(
+      `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, NOW(6)), ('rate', 'g', 0, 1, 'member-a', 3, NOW(6))`,
+      [MOVED],
+    );
+    await store!.sql.query(
+      `INSERT INTO \`${layout.groupCellsTable}\` VALUES ('rate', 'g', ?, 9007199254740993, 2, 'boom', NULL, 0, NOW(6))`,
+      [MOVED],
+    );
+
+    // Writes keep coming until the cut-over holds them: cells of the shard's records, and new
+    // records whose index rows land in it (the triggers' business).
+    let writing = true;
+    let acknowledged = 0;
+    const writer = (async () => {
+      let n = 0;
+      while (writing) {
+        n += 1;
+        try {
+          await writeMeta(store!.engine, ofShard[n % ofShard.length]!, 5000 + n);
+          if (n % 3 === 0) await putRate(store!.engine, bigHotelId(MOVED, 1000 + n), 'late');
+          acknowledged += 1;
+        } catch {
+          // A write caught by the cut-over fails (the engine has no routing by the map yet).
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const events: MoveProgress[] = [];
+    const box = mapBox(store!.url);
+    const mover = new ShardMover(hostOf(box), {
+      onProgress: (event) => {
+        events.push(event);
+        if (event.step === 'locked') writing = false;
+      },
+    });
+    const [moved] = await mover.move({ shards: [MOVED], to: targetUrl });
+    await writer;
+    expect(acknowledged).to.be.greaterThan(0);
+    expect(moved).to.include({ shard: MOVED, source: 0, target: 1, phase: 'cut_over' });
+    expect(moved!.holdMs).to.be.a('number');
+    const phases = [...new Set(events.map((event) => event.step))];
+    expect(phases).to.include.members([
+      'created',
+      'copied',
+      'caught_up',
+      'verified',
+      'locked',
+      'published',
+      'cut_over',
+    ]);
+
+    // The map's next version names the target for the shard; the source tables are renamed away.
+    expect(box.published).to.have.length(1);
+    expect(box.map.version).to.equal(1);
+    expect(box.map.partitionOf(MOVED)).to.equal(1);
+    expect(box.map.locations).to.deep.equal([store!.url, targetUrl]);
+    const rows = await expectSameRows(MOVED, moved!.moveId);
+    expect(rows).to.be.greaterThan(ofShard.length * 3);
+    const sourceTables = await tablesIn(store!.sql);
+    for (const table of shardTableNames(store!, MOVED)) expect(sourceTables).not.to.include(table);
+    // The target is a partition of the store: its record says so.
+    const [record] = (await target().query(
+      `SELECT partition_index, shards_count FROM \`${layout.storeTable}\``,
+    )) as unknown as [{ partition_index: number; shards_count: number }[]];
+    expect(record[0]).to.deep.equal({ partition_index: 1, shards_count: 4 });
+
+    // Group rows: the target's leased anew one epoch on, the source's fenced the same way.
+    const [targetShards] = (await target().query(
+      `SELECT shard, \`cursor\`, owner, epoch FROM \`${layout.groupShardsTable}\``,
+    )) as unknown as [Record<string, unknown>[]];
+    // (BIGINT UNSIGNED read as strings: the pool's bigNumberStrings.)
+    expect(targetShards).to.deep.equal([{ shard: MOVED, cursor: '5', owner: null, epoch: '8' }]);
+    const [sourceShards] = (await store!.sql.query(
+      `SELECT shard, owner, epoch FROM \`${layout.groupShardsTable}\` ORDER BY shard`,
+    )) as unknown as [Record<string, unknown>[]];
+    expect(sourceShards).to.deep.equal([
+      { shard: 0, owner: 'member-a', epoch: '3' },
+      { shard: MOVED, owner: null, epoch: '8' },
+    ]);
+    const [targetCells] = (await target().query(
+      `SELECT cell_id, error FROM \`${layout.groupCellsTable}\``,
+    )) as unknown as [Record<string, unknown>[]];
+    expect(targetCells).to.deep.equal([{ cell_id: '9007199254740993', error: 'boom' }]);
+
+    const [finished] = await new ShardMover(hostOf(box)).finish();
+    expect(finished).to.include({ shard: MOVED, phase: 'finished' });
+    const left = await tablesIn(store!.sql);
+    for (const table of shardTableNames(store!, MOVED)) {
+      expect(left).not.to.include(movedName(table, moved!.moveId));
+    }
+    expect(await triggersIn(store!.sql)).to.deep.equal([]);
+    // The other shards were never touched.
+    expect(left).to.include(content(0));
+  });
+
+  it('holds a write during the cut-over; it then fails with 1146 on the source (the fence), and the hold is measured', async () => {
+    await seed(8);
+    const writer = await mysql.createConnection({ uri: store!.url });
+    let held: Promise<unknown> | undefined;
+    let heldSettledAt = 0;
+    let lockedAt = 0;
+    const box = mapBox(store!.url);
+    try {
+      const mover = new ShardMover(hostOf(box), {
+        onProgress: (event) => {
+          if (event.step !== 'locked') return;
+          lockedAt = performance.now();
+          held = writer
+            .query(
+              `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at) VALUES (UUID(), 'base', 0, 'x', NOW())`,
+            )
+            .finally(() => (heldSettledAt = performance.now()));
+          held.catch(() => {});
+        },
+      });
+      const [moved] = await mover.move({ shards: [MOVED], to: targetUrl });
+      const error = await held!.then(
+        () => undefined,
+        (failure: unknown) => failure as { errno?: number },
+      );
+      expect(error?.errno, 'the held INSERT fails with ER_NO_SUCH_TABLE').to.equal(1146);
+      // It waited for the lock to go: it settled after the cut-over's hold began, not at once.
+      expect(heldSettledAt).to.be.greaterThan(lockedAt);
+      expect(moved!.holdMs).to.be.a('number').and.to.be.lessThan(5000);
+      const [[row]] = (await store!.sql.query(
+        `SELECT hold_ms FROM \`${NAMESPACE}_shameless_shard_moves\` WHERE move_id = ?`,
+        [moved!.moveId],
+      )) as unknown as [{ hold_ms: number }[]];
+      expect(row!.hold_ms).to.equal(moved!.holdMs);
+      console.log(`      cut-over hold: ${moved!.holdMs} ms`);
+    } finally {
+      await writer.end();
+    }
+  });
+
+  it('resumes after being stopped in each phase in turn, and the verify passes', async () => {
+    const uuids = await seed(24);
+    // Enough content rows in the shard for its copy to take several chunks.
+    await store!.sql.query(
+      `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at)
+       SELECT CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), 'base', 0, RANDOM_BYTES(64), NOW(6) FROM seq_1_to_5000`,
+    );
+    const box = mapBox(store!.url);
+    const stops = [
+      'created',
+      'copying',
+      'copied',
+      'catching_up',
+      'caught_up',
+      'verified',
+      'locked',
+      'published',
+    ];
+    let writes = 0;
+    for (const stop of stops) {
+      const mover = new ShardMover(hostOf(box), {
+        onProgress: (event) => {
+          if (event.step === stop) throw new Error(`killed at ${stop}`);
+        },
+      });
+      const failure = await mover.move({ shards: [MOVED], to: targetUrl }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(failure?.message, stop).to.include(`killed at ${stop}`);
+      // Writes between the runs, while the shard is still served at its source.
+      if (box.map.partitionOf(MOVED) === 0) {
+        for (const uuid of uuids.slice(0, 4)) await writeMeta(store!.engine, uuid, 7000 + writes++);
+        await putRate(store!.engine, bigHotelId(MOVED, 5000 + writes), 'between');
+      }
+    }
+    const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(moved).to.include({ phase: 'cut_over' });
+    expect(box.published).to.have.length(1);
+    await expectSameRows(MOVED, moved!.moveId);
+    const [finished] = await new ShardMover(hostOf(box)).finish();
+    expect(finished).to.include({ phase: 'finished' });
+  });
+
+  it('stops the verify at a difference planted in the target, naming the table and the key; abort puts everything back', async () => {
+    const uuids = await seed(12);
+    const box = mapBox(store!.url);
+    const before = new Map<string, unknown>();
+    for (const table of shardTableNames(store!, MOVED))
+      before.set(table, await tableRows(store!.sql, table));
+    const tablesBefore = await tablesIn(store!.sql);
+    const stopped = new ShardMover(hostOf(box), {
+      onProgress: (event) => {
+        if (event.step === 'caught_up') throw new Error('stopped before the verify');
+      },
+    });
+    await stopped.move({ shards: [MOVED], to: targetUrl }).catch(() => {});
+    const [[planted]] = (await target().query(
+      `SELECT id FROM \`${content(MOVED)}\` ORDER BY id LIMIT 1 OFFSET 3`,
+    )) as unknown as [{ id: string }[]];
+    await target().query(`UPDATE \`${content(MOVED)}\` SET body = 'planted' WHERE id = ?`, [
+      planted!.id,
+    ]);
+
+    const failure = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).to.be.instanceOf(ShardMoveDifferenceError);
+    const difference = failure as ShardMoveDifferenceError;
+    expect(difference.table).to.equal(content(MOVED));
+    expect(difference.key).to.deep.equal([String(planted!.id)]);
+    expect(difference.message).to.include(content(MOVED)).and.include(String(planted!.id));
+    expect(box.published).to.have.length(0);
+    const [[row]] = (await store!.sql.query(
+      `SELECT phase, error FROM \`${NAMESPACE}_shameless_shard_moves\``,
+    )) as unknown as [{ phase: string; error: string }[]];
+    expect(row!.phase).to.equal('catching_up');
+    expect(row!.error).to.include(String(planted!.id));
+
+    const [aborted] = await new ShardMover(hostOf(box)).abort();
+    expect(aborted).to.include({ shard: MOVED, phase: 'aborted' });
+    // Everything back: no copy on the target, no trigger or captured change on the source, the
+    // source's tables and rows as they were, and the shard takes writes there.
+    const targetTables = await tablesIn(target());
+    for (const table of shardTableNames(store!, MOVED)) expect(targetTables).not.to.include(table);
+    expect(await triggersIn(store!.sql)).to.deep.equal([]);
+    const [[changes]] = (await store!.sql.query(
+      `SELECT COUNT(*) AS n FROM \`${NAMESPACE}_shameless_move_changes\``,
+    )) as unknown as [{ n: number }[]];
+    expect(Number(changes!.n)).to.equal(0);
+    expect(await tablesIn(store!.sql)).to.include.members(tablesBefore);
+    for (const table of shardTableNames(store!, MOVED)) {
+      expect(await tableRows(store!.sql, table), table).to.deep.equal(before.get(table));
+    }
+    const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
+    if (ofShard) await writeMeta(store!.engine, ofShard, 9999);
+  });
+
+  it('refuses a second mover of the same store while one runs', async () => {
+    await seed(4);
+    const box = mapBox(store!.url);
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let reachedPause!: () => void;
+    const atPause = new Promise<void>((resolve) => (reachedPause = resolve));
+    const first = new ShardMover(hostOf(box), {
+      onProgress: async (event) => {
+        if (event.step !== 'created') return;
+        reachedPause();
+        await paused;
+      },
+    });
+    const running = first.move({ shards: [MOVED], to: targetUrl });
+    await atPause;
+    const refused = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    release();
+    expect(refused).to.be.instanceOf(FailedPreconditionError);
+    expect(refused!.message).to.match(/another mover of this store .* is running/);
+    const [moved] = await running;
+    expect(moved).to.include({ phase: 'cut_over' });
+  });
+
+  it('copies 1 KB cells fast (measured, printed)', async () => {
+    const cells = 30_000;
+    await store!.sql.query(
+      `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at)
+       SELECT CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), 'base', 0, RANDOM_BYTES(1024), NOW(6) FROM seq_1_to_${cells}`,
+    );
+    let started = 0;
+    let copiedAt = 0;
+    const box = mapBox(store!.url);
+    const [moved] = await new ShardMover(hostOf(box), {
+      onProgress: (event) => {
+        if (event.step === 'created') started = performance.now();
+        if (event.step === 'copied') copiedAt = performance.now();
+      },
+    }).move({ shards: [MOVED], to: targetUrl });
+    const rate = Math.round(cells / ((copiedAt - started) / 1000));
+    console.log(
+      `      copy: ${cells} cells of 1 KB in ${Math.round(copiedAt - started)} ms = ${rate} cells/s; hold ${moved!.holdMs} ms`,
+    );
+    expect(moved).to.include({ phase: 'cut_over' });
+  });
+});
