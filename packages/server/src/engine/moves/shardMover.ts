@@ -95,7 +95,7 @@ export interface MoverOptions {
   catchUpRows?: number;
   /** The most catch-up passes before the verify; 20 by default. */
   maxCatchUpPasses?: number;
-  /** How long the cut-over waits for transactions in flight on the shard's tables; 5 s by default. */
+  /** How long the cut-over waits for transactions in flight on the shard's tables (writes queue behind it meanwhile), then tries again; 2 s by default. */
   lockWaitSeconds?: number;
   /** Tables of a shard copied and verified at once; 4 by default. */
   tablesInFlight?: number;
@@ -131,6 +131,8 @@ interface ShardRun {
   readonly changesTable: string;
   readonly cursors: Record<string, TableCursor>;
   rowsCopied: number;
+  /** Captured index changes applied on the target so far. */
+  changesApplied: number;
   lag: number;
   /** What is under way, and on which partition: for the error a failure becomes. */
   step: string;
@@ -139,6 +141,11 @@ interface ShardRun {
 
 export class ShardMover {
   private readonly logger: Logger;
+  /**
+   * The last cut-over's hold and where its time went (ms from LOCK TABLES sent: `lockedMs` when
+   * it was granted, `caughtUpMs`, `publishedMs`), for benches and tests.
+   */
+  lastHold: Record<string, number> | undefined;
 
   constructor(
     private readonly host: MoveHost,
@@ -257,6 +264,15 @@ export class ShardMover {
       await releaseLock(connection, name);
       healthy = true;
       return answer;
+    } catch (error) {
+      // The moves' own rows, on the home partition: what is not a shard's step failed there.
+      if (error instanceof EngineError) throw error;
+      throw new ShardMoveInterruptedError(
+        undefined,
+        0,
+        "reading or writing the moves' rows",
+        error,
+      );
     } finally {
       // A failure may have left the session anywhere: closed, it lets go of the lock, as a
       // killed mover's would.
@@ -370,6 +386,15 @@ export class ShardMover {
   }
 
   private async prepare(row: MoveRow): Promise<ShardRun> {
+    try {
+      return await this.prepareRun(row);
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      throw new ShardMoveInterruptedError(row.shard, row.source, 'reading the shard tables', error);
+    }
+  }
+
+  private async prepareRun(row: MoveRow): Promise<ShardRun> {
     const source = this.host.source(row.source);
     const sourceSession: SqlSession = {
       query: (sql, values) => source.run((pool) => pool.query(sql, values)),
@@ -387,6 +412,7 @@ export class ShardMover {
       changesTable: this.changesTable,
       cursors: JSON.parse(row.contentCursor) as Record<string, TableCursor>,
       rowsCopied: row.rowsCopied,
+      changesApplied: row.changesApplied,
       lag: 0,
       step: 'reading the shard tables',
       at: row.source,
@@ -547,8 +573,12 @@ export class ShardMover {
   }
 
   /** One pass: content written since the cursor, and the index changes captured. */
-  private async catchUpPass(run: ShardRun, session: SqlSession): Promise<number> {
-    await this.contentCursors(run);
+  private async catchUpPass(
+    run: ShardRun,
+    session: SqlSession,
+    readCursors = true,
+  ): Promise<number> {
+    if (readCursors) await this.contentCursors(run);
     this.at(run, run.row.source, 'catching up');
     let copied = 0;
     for (const shape of run.content) {
@@ -568,6 +598,7 @@ export class ShardMover {
       new Map(run.index.map((shape) => [shape.name, shape])),
     );
     run.rowsCopied += copied + applied;
+    run.changesApplied += applied;
     return copied + applied;
   }
 
@@ -580,6 +611,7 @@ export class ShardMover {
       await this.update(run, {
         contentCursor: JSON.stringify(run.cursors),
         rowsCopied: run.rowsCopied,
+        changesApplied: run.changesApplied,
       });
       await this.tell(run, 'catching_up');
       if (copied < small) break;
@@ -696,15 +728,25 @@ export class ShardMover {
     this.at(run, row.source, 'locking the shard tables');
     const connection: SqlConnection = await run.source.run((pool) => pool.getConnection());
     let released = false;
+    await connection.query(lockWaitSql(this.options.lockWaitSeconds ?? 2)).catch((error) => {
+      connection.destroy();
+      throw error;
+    });
+    // Where the hold's time goes, for the log: waiting for transactions in flight on the
+    // tables, copying the last rows, publishing the map, renaming.
+    const marks: Record<string, number> = {};
     const started = performance.now();
+    const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
     let holdMs = 0;
     try {
-      await connection.query(lockWaitSql(this.options.lockWaitSeconds ?? 5));
       await connection.query(lockTablesSql([...names, run.changesTable, ...groupTables]));
+      mark('lockedMs');
       await this.tell(run, 'locked');
       if (!partlyRenamed) {
-        // Under the lock, every statement on these tables goes through this connection.
-        await this.catchUpPass(run, connection);
+        // Under the lock, every statement on these tables goes through this connection. The
+        // cursors are where the pass before the lock left them: the target took nothing since.
+        await this.catchUpPass(run, connection, false);
+        mark('caughtUpMs');
         this.at(run, row.source, 'moving the consumer-group rows');
         await this.moveGroupRows(run, connection, groupTables);
         this.at(run, row.source, 'publishing the partition map');
@@ -718,12 +760,15 @@ export class ShardMover {
             ),
           );
         }
+        mark('publishedMs');
         await this.tell(run, 'published');
       }
       this.at(run, row.source, 'renaming the source tables away');
-      for (const name of names)
-        await connection.query(renameTableSql(name, movedName(name, row.moveId)));
-      await connection.query(UNLOCK_TABLES);
+      // One round trip: each ALTER … RENAME, then UNLOCK TABLES.
+      await runTogether(connection, [
+        ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
+        statement(UNLOCK_TABLES),
+      ]);
       holdMs = Math.round(performance.now() - started);
       connection.release();
       released = true;
@@ -743,9 +788,11 @@ export class ShardMover {
       movedNames: JSON.stringify(movedNames),
       contentCursor: JSON.stringify(run.cursors),
       rowsCopied: run.rowsCopied,
+      changesApplied: run.changesApplied,
       error: null,
     });
-    this.logger.info('shard cut over', { shard: row.shard, moveId: row.moveId, holdMs });
+    this.logger.info('shard cut over', { shard: row.shard, moveId: row.moveId, holdMs, ...marks });
+    this.lastHold = { holdMs, ...marks };
     await this.tell(run, 'cut_over', holdMs);
   }
 

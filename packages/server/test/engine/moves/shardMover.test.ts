@@ -134,15 +134,23 @@ describe('shard mover', function () {
     })();
     const events: MoveProgress[] = [];
     const box = mapBox(store!.url);
+    let atCreated = 0;
+    let atLocked = 0;
     const mover = new ShardMover(hostOf(box), {
       onProgress: (event) => {
         events.push(event);
-        if (event.step === 'locked') writing = false;
+        if (event.step === 'created') atCreated = acknowledged;
+        if (event.step === 'locked') {
+          atLocked = acknowledged;
+          writing = false;
+        }
       },
     });
     const [moved] = await mover.move({ shards: [MOVED], to: targetUrl });
     await writer;
-    expect(acknowledged).to.be.greaterThan(0);
+    // Writes were acknowledged between the change capture's start and the cut-over's hold.
+    expect(atLocked).to.be.greaterThan(atCreated);
+    for (const event of events) expect(event.lag, event.step).to.be.at.least(0);
     expect(moved).to.include({ shard: MOVED, source: 0, target: 1, phase: 'cut_over' });
     expect(moved!.holdMs).to.be.a('number');
     const phases = [...new Set(events.map((event) => event.step))];
@@ -234,7 +242,7 @@ describe('shard mover', function () {
         [moved!.moveId],
       )) as unknown as [{ hold_ms: number }[]];
       expect(row!.hold_ms).to.equal(moved!.holdMs);
-      console.log(`      cut-over hold: ${moved!.holdMs} ms`);
+      console.log(`      cut-over hold: ${JSON.stringify(mover.lastHold)}`);
     } finally {
       await writer.end();
     }
@@ -337,6 +345,24 @@ describe('shard mover', function () {
     }
     const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
     if (ofShard) await writeMeta(store!.engine, ofShard, 9999);
+  });
+
+  it('moves two shards in one command to one new partition: map versions 1 and 2, one new id', async () => {
+    await seed(8);
+    const box = mapBox(store!.url);
+    const moves = await new ShardMover(hostOf(box)).move({ shards: [2, 3], to: targetUrl });
+    expect(moves.map((move) => [move.shard, move.target, move.phase])).to.deep.equal([
+      [2, 1, 'cut_over'],
+      [3, 1, 'cut_over'],
+    ]);
+    expect(box.published.map((map) => map.version)).to.deep.equal([1, 2]);
+    expect(box.map.shardsOf(1)).to.deep.equal([2, 3]);
+    expect(box.map.locations).to.have.length(2);
+    for (const move of moves) await expectSameRows(move.shard, move.moveId);
+    // Nothing to do the second time: both are cut over.
+    const again = await new ShardMover(hostOf(box)).move({ shards: [2, 3], to: targetUrl });
+    expect(again.map((move) => move.phase)).to.deep.equal(['cut_over', 'cut_over']);
+    expect(box.published).to.have.length(2);
   });
 
   it('refuses a second mover of the same store while one runs', async () => {
