@@ -95,7 +95,10 @@ export interface MoverOptions {
   catchUpRows?: number;
   /** The most catch-up passes before the verify; 20 by default. */
   maxCatchUpPasses?: number;
-  /** How long the cut-over waits for transactions in flight on the shard's tables (writes queue behind it meanwhile), then tries again; 2 s by default. */
+  /**
+   * How long the cut-over's LOCK TABLES waits for transactions in flight on the shard's tables
+   * (writes queue behind it meanwhile) before it lets go and tries again; 2 s by default.
+   */
   lockWaitSeconds?: number;
   /** Tables of a shard copied and verified at once; 4 by default. */
   tablesInFlight?: number;

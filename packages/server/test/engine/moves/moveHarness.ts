@@ -17,6 +17,7 @@ import {
 } from '../../../src/engine/mysql/mysqlPool.js';
 import type { MoveHost } from '../../../src/engine/moves/moveHost.js';
 import { shardTables } from '../../../src/engine/moves/shardTables.js';
+import { gemTablesSql } from '../../support/gemTables.js';
 
 export const NAMESPACE = 'mv';
 export const SHARDS = 4;
@@ -66,15 +67,55 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-/** A fresh one-partition store of SHARDS shards with the rate model. */
-export async function openTestStore(): Promise<TestStore> {
+/** The gem README's rates model, over tables the gem made (../../support/gemTables.ts). */
+export const GEM_RATE = {
+  name: 'rate',
+  primaryIndex: {
+    name: 'primary',
+    fields: [
+      { name: 'hotel_id', type: 'integer' as const },
+      { name: 'room_type', type: 'string' as const },
+      { name: 'check_in_date', type: 'string' as const },
+    ],
+    shardOn: 'hotel_id',
+  },
+  secondaryIndices: [
+    {
+      name: 'secondary',
+      fields: [
+        { name: 'hotel_id', type: 'integer' as const },
+        { name: 'gateway', type: 'string' as const },
+        { name: 'discount_type', type: 'string' as const },
+      ],
+      shardOn: 'hotel_id',
+    },
+  ],
+  cells: ['meta'],
+};
+
+/**
+ * A fresh one-partition store of SHARDS shards with the rate model; with `gem`, over the
+ * tables the gem makes (INT ids, index tables without a primary key, created_at in BIGINT
+ * milliseconds), created by plain SQL before the model is defined.
+ */
+export async function openTestStore(options: { gem?: boolean } = {}): Promise<TestStore> {
   const databases = await createTestDatabases(1);
   const url = databases.urls[0]!;
+  if (options.gem) {
+    const setup = await mysql.createConnection({ uri: url });
+    for (let shard = 0; shard < SHARDS; shard++) {
+      for (const sql of gemTablesSql(NAMESPACE, shard, { legacyCreatedAtIsBigint: true })) {
+        await setup.query(sql);
+      }
+    }
+    await setup.end();
+  }
   const engine = await openStore(
     {
       namespace: NAMESPACE,
       shardsCount: SHARDS,
       partitionUrls: [url],
+      createdAt: options.gem ? 'bigint' : 'datetime',
       poolSize: 8,
       connectTimeoutMs: 2000,
       startupTimeoutMs: 0,
@@ -82,7 +123,7 @@ export async function openTestStore(): Promise<TestStore> {
     },
     silentLogger,
   );
-  await engine.models.define(RATE);
+  await engine.models.define(options.gem ? GEM_RATE : RATE);
   const sql = mysql.createPool({
     uri: url,
     connectionLimit: 4,

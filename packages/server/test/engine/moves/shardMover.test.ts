@@ -17,8 +17,11 @@ import {
   type TestStore,
   TestHost,
   bigHotelId,
+  EVERY_BYTE,
   mapBox,
   openTestStore,
+  pack,
+  requestId,
   putRate,
   shardTableNames,
   tableRows,
@@ -345,6 +348,41 @@ describe('shard mover', function () {
     }
     const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
     if (ofShard) await writeMeta(store!.engine, ofShard, 9999);
+  });
+
+  it('moves a shard of tables the gem made (INT ids, index tables keyed by a unique key, BIGINT created_at)', async () => {
+    await store!.close();
+    store = await openTestStore({ gem: true });
+    const uuids: string[] = [];
+    for (let n = 0; n < 30; n++) {
+      const created = await store.engine.put(
+        'rate',
+        pack({
+          hotel_id: n,
+          room_type: `room${n}`,
+          check_in_date: '2026-01-01',
+          gateway: `g${n}`,
+          discount_type: 'geo',
+          blob: EVERY_BYTE,
+        }),
+        requestId(),
+      );
+      uuids.push(created.uuid);
+    }
+    for (const [i, uuid] of uuids.entries()) await writeMeta(store.engine, uuid, i);
+    const box = mapBox(store.url);
+    const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(moved).to.include({ phase: 'cut_over' });
+    const rows = await expectSameRows(MOVED, moved!.moveId);
+    expect(rows).to.be.greaterThan(0);
+    // The copies have the gem's column types: the same DDL as the source's.
+    const [[created]] = (await target().query(
+      `SHOW CREATE TABLE \`${content(MOVED)}\``,
+    )) as unknown as [Record<string, string>[]];
+    expect(created!['Create Table']).to.match(/`id` int\(11\) NOT NULL AUTO_INCREMENT/);
+    expect(created!['Create Table']).to.match(/`created_at` bigint\(20\) NOT NULL/);
+    const [finished] = await new ShardMover(hostOf(box)).finish();
+    expect(finished).to.include({ phase: 'finished' });
   });
 
   it('moves two shards in one command to one new partition: map versions 1 and 2, one new id', async () => {
