@@ -32,6 +32,8 @@ import {
   lockHolder,
   lockTablesSql,
   lockWaitSql,
+  misplacedTriggers,
+  dropTriggerSql,
   moveLockName,
   pendingChangeKeys,
   readActiveMoves,
@@ -117,6 +119,8 @@ export interface MoveSummary {
 
 /** How many times a cut-over is tried when its LOCK TABLES waits too long or is a deadlock's victim. */
 const CUT_OVER_ATTEMPTS = 3;
+/** How long a mover waits for the movers' lock before it says another mover is running. */
+const LOCK_WAIT_SECONDS = 2;
 /** The most pending changes of a table read to explain a difference the verify found. */
 const PENDING_KEYS_READ = 100_000;
 const ACTIVE: readonly MovePhase[] = ['copying', 'catching_up', 'verified'];
@@ -212,8 +216,15 @@ export class ShardMover {
    */
   async finish(shards?: readonly number[]): Promise<MoveSummary[]> {
     return this.withMoverLock(async () => {
-      const rows = (await readActiveMoves(this.home.primaryReads, this.movesTable)).filter(
-        (row) => row.phase === 'cut_over' && (!shards || shards.includes(row.shard)),
+      const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+      const reversed = new Set(active.map((row) => row.reverseOf).filter((id) => id !== undefined));
+      // A move being taken back (and the move taking it back) ends with its abort, not here.
+      const rows = active.filter(
+        (row) =>
+          row.phase === 'cut_over' &&
+          row.reverseOf === undefined &&
+          !reversed.has(row.moveId) &&
+          (!shards || shards.includes(row.shard)),
       );
       const done: MoveSummary[] = [];
       for (const row of rows) done.push(summary(await this.finishShard(row)));
@@ -222,24 +233,28 @@ export class ShardMover {
   }
 
   /**
-   * Puts back the moves not yet cut over (of the shards given, else all): drops the target's
-   * copy and the source's triggers. A move already cut over is refused: move the shard back.
+   * Puts back the moves not finished (of the shards given, else all). Before its cut-over: the
+   * target's copy dropped, the source's triggers removed. After it: the reverse move, with the
+   * same steps (the shard's writes held for milliseconds again at its cut-over), then the
+   * frozen tables on both sides dropped. Answers the moves aborted.
    */
   async abort(shards?: readonly number[]): Promise<MoveSummary[]> {
     return this.withMoverLock(async () => {
-      const rows = (await readActiveMoves(this.home.primaryReads, this.movesTable)).filter(
-        (row) => !shards || shards.includes(row.shard),
+      const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+      const rows = active.filter(
+        (row) => row.reverseOf === undefined && (!shards || shards.includes(row.shard)),
       );
-      const cutOver = rows.filter((row) => row.phase === 'cut_over');
-      if (cutOver.length > 0) {
-        throw new FailedPreconditionError(
-          `shard(s) ${cutOver.map((row) => row.shard).join(', ')} are cut over already: their writes go to the target. ` +
-            'Abort after a cut-over (the reverse move) is not supported yet: move them back with move-shards ' +
-            '--shards <them> --to <the source location>, then finish both moves',
-        );
-      }
       const aborted: MoveSummary[] = [];
-      for (const row of rows) aborted.push(summary(await this.abortShard(row)));
+      for (const row of rows) {
+        const done =
+          row.phase === 'cut_over'
+            ? await this.reverseShard(
+                row,
+                active.find((other) => other.reverseOf === row.moveId),
+              )
+            : await this.abortShard(row);
+        aborted.push(summary(done));
+      }
       return aborted;
     });
   }
@@ -252,7 +267,7 @@ export class ShardMover {
     const connection = await home.run((pool) => pool.getConnection());
     let healthy = false;
     try {
-      if (!(await tryLock(connection, name))) {
+      if (!(await tryLock(connection, name, LOCK_WAIT_SECONDS))) {
         const holder = await lockHolder(connection, name);
         throw new FailedPreconditionError(
           `another mover of this store (namespace ${JSON.stringify(this.host.layout.namespace)}) is running` +
@@ -292,6 +307,13 @@ export class ShardMover {
     const active = (await readActiveMoves(home.primaryReads, this.movesTable)).filter(
       (row) => row.shard === shard,
     );
+    const reverse = active.find((row) => row.reverseOf !== undefined);
+    if (reverse) {
+      throw new FailedPreconditionError(
+        `shard ${shard} is being moved back (the abort of move ${reverse.reverseOf} is under way): ` +
+          'run the abort again to complete it, then move the shard anew',
+      );
+    }
     const existing = active[0];
     if (existing) {
       if (existing.targetLocation !== to) {
@@ -516,6 +538,12 @@ export class ShardMover {
     );
     this.at(run, row.source, 'installing the change capture on the source');
     await run.sourceSession.query(createMoveChangesTableSql(run.changesTable));
+    for (const name of await misplacedTriggers(
+      run.sourceSession,
+      run.index.map((shape) => shape.name),
+    )) {
+      await run.sourceSession.query(dropTriggerSql(name));
+    }
     for (const shape of run.index) {
       for (const sql of createChangeTriggersSql(shape, run.changesTable)) {
         await run.sourceSession.query(sql);
@@ -858,27 +886,87 @@ export class ShardMover {
         }
       });
       this.at(run, row.source, 'dropping the frozen source tables');
-      for (const [original, moved] of pairs) {
-        for (const sql of dropChangeTriggersSql(original)) await run.sourceSession.query(sql);
-        await run.sourceSession.query(dropTableSql(moved));
-      }
-      await runTogether(run.sourceSession, [
-        deleteChangesOf(
-          this.changesTable,
-          pairs.map(([original]) => original),
-        ),
-      ]).catch(() => {});
-      const content = shardTables(this.host.layout, this.host.models(), row.shard).content;
-      await runTogether(run.sourceSession, [
-        statement(`DELETE FROM \`${this.host.layout.logLocksTable}\` WHERE \`table_name\` IN (?)`, [
-          content,
-        ]),
-      ]);
+      await this.dropFrozen(run, row, true);
       await this.update(run, { phase: 'finished', error: null });
       await this.tell(run, 'finished');
       return run.row;
     } catch (error) {
       throw await this.failed(run, error);
+    }
+  }
+
+  /**
+   * Takes back a move that is cut over: the reverse move (target to source) through its own
+   * cut-over, its finish (the target's frozen tables checked against the source's new ones,
+   * then dropped), then the first move's frozen source tables dropped; that move is aborted.
+   */
+  private async reverseShard(row: MoveRow, reverse: MoveRow | undefined): Promise<MoveRow> {
+    let back = reverse;
+    if (!back) {
+      const map = this.host.currentMap();
+      const location = map.locations[row.source];
+      if (location === undefined) {
+        throw new FailedPreconditionError(
+          `shard ${row.shard}: partition ${row.source}, where it came from, is not in the map any more`,
+        );
+      }
+      const moveId = await this.home.run((pool) =>
+        insertMove(pool, this.movesTable, {
+          shard: row.shard,
+          source: row.target,
+          target: row.source,
+          targetLocation: location,
+          reverseOf: row.moveId,
+        }),
+      );
+      this.logger.info('shard move taken back', {
+        shard: row.shard,
+        moveId,
+        reverseOf: row.moveId,
+      });
+      back = (await this.home.run((pool) => readMove(pool, this.movesTable, moveId)))!;
+    }
+    if (back.phase !== 'cut_over' && back.phase !== 'finished') back = await this.runShard(back);
+    if (back.phase === 'cut_over') back = await this.finishShard(back);
+    // The first move's frozen source: nothing reads it now (the reverse copied from the target).
+    const run = await this.prepare(row);
+    try {
+      this.at(run, row.source, 'dropping the frozen source tables');
+      // Its log-lock rows stay: the shard is served there again, by the tables the reverse made.
+      await this.dropFrozen(run, row, false);
+      await this.update(run, { phase: 'aborted', error: null });
+      await this.tell(run, 'aborted');
+      return run.row;
+    } catch (error) {
+      throw await this.failed(run, error);
+    }
+  }
+
+  /**
+   * Drops a move's source tables renamed away at its cut-over, their triggers, their captured
+   * changes, and (`logLocks`) the log-lock rows of its content tables.
+   */
+  private async dropFrozen(run: ShardRun, row: MoveRow, logLocks: boolean): Promise<void> {
+    const pairs = Object.entries(JSON.parse(row.movedNames ?? '{}') as Record<string, string>);
+    for (const [original, moved] of pairs) {
+      for (const sql of dropChangeTriggersSql(original)) await run.sourceSession.query(sql);
+      await run.sourceSession.query(dropTableSql(moved));
+    }
+    if ((await existingTables(run.sourceSession, [this.changesTable])).size > 0) {
+      await runTogether(run.sourceSession, [
+        deleteChangesOf(
+          this.changesTable,
+          pairs.map(([original]) => original),
+        ),
+      ]);
+    }
+    const content = shardTables(this.host.layout, this.host.models(), row.shard).content;
+    if (logLocks) {
+      await runTogether(run.sourceSession, [
+        statement(`DELETE FROM \`${this.host.layout.logLocksTable}\` WHERE \`table_name\` IN (?)`, [
+          content,
+        ]),
+      ]);
     }
   }
 

@@ -95,6 +95,8 @@ export async function copyRows(
         copied += rows.length;
         await onChunk(rows.length);
       })();
+      // Awaited below, after the next read: until then its failure is not unhandled.
+      writing.catch(() => {});
       after = bindKey(shape, last);
       if (rows.length < COPY_CHUNK_ROWS) break;
     }

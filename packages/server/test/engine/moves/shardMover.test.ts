@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { type MariaDbServer, startMariaDbServer } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
-import { FailedPreconditionError } from '../../../src/engine/base/errors.js';
+import { EngineError, FailedPreconditionError } from '../../../src/engine/base/errors.js';
 import { ShardMoveDifferenceError } from '../../../src/engine/moves/moveErrors.js';
 import { type MoveProgress, ShardMover } from '../../../src/engine/moves/shardMover.js';
 import { movedName } from '../../../src/engine/moves/shardTables.js';
@@ -295,6 +295,50 @@ describe('shard mover', function () {
     expect(finished).to.include({ phase: 'finished' });
   });
 
+  it('resumes after its connections to the target are killed mid-copy', async () => {
+    await seed(8);
+    await store!.sql.query(
+      `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at)
+       SELECT CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), 'base', 0, RANDOM_BYTES(512), NOW(6) FROM seq_1_to_8000`,
+    );
+    const database = new URL(targetUrl).pathname.slice(1);
+    const admin = await mysql.createConnection({ uri: second.url });
+    const box = mapBox(store!.url);
+    let killed = 0;
+    try {
+      const first = new ShardMover(hostOf(box), {
+        onProgress: async (event) => {
+          if (event.step !== 'copying' || killed > 0) return;
+          // Every connection of the mover's to the target, mid-copy, as a network cut would.
+          const [rows] = (await admin.query(
+            'SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()',
+            [database],
+          )) as unknown as [{ id: number }[]];
+          for (const { id } of rows) {
+            await admin.query(`KILL CONNECTION ${Number(id)}`).catch(() => {});
+            killed += 1;
+          }
+        },
+      });
+      const outcome = await first.move({ shards: [MOVED], to: targetUrl }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(killed).to.be.greaterThan(0);
+      // Either the pool's next statement met a killed connection (the move stops and says how
+      // to go on), or mysql2 noticed first and opened new ones.
+      if (outcome) {
+        expect(outcome).to.be.instanceOf(EngineError);
+        expect(outcome.message).to.include('run the same command again');
+      }
+      const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+      expect(moved).to.include({ phase: 'cut_over' });
+      await expectSameRows(MOVED, moved!.moveId);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('stops the verify at a difference planted in the target, naming the table and the key; abort puts everything back', async () => {
     const uuids = await seed(12);
     const box = mapBox(store!.url);
@@ -383,6 +427,46 @@ describe('shard mover', function () {
     expect(created!['Create Table']).to.match(/`created_at` bigint\(20\) NOT NULL/);
     const [finished] = await new ShardMover(hostOf(box)).finish();
     expect(finished).to.include({ phase: 'finished' });
+  });
+
+  it('aborts a move after its cut-over by the reverse move: writes made on the target come back, both frozen copies dropped', async () => {
+    const uuids = await seed(12);
+    const box = mapBox(store!.url);
+    const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    // A write on the target after the cut-over, as a server serving the new map makes it.
+    await target().query(
+      `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at)
+       VALUES ('0001aaaa-0000-4000-8000-000000000001', 'base', 0, x'00ff00', '2026-11-28 10:00:00.123456')`,
+    );
+    const onTarget = new Map<string, unknown>();
+    for (const table of shardTableNames(store!, MOVED))
+      onTarget.set(table, await tableRows(target(), table));
+    const steps: string[] = [];
+    const [aborted] = await new ShardMover(hostOf(box), {
+      onProgress: (event) => void steps.push(`${event.moveId}:${event.step}`),
+    }).abort();
+    expect(aborted).to.include({ moveId: moved!.moveId, shard: MOVED, phase: 'aborted' });
+    expect(steps)
+      .to.include(`${moved!.moveId + 1}:cut_over`)
+      .and.include(`${moved!.moveId + 1}:finished`);
+    // The map took the shard back to partition 0; its rows are there, the target's write included.
+    expect(box.published.map((map) => map.partitionOf(MOVED))).to.deep.equal([1, 0]);
+    for (const table of shardTableNames(store!, MOVED)) {
+      expect(await tableRows(store!.sql, table), table).to.deep.equal(onTarget.get(table));
+    }
+    const sourceTables = await tablesIn(store!.sql);
+    const targetTables = await tablesIn(target());
+    for (const table of shardTableNames(store!, MOVED)) {
+      expect(sourceTables).not.to.include(movedName(table, moved!.moveId));
+      expect(targetTables).not.to.include(table);
+      expect(targetTables).not.to.include(movedName(table, moved!.moveId + 1));
+    }
+    expect(await triggersIn(store!.sql)).to.deep.equal([]);
+    expect(await triggersIn(target())).to.deep.equal([]);
+    // The shard takes the engine's writes at its source again.
+    const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
+    if (ofShard) await writeMeta(store!.engine, ofShard, 4242);
+    expect(await new ShardMover(hostOf(box)).activeMoves()).to.deep.equal([]);
   });
 
   it('moves two shards in one command to one new partition: map versions 1 and 2, one new id', async () => {

@@ -31,6 +31,7 @@ export function createShardMovesTableSql(table: string): string {
   \`created_at\` DATETIME(6) NOT NULL,
   \`updated_at\` DATETIME(6) NOT NULL,
   \`error\` TEXT NULL,
+  \`reverse_of\` BIGINT UNSIGNED NULL,
   KEY \`shard_phase\` (\`shard\`, \`phase\`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
@@ -55,9 +56,17 @@ export function moveLockName(database: string, namespace: string): string {
   return `shameless_moves_${hash}`;
 }
 
-/** Takes the lock without waiting: true when this session holds it now. */
-export async function tryLock(session: SqlSession, name: string): Promise<boolean> {
-  const rows = await session.query<Row[]>('SELECT GET_LOCK(?, 0) AS `got`', [name]);
+/**
+ * Takes the lock, waiting up to `waitSeconds` for it: true when this session holds it now. A
+ * short wait, not none: the session of a mover just killed holds it until its server notices
+ * the connection gone, and the same command run again at once must not be refused for that.
+ */
+export async function tryLock(
+  session: SqlSession,
+  name: string,
+  waitSeconds: number,
+): Promise<boolean> {
+  const rows = await session.query<Row[]>('SELECT GET_LOCK(?, ?) AS `got`', [name, waitSeconds]);
   return Number(rows[0]?.got) === 1;
 }
 
@@ -90,10 +99,12 @@ export interface MoveRow {
   /** JSON: each source table's name after the cut-over renamed it away. */
   readonly movedNames: string | undefined;
   readonly error: string | undefined;
+  /** The move this one takes back (an abort after its cut-over), if it is such a reverse move. */
+  readonly reverseOf: number | undefined;
 }
 
 const MOVE_COLUMNS =
-  '`move_id`, `shard`, `source`, `target`, `target_location`, `phase`, `content_cursor`, `changes_cursor`, `rows_copied`, `hold_ms`, `moved_names`, `error`';
+  '`move_id`, `shard`, `source`, `target`, `target_location`, `phase`, `content_cursor`, `changes_cursor`, `rows_copied`, `hold_ms`, `moved_names`, `error`, `reverse_of`';
 
 function toMoveRow(row: Row): MoveRow {
   return {
@@ -109,6 +120,7 @@ function toMoveRow(row: Row): MoveRow {
     holdMs: row.hold_ms === null ? undefined : Number(row.hold_ms),
     movedNames: row.moved_names === null ? undefined : String(row.moved_names),
     error: row.error === null ? undefined : String(row.error),
+    reverseOf: row.reverse_of === null ? undefined : Number(row.reverse_of),
   };
 }
 
@@ -136,12 +148,18 @@ export async function readMove(
 export async function insertMove(
   session: SqlSession,
   table: string,
-  move: { shard: number; source: number; target: number; targetLocation: string },
+  move: {
+    shard: number;
+    source: number;
+    target: number;
+    targetLocation: string;
+    reverseOf?: number;
+  },
 ): Promise<number> {
   const result = await session.query<{ insertId: number | string }>(
-    `INSERT INTO \`${table}\` (\`shard\`, \`source\`, \`target\`, \`target_location\`, \`phase\`, \`content_cursor\`, \`created_at\`, \`updated_at\`)
-VALUES (?, ?, ?, ?, 'copying', '{}', NOW(6), NOW(6))`,
-    [move.shard, move.source, move.target, move.targetLocation],
+    `INSERT INTO \`${table}\` (\`shard\`, \`source\`, \`target\`, \`target_location\`, \`phase\`, \`content_cursor\`, \`reverse_of\`, \`created_at\`, \`updated_at\`)
+VALUES (?, ?, ?, ?, 'copying', '{}', ?, NOW(6), NOW(6))`,
+    [move.shard, move.source, move.target, move.targetLocation, move.reverseOf ?? null],
   );
   return Number(result.insertId);
 }
@@ -313,6 +331,35 @@ INSERT INTO \`${changesTable}\` (\`table_name\`, \`key_json\`) VALUES ('${quoted
     `CREATE TRIGGER IF NOT EXISTS \`${names.delete}\` AFTER DELETE ON \`${shape.name}\` FOR EACH ROW
 INSERT INTO \`${changesTable}\` (\`table_name\`, \`key_json\`) VALUES ('${quotedName}', ${keyJson(shape, 'OLD')})`,
   ];
+}
+
+/**
+ * Of the tables' triggers' names, those attached to another table (a source frozen by an
+ * earlier move): CREATE TRIGGER IF NOT EXISTS would keep them and capture nothing.
+ */
+export async function misplacedTriggers(
+  session: SqlSession,
+  tables: readonly string[],
+): Promise<string[]> {
+  const wanted = new Map<string, string>();
+  for (const table of tables) {
+    const names = triggerNames(table);
+    wanted.set(names.insert, table);
+    wanted.set(names.delete, table);
+  }
+  if (wanted.size === 0) return [];
+  const rows = await session.query<Row[]>(
+    `SELECT TRIGGER_NAME AS \`name\`, EVENT_OBJECT_TABLE AS \`table\` FROM information_schema.TRIGGERS
+      WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME IN (?)`,
+    [[...wanted.keys()]],
+  );
+  return rows
+    .filter((row) => wanted.get(String(row.name)) !== String(row.table))
+    .map((row) => String(row.name));
+}
+
+export function dropTriggerSql(name: string): string {
+  return `DROP TRIGGER IF EXISTS \`${name}\``;
 }
 
 export function dropChangeTriggersSql(table: string): string[] {
