@@ -706,17 +706,12 @@ export class ShardMover {
    */
   private async cutOver(run: ShardRun): Promise<void> {
     const { row } = run;
+    // The tables still at their names: all of them, but after a cut-over stopped part-way (its
+    // renames run as one round trip, so rarely); those renamed were caught up under its lock
+    // and have been frozen since, the others may have taken writes since and are caught up.
     const originals = [...run.content, ...run.index];
-    const renamed = await existingTables(
-      run.sourceSession,
-      shardTables(this.host.layout, this.host.models(), row.shard)
-        .content.concat(shardTables(this.host.layout, this.host.models(), row.shard).index)
-        .map((name) => movedName(name, row.moveId)),
-    );
-    if (renamed.size === 0) {
-      // Most of the work done while writes still flow, so that little is left under the lock.
-      await this.catchUpPass(run, run.sourceSession);
-    }
+    // Most of the work done while writes still flow, so that little is left under the lock.
+    await this.catchUpPass(run, run.sourceSession);
     const groupTables = [
       ...(await existingTables(run.sourceSession, [
         this.host.layout.groupShardsTable,
@@ -729,12 +724,7 @@ export class ShardMover {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.cutOverOnce(
-          run,
-          originals,
-          renamed.size > 0 ? [] : groupTables,
-          renamed.size > 0,
-        );
+        await this.cutOverOnce(run, originals, groupTables);
         return;
       } catch (error) {
         const cause = (error as { cause?: unknown }).cause ?? error;
@@ -752,7 +742,6 @@ export class ShardMover {
     run: ShardRun,
     originals: readonly TableShape[],
     groupTables: readonly string[],
-    partlyRenamed: boolean,
   ): Promise<void> {
     const { row } = run;
     const names = originals.map((shape) => shape.name);
@@ -773,27 +762,28 @@ export class ShardMover {
       await connection.query(lockTablesSql([...names, run.changesTable, ...groupTables]));
       mark('lockedMs');
       await this.tell(run, 'locked');
-      if (!partlyRenamed) {
-        // Under the lock, every statement on these tables goes through this connection. The
-        // cursors are where the pass before the lock left them: the target took nothing since.
-        await this.catchUpPass(run, connection, false);
-        mark('caughtUpMs');
-        this.at(run, row.source, 'moving the consumer-group rows');
-        await this.moveGroupRows(run, connection, groupTables);
-        this.at(run, row.source, 'publishing the partition map');
-        const map = this.host.currentMap();
-        if (map.partitionOf(row.shard) !== row.target) {
-          await this.host.publishMap(
-            map.moved(
-              [row.shard],
-              row.target,
-              row.target === map.partitionCount ? row.targetLocation : undefined,
-            ),
-          );
-        }
-        mark('publishedMs');
-        await this.tell(run, 'published');
+      // Under the lock, every statement on these tables goes through this connection. The
+      // cursors are where the pass before the lock left them: the target took nothing since.
+      await this.catchUpPass(run, connection, false);
+      mark('caughtUpMs');
+      this.at(run, row.source, 'moving the consumer-group rows');
+      await this.moveGroupRows(run, connection, groupTables);
+      this.at(run, row.source, 'publishing the partition map');
+      // Published before the renames (the design's order): a write the renames turn away
+      // finds the new map at once. A mover stopped between the two leaves both places
+      // writable until it runs again; run again, it renames at once.
+      const map = this.host.currentMap();
+      if (map.partitionOf(row.shard) !== row.target) {
+        await this.host.publishMap(
+          map.moved(
+            [row.shard],
+            row.target,
+            row.target === map.partitionCount ? row.targetLocation : undefined,
+          ),
+        );
       }
+      mark('publishedMs');
+      await this.tell(run, 'published');
       this.at(run, row.source, 'renaming the source tables away');
       // One round trip: each ALTER … RENAME, then UNLOCK TABLES.
       await runTogether(connection, [
@@ -815,7 +805,7 @@ export class ShardMover {
     }
     await this.update(run, {
       phase: 'cut_over',
-      holdMs: partlyRenamed ? (row.holdMs ?? holdMs) : holdMs,
+      holdMs,
       movedNames: JSON.stringify(movedNames),
       contentCursor: JSON.stringify(run.cursors),
       rowsCopied: run.rowsCopied,

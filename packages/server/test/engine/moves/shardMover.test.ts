@@ -295,6 +295,31 @@ describe('shard mover', function () {
     expect(finished).to.include({ phase: 'finished' });
   });
 
+  it('resumes a cut-over stopped between its renames, catching up what the tables not yet renamed took meanwhile', async () => {
+    const uuids = await seed(16);
+    const box = mapBox(store!.url);
+    await new ShardMover(hostOf(box), {
+      onProgress: (event) => {
+        if (event.step === 'published') throw new Error('killed after publishing');
+      },
+    })
+      .move({ shards: [MOVED], to: targetUrl })
+      .catch(() => {});
+    const [row] = await new ShardMover(hostOf(box)).activeMoves();
+    // As if it had died after its first rename: the primary index table renamed away...
+    const primary = shardTableNames(store!, MOVED).find((name) => name.includes('_primary_'))!;
+    await store!.sql.query(
+      `ALTER TABLE \`${primary}\` RENAME TO \`${movedName(primary, row!.moveId)}\``,
+    );
+    // ...while its content table, still there, takes a write from a server on the old map.
+    const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+    await writeMeta(store!.engine, ofShard, 31337);
+    const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(moved).to.include({ phase: 'cut_over' });
+    expect(box.published).to.have.length(1);
+    await expectSameRows(MOVED, moved!.moveId);
+  });
+
   it('resumes after its connections to the target are killed mid-copy', async () => {
     await seed(8);
     await store!.sql.query(
