@@ -151,6 +151,7 @@ describe('shard mover', function () {
     });
     const [moved] = await mover.move({ shards: [MOVED], to: targetUrl });
     await writer;
+    console.log(`      cut-over hold under writes: ${JSON.stringify(mover.lastHold)}`);
     // Writes were acknowledged between the change capture's start and the cut-over's hold.
     expect(atLocked).to.be.greaterThan(atCreated);
     for (const event of events) expect(event.lag, event.step).to.be.at.least(0);
@@ -219,8 +220,14 @@ describe('shard mover', function () {
     let lockedAt = 0;
     const box = mapBox(store!.url);
     try {
+      let pendingWhileHeld = false;
       const mover = new ShardMover(hostOf(box), {
-        onProgress: (event) => {
+        onProgress: async (event) => {
+          if (event.step === 'published') {
+            // Still under the lock, 50 ms on (a pause of the test's, in the hold): still waiting.
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            pendingWhileHeld = heldSettledAt === 0;
+          }
           if (event.step !== 'locked') return;
           lockedAt = performance.now();
           held = writer
@@ -237,15 +244,18 @@ describe('shard mover', function () {
         (failure: unknown) => failure as { errno?: number },
       );
       expect(error?.errno, 'the held INSERT fails with ER_NO_SUCH_TABLE').to.equal(1146);
-      // It waited for the lock to go: it settled after the cut-over's hold began, not at once.
-      expect(heldSettledAt).to.be.greaterThan(lockedAt);
+      // It waited (held, not refused) while the lock was held, and failed once it went.
+      expect(pendingWhileHeld, 'the INSERT waits while the shard is held').to.equal(true);
+      expect(heldSettledAt).to.be.greaterThan(lockedAt + 50);
       expect(moved!.holdMs).to.be.a('number').and.to.be.lessThan(5000);
       const [[row]] = (await store!.sql.query(
         `SELECT hold_ms FROM \`${NAMESPACE}_shameless_shard_moves\` WHERE move_id = ?`,
         [moved!.moveId],
       )) as unknown as [{ hold_ms: number }[]];
       expect(row!.hold_ms).to.equal(moved!.holdMs);
-      console.log(`      cut-over hold: ${JSON.stringify(mover.lastHold)}`);
+      console.log(
+        `      cut-over hold with the test's 50 ms pause: ${JSON.stringify(mover.lastHold)}`,
+      );
     } finally {
       await writer.end();
     }
