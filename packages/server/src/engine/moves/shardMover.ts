@@ -29,6 +29,7 @@ import {
   existingTables,
   fenceGroupShards,
   insertMove,
+  insertRows,
   lockHolder,
   lockTablesSql,
   lockWaitSql,
@@ -42,7 +43,6 @@ import {
   readTableShapes,
   releaseLock,
   renameTableSql,
-  replaceRows,
   tryLock,
   updateMove,
 } from '../mysql/sql/shardMoves.js';
@@ -712,15 +712,15 @@ export class ShardMover {
     const originals = [...run.content, ...run.index];
     // Most of the work done while writes still flow, so that little is left under the lock.
     await this.catchUpPass(run, run.sourceSession);
-    const groupTables = [
-      ...(await existingTables(run.sourceSession, [
-        this.host.layout.groupShardsTable,
-        this.host.layout.groupCellsTable,
-      ])),
-    ].sort();
-    for (const table of groupTables) {
+    // The consumer-group tables, when the store has them: their shapes read before the lock.
+    const groupShapes = await readTableShapes(run.sourceSession, [
+      this.host.layout.groupShardsTable,
+      this.host.layout.groupCellsTable,
+    ]);
+    const groupTables = [...groupShapes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    for (const { name } of groupTables) {
       this.at(run, row.target, 'creating the consumer-group tables on the target');
-      await run.target.query(await createTableLikeSql(run.sourceSession, table));
+      await run.target.query(await createTableLikeSql(run.sourceSession, name));
     }
     for (let attempt = 1; ; attempt++) {
       try {
@@ -741,7 +741,7 @@ export class ShardMover {
   private async cutOverOnce(
     run: ShardRun,
     originals: readonly TableShape[],
-    groupTables: readonly string[],
+    groupTables: readonly TableShape[],
   ): Promise<void> {
     const { row } = run;
     const names = originals.map((shape) => shape.name);
@@ -759,7 +759,9 @@ export class ShardMover {
     const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
     let holdMs = 0;
     try {
-      await connection.query(lockTablesSql([...names, run.changesTable, ...groupTables]));
+      await connection.query(
+        lockTablesSql([...names, run.changesTable, ...groupTables.map((shape) => shape.name)]),
+      );
       mark('lockedMs');
       await this.tell(run, 'locked');
       // Under the lock, every statement on these tables goes through this connection. The
@@ -825,19 +827,21 @@ export class ShardMover {
   private async moveGroupRows(
     run: ShardRun,
     locked: SqlSession,
-    groupTables: readonly string[],
+    groupTables: readonly TableShape[],
   ): Promise<void> {
     const { layout } = this.host;
-    for (const table of groupTables) {
+    for (const shape of groupTables) {
+      const table = shape.name;
       const [rows = []] = (await runTogether(locked, [
-        readGroupRows(table, run.row.shard),
+        readGroupRows(shape, run.row.shard),
       ])) as Row[][];
       if (rows.length === 0) continue;
       const moved =
         table === layout.groupShardsTable
           ? rows.map((row) => ({ ...row, epoch: BigInt(String(row.epoch)) + 1n, owner: null }))
           : rows;
-      await runTogether(run.target, [replaceRows(table, moved)]);
+      // REPLACE: rows an earlier attempt of this cut-over wrote are written again.
+      await runTogether(run.target, [insertRows(shape, moved, 'replace')]);
       if (table === layout.groupShardsTable) {
         await runTogether(locked, [fenceGroupShards(table, run.row.shard)]);
       }

@@ -109,7 +109,7 @@ describe('shard mover', function () {
     await store!.sql.query(createGroupShardsTableSql(layout.groupShardsTable));
     await store!.sql.query(createGroupCellsTableSql(layout.groupCellsTable));
     await store!.sql.query(
-      `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, NOW(6)), ('rate', 'g', 0, 1, 'member-a', 3, NOW(6))`,
+      `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, '2026-11-28 10:00:00.123456'), ('rate', 'g', 0, 1, 'member-a', 3, NOW(6))`,
       [MOVED],
     );
     await store!.sql.query(
@@ -185,10 +185,12 @@ describe('shard mover', function () {
 
     // Group rows: the target's leased anew one epoch on, the source's fenced the same way.
     const [targetShards] = (await target().query(
-      `SELECT shard, \`cursor\`, owner, epoch FROM \`${layout.groupShardsTable}\``,
+      `SELECT shard, \`cursor\`, owner, epoch, CAST(updated_at AS CHAR) AS updated FROM \`${layout.groupShardsTable}\``,
     )) as unknown as [Record<string, unknown>[]];
     // (BIGINT UNSIGNED read as strings: the pool's bigNumberStrings.)
-    expect(targetShards).to.deep.equal([{ shard: MOVED, cursor: '5', owner: null, epoch: '8' }]);
+    expect(targetShards).to.deep.equal([
+      { shard: MOVED, cursor: '5', owner: null, epoch: '8', updated: '2026-11-28 10:00:00.123456' },
+    ]);
     const [sourceShards] = (await store!.sql.query(
       `SELECT shard, owner, epoch FROM \`${layout.groupShardsTable}\` ORDER BY shard`,
     )) as unknown as [Record<string, unknown>[]];

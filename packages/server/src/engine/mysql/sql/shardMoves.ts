@@ -533,7 +533,7 @@ export function deleteRowsByKeys(shape: TableShape, keys: readonly KeyValues[]):
 export function insertRows(
   shape: TableShape,
   rows: readonly Row[],
-  mode: 'insert' | 'ignore' = 'insert',
+  mode: 'insert' | 'ignore' | 'replace' = 'insert',
 ): Statement {
   const names = shape.columns.map((column) => `\`${column.name}\``).join(', ');
   const integers = shape.columns.map(isIntegerColumn);
@@ -545,7 +545,7 @@ export function insertRows(
     }),
   );
   return statement(
-    `${mode === 'ignore' ? 'INSERT IGNORE' : 'INSERT'} INTO \`${shape.name}\` (${names}) VALUES ?`,
+    `${{ insert: 'INSERT', ignore: 'INSERT IGNORE', replace: 'REPLACE' }[mode]} INTO \`${shape.name}\` (${names}) VALUES ?`,
     [tuples],
   );
 }
@@ -599,9 +599,11 @@ export function rowFingerprints(shape: TableShape, range: KeyRange): Statement {
 
 // ---- consumer-group rows of a shard ----
 
-/** The group rows of one shard: they move with it. */
-export function readGroupRows(table: string, shard: number): Statement {
-  return statement(`SELECT * FROM \`${table}\` WHERE \`shard\` = ?`, [shard]);
+/** The group rows of one shard, every column as readRows reads it: they move with it. */
+export function readGroupRows(shape: TableShape, shard: number): Statement {
+  return statement(`SELECT ${selectColumns(shape)} FROM \`${shape.name}\` WHERE \`shard\` = ?`, [
+    shard,
+  ]);
 }
 
 /**
@@ -612,15 +614,6 @@ export function fenceGroupShards(table: string, shard: number): Statement {
   return statement(
     `UPDATE \`${table}\` SET \`epoch\` = \`epoch\` + 1, \`owner\` = NULL, \`updated_at\` = NOW(6) WHERE \`shard\` = ?`,
     [shard],
-  );
-}
-
-/** Rows copied as they are, replacing any left by an earlier attempt. */
-export function replaceRows(table: string, rows: readonly Row[]): Statement {
-  const names = Object.keys(rows[0]!);
-  return statement(
-    `REPLACE INTO \`${table}\` (${names.map((name) => `\`${name}\``).join(', ')}) VALUES ?`,
-    [rows.map((row) => names.map((name) => row[name] as SqlValue))],
   );
 }
 
