@@ -14,7 +14,12 @@ import type {
 import { DEFAULT_GROUP_LIMITS, type GroupLimits, type GroupStats } from './write/groupCommit.js';
 import { parseBody } from './base/body.js';
 import { type BodyLimits, DEFAULT_BODY_LIMITS } from './base/bodyRules.js';
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from './base/errors.js';
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+} from './base/errors.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits, requireCellSize } from './base/limits.js';
 import type { RowId } from './base/exactInteger.js';
 import { IndexColumns } from './model/indexColumns.js';
@@ -52,6 +57,7 @@ import {
   pageAnswerBytes,
 } from './read/whereQuery.js';
 import type { Logger } from './base/logger.js';
+import { ShardMoves } from './shardMoves.js';
 import type { AppendRequest } from './write/writeItems.js';
 import { type ConsumerGroupStats, ConsumerGroups } from './groups/consumerGroups.js';
 
@@ -125,6 +131,8 @@ export interface EngineOptions {
    */
   routing?: PartitionRouting;
   followPollIntervalMs: number;
+  /** The pools a shard mover opens on its targets; 4 connections, 10 s to connect when left out. */
+  moverPools?: { poolSize: number; connectTimeoutMs: number };
   /** How often each consumer group with a member here reads its rows; 200 ms when left out. */
   groupPollIntervalMs?: number;
   groupLimits?: GroupLimits;
@@ -195,6 +203,8 @@ export class Engine implements EngineStats {
   readonly replicaMonitor: ReplicaMonitor;
   /** The partition map routing now, its publishing, and the fence of shard moves. */
   private readonly routing: PartitionRouting;
+  /** Shards moved to other partitions while the store serves (MoveShards). */
+  readonly moves: ShardMoves;
 
   constructor(
     readonly layout: StoreLayout,
@@ -291,12 +301,26 @@ export class Engine implements EngineStats {
       logger,
       (work) => this.routing.fenced(work),
     );
+    this.moves = new ShardMoves(
+      this,
+      options.moverPools ?? { poolSize: 4, connectTimeoutMs: 10_000 },
+      logger,
+    );
   }
 
   async defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
     // A model's tables are made where the map puts each shard: the latest map, not the one a
     // server that has not heard of a move yet routes by (nothing fences a CREATE TABLE).
     await this.routing.reload();
+    // A shard being copied would miss a new model's tables on its target (the mover lists a
+    // shard's tables when it starts): no new tables until those moves are cut over or aborted.
+    const copying = (await this.moves.activeMoves()).filter((move) => move.phase !== 'cut_over');
+    if (copying.length > 0) {
+      throw new FailedPreconditionError(
+        `shard(s) ${copying.map((move) => move.shard).join(', ')} are being moved: define models once ` +
+          '`shameless move-shards` has cut them over (or after --abort)',
+      );
+    }
     return this.models.define(spec);
   }
 

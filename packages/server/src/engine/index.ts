@@ -69,3 +69,5 @@ export {
   SESSION_CELLS_HELD_BYTES,
   SessionEndedError,
 } from './groups/memberSession.js';
+export { type MoveAction, type MoveOutcome } from './shardMoves.js';
+export type { MovePhase, MoveProgress, MoveSummary } from './moves/shardMover.js';

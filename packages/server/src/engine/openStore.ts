@@ -351,6 +351,10 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     const routing = new PartitionRouting(layout, partitions, connectLater, logger);
     const engine = new Engine(layout, partitions, logger, {
       routing,
+      moverPools: {
+        poolSize: Math.min(config.poolSize, 8),
+        connectTimeoutMs: config.connectTimeoutMs,
+      },
       followPollIntervalMs: config.followPollIntervalMs,
       groupPollIntervalMs: config.groupPollIntervalMs,
       groupLimits: config.groupLimits,

@@ -700,9 +700,9 @@ export class ShardMover {
 
   /**
    * Holds the shard's writes (LOCK TABLES … WRITE on one source connection: writers wait),
-   * copies what they wrote last, moves the consumer groups' rows, publishes the map's next
-   * version, renames the source tables away (a write waiting then fails with ER_NO_SUCH_TABLE
-   * and goes to the new partition), and lets go.
+   * copies what they wrote last, moves the consumer groups' rows, renames the source tables
+   * away (a write waiting then fails with ER_NO_SUCH_TABLE and goes to the new partition once
+   * it finds the new map), publishes the map's next version, and lets go.
    */
   private async cutOver(run: ShardRun): Promise<void> {
     const { row } = run;
@@ -770,10 +770,18 @@ export class ShardMover {
       mark('caughtUpMs');
       this.at(run, row.source, 'moving the consumer-group rows');
       await this.moveGroupRows(run, connection, groupTables);
+      this.at(run, row.source, 'renaming the source tables away');
+      // Renamed before the map is published, under the lock: from the first rename no server
+      // can write the shard here, whatever map it holds. A write the renames turn away reloads
+      // the map and, finding none newer yet, waits a moment (the engine's fence) and finds the
+      // next version. A mover stopped between the renames and the publish leaves the shard
+      // refusing writes ("being moved") until it runs again — never writable in two places.
+      await runTogether(
+        connection,
+        names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
+      );
+      mark('renamedMs');
       this.at(run, row.source, 'publishing the partition map');
-      // Published before the renames (the design's order): a write the renames turn away
-      // finds the new map at once. A mover stopped between the two leaves both places
-      // writable until it runs again; run again, it renames at once.
       const map = this.host.currentMap();
       if (map.partitionOf(row.shard) !== row.target) {
         await this.host.publishMap(
@@ -786,12 +794,7 @@ export class ShardMover {
       }
       mark('publishedMs');
       await this.tell(run, 'published');
-      this.at(run, row.source, 'renaming the source tables away');
-      // One round trip: each ALTER … RENAME, then UNLOCK TABLES.
-      await runTogether(connection, [
-        ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
-        statement(UNLOCK_TABLES),
-      ]);
+      await connection.query(UNLOCK_TABLES);
       holdMs = Math.round(performance.now() - started);
       connection.release();
       released = true;

@@ -225,11 +225,6 @@ describe('shard mover', function () {
       let pendingWhileHeld = false;
       const mover = new ShardMover(hostOf(box), {
         onProgress: async (event) => {
-          if (event.step === 'published') {
-            // Still under the lock, 50 ms on (a pause of the test's, in the hold): still waiting.
-            await new Promise((resolve) => setTimeout(resolve, 50));
-            pendingWhileHeld = heldSettledAt === 0;
-          }
           if (event.step !== 'locked') return;
           lockedAt = performance.now();
           held = writer
@@ -238,6 +233,9 @@ describe('shard mover', function () {
             )
             .finally(() => (heldSettledAt = performance.now()));
           held.catch(() => {});
+          // Still under the lock, 50 ms on (a pause of the test's, in the hold): still waiting.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          pendingWhileHeld = heldSettledAt === 0;
         },
       });
       const [moved] = await mover.move({ shards: [MOVED], to: targetUrl });
@@ -312,7 +310,9 @@ describe('shard mover', function () {
     const box = mapBox(store!.url);
     await new ShardMover(hostOf(box), {
       onProgress: (event) => {
-        if (event.step === 'published') throw new Error('killed after publishing');
+        // Killed under the lock, before its renames (one round trip, so a death between two of
+        // them is made by hand below).
+        if (event.step === 'locked') throw new Error('killed holding the lock');
       },
     })
       .move({ shards: [MOVED], to: targetUrl })
