@@ -280,7 +280,6 @@ export class Engine implements EngineStats {
       this.latest,
       this.limits,
       this.primaryKeys,
-      lookups,
     );
     this.poller = new MaxIdPoller(partitions, options.followPollIntervalMs);
     this.log = new ShardLog(

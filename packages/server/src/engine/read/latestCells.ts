@@ -5,6 +5,8 @@
 // table.
 // An answer may be bounded in bytes: then no more than about that many bytes of bodies are
 // ever held for it, and it is refused once its size is known to be over.
+// A point Where's cells are read through the record's primary-index row (readThrough): a turn's
+// such reads on a partition are one SELECT per part too, the rows and the cells together.
 import { BatchLoader, type Found } from './batchLoader.js';
 import { AnswerTooLargeError } from '../base/errors.js';
 import type { StoreLayout } from '../model/layout.js';
@@ -13,6 +15,9 @@ import type { PartitionSet } from '../mysql/partitions.js';
 import { PARALLEL_READS, type ReadParts } from '../mysql/readSplit.js';
 import { type LatestKey, readLatestCells } from '../mysql/sql/contentReads.js';
 import { type CellKey, type StoredCell, toStoredCell } from '../mysql/sql/contentRows.js';
+import { type PrimaryLookup, primaryKeyOf } from '../mysql/sql/indexTable.js';
+import { type CellThroughRow, readThroughPrimaryRows } from '../mysql/sql/pointReads.js';
+import type { Row } from '../mysql/mysqlPool.js';
 import { readBodiesInto } from './unreadBodies.js';
 
 /** A cell located in its content table, whose latest version is read with its body. */
@@ -26,6 +31,31 @@ interface PlacedCell extends LatestKey {
 /** The same cell, read with the same bound: one key for the turn's read. */
 const placedKey = ({ table, uuid, cell, maxBodyBytes }: PlacedCell) =>
   `${table}/${uuid}/${cell}/${maxBodyBytes ?? ''}`;
+
+/** A cell read through a primary-index row, in its content table. */
+interface PlacedThrough extends CellThroughRow {
+  readonly shard: number;
+}
+
+/** The same cell through the same row, read with the same bound: one key for the turn's read. */
+const throughKey = ({ lookup, uuid, cell, maxBodyBytes }: PlacedThrough) =>
+  `${primaryKeyOf(lookup)} ${uuid}/${cell}/${maxBodyBytes ?? ''}`;
+
+/** What a read through a row found of a cell: where the row leads, and the cell when there. */
+interface FoundThrough {
+  readonly holder: string;
+  readonly latest: LatestCell | undefined;
+}
+
+/**
+ * A record's cells as read through its primary-index row: the record the row leads to
+ * (undefined: no row holds the values), and when that is the record asked for, the latest
+ * version of each cell asked for, at its position (undefined where a cell has none).
+ */
+export interface ReadThrough {
+  readonly holder: string | undefined;
+  readonly cells: (StoredCell | undefined)[];
+}
 
 /** A latest version as read: its body may be left to read (longer than maxBodyBytes). */
 interface LatestCell {
@@ -67,10 +97,13 @@ export const ANSWER_BYTES_PER_CELL = 512;
 
 /** Cells per SELECT at most; a turn with more, or enough for two, is read with several. */
 const READ_PARTS: ReadParts = { maxKeys: 2000, ...PARALLEL_READS };
+/** Cells read through rows per SELECT at most: each is a join of its own, as a lookup is. */
+const THROUGH_PARTS: ReadParts = { maxKeys: 1000, ...PARALLEL_READS };
 
 export class LatestCells {
-  /** Each partition's loader, by id: made on first use (a partition a newer map adds gets one). */
+  /** Each partition's loaders, by id: made on first use (a partition a newer map adds gets them). */
   private readonly loaders: BatchLoader<PlacedCell, LatestCell>[] = [];
+  private readonly throughLoaders: BatchLoader<PlacedThrough, FoundThrough>[] = [];
 
   constructor(
     private readonly layout: StoreLayout,
@@ -87,6 +120,14 @@ export class LatestCells {
     ));
   }
 
+  private throughLoaderOf(partition: number): BatchLoader<PlacedThrough, FoundThrough> {
+    return (this.throughLoaders[partition] ??= new BatchLoader<PlacedThrough, FoundThrough>(
+      (cells, apart) => this.readThroughOn(partition, cells, apart),
+      throughKey,
+      THROUGH_PARTS,
+    ));
+  }
+
   /**
    * The latest version of each of the cells, at its position; undefined where a cell has none.
    * With a bound, each cell's body is read with it only when within the cell's even share of
@@ -98,20 +139,73 @@ export class LatestCells {
     cells: readonly CellKey[],
     bound?: AnswerBound,
   ): Promise<(StoredCell | undefined)[]> {
-    const share =
-      bound === undefined
-        ? undefined
-        : Math.max(
-            0,
-            Math.floor(bound.maxBytes / Math.max(1, cells.length)) - ANSWER_BYTES_PER_CELL,
-          );
-    const maxBodyBytes = share === undefined || share >= this.maxCellBytes ? undefined : share;
+    const maxBodyBytes = this.maxBodyBytes(bound, cells.length);
     const placed = cells.map(({ uuid, cell }): PlacedCell => {
       const shard = this.layout.contentShard(uuid);
       const table = this.layout.contentTable(model, shard);
       return { table, shard, uuid, cell, withBody: true, maxBodyBytes };
     });
-    const latest = await this.load(placed);
+    return this.finish(await this.load(placed), bound);
+  }
+
+  /**
+   * The latest version of cells of record `uuid`, read only if the primary-index row of
+   * `lookup` (in index shard `indexShard`) leads to it, with that row in one SELECT: one round
+   * trip where today's answer would otherwise take the row's and the cells' (bounded as
+   * {@link read}). Undefined when that cannot be answered in one: the record's content lies on
+   * another partition, or parts of a large read found the row leading to different records.
+   */
+  async readThrough(
+    model: CompiledModel,
+    through: { readonly lookup: PrimaryLookup; readonly indexShard: number; readonly uuid: string },
+    cells: readonly string[],
+    bound?: AnswerBound,
+  ): Promise<ReadThrough | undefined> {
+    const { lookup, indexShard, uuid } = through;
+    if (cells.length === 0 || !this.layout.contentBeside(uuid, indexShard)) return undefined;
+    const maxBodyBytes = this.maxBodyBytes(bound, cells.length);
+    const shard = this.layout.contentShard(uuid);
+    const table = this.layout.contentTable(model, shard);
+    const placed = cells.map((cell): PlacedThrough => ({
+      lookup,
+      uuid,
+      table,
+      shard,
+      cell,
+      maxBodyBytes,
+    }));
+    const found = await this.throughLoaderOf(this.layout.partitionOf(shard)).load(placed);
+    // Every part of one read saw the same row, or none.
+    const holder = found[0]?.holder;
+    if (found.some((one) => one?.holder !== holder)) return undefined;
+    if (holder !== uuid) return { holder, cells: [] };
+    return {
+      holder,
+      cells: await this.finish(
+        found.map((one) => one?.latest),
+        bound,
+      ),
+    };
+  }
+
+  /** The body bound of each of `count` cells sharing `bound`; undefined: every body is read. */
+  private maxBodyBytes(bound: AnswerBound | undefined, count: number): number | undefined {
+    if (bound === undefined) return undefined;
+    const share = Math.max(
+      0,
+      Math.floor(bound.maxBytes / Math.max(1, count)) - ANSWER_BYTES_PER_CELL,
+    );
+    return share >= this.maxCellBytes ? undefined : share;
+  }
+
+  /**
+   * The answer of cells read: refused when over the bound, else with the bodies a bounded read
+   * left out read in.
+   */
+  private async finish(
+    latest: Found<LatestCell>,
+    bound: AnswerBound | undefined,
+  ): Promise<(StoredCell | undefined)[]> {
     if (bound !== undefined) {
       let bytes = 0;
       for (const found of latest) bytes += ANSWER_BYTES_PER_CELL + (found?.bodyBytes ?? 0);
@@ -140,6 +234,22 @@ export class LatestCells {
       }),
     );
     return latest;
+  }
+
+  /** One partition's reads through primary-index rows, answered at their positions. */
+  private async readThroughOn(
+    partition: number,
+    cells: readonly PlacedThrough[],
+    apart: boolean,
+  ): Promise<Found<FoundThrough>> {
+    const rows = await this.partitions
+      .at(partition)
+      .read((reader) => readThroughPrimaryRows(reader, cells), apart);
+    return rows.map((row, position) =>
+      row === undefined
+        ? undefined
+        : { holder: String(row.holder), latest: latestOf(row, cells[position]!) },
+    );
   }
 
   /** Reads, by id, the bodies left out of a bounded read, into their cells. */
@@ -208,18 +318,26 @@ export class LatestCells {
         const asked = positionOf(keys, byUuid, String(row.uuid), String(row.column_name));
         // Never so: a row answers a cell asked for.
         if (asked === undefined) continue;
-        const { table, shard } = keys[asked]!;
-        const bodyBytes = Number(row.body_bytes ?? 0);
-        found[positions[asked]!] = {
-          cell: toStoredCell(row, shard),
-          table,
-          bodyBytes,
-          bodyUnread: row.body === null && bodyBytes > 0,
-        };
+        found[positions[asked]!] = latestOf(row, keys[asked]!);
       }
     });
     return found;
   }
+}
+
+/** A latest version as a row answers it, of a cell of `table` in `shard`; undefined: none. */
+function latestOf(
+  row: Row,
+  { table, shard }: { table: string; shard: number },
+): LatestCell | undefined {
+  if (row.id === null || row.id === undefined) return undefined;
+  const bodyBytes = Number(row.body_bytes ?? 0);
+  return {
+    cell: toStoredCell(row, shard),
+    table,
+    bodyBytes,
+    bodyUnread: row.body === null && bodyBytes > 0,
+  };
 }
 
 /**

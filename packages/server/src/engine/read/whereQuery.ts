@@ -2,10 +2,10 @@
 // one SELECT per partition.
 //
 // A point query (every field of the primary index given with =, the first page) whose values
-// the primary-key cache knows is answered in one round trip instead of two: the record's cells
-// and its primary-index row are read together (the two reads share the partition's round trip,
-// readCoalescer.ts), and the answer stands only if the row still leads to that record; else the
-// query runs as any other.
+// the primary-key cache knows is answered with one statement instead of two round trips: the
+// primary-index row and the record's cells, joined on the record remembered
+// (latestCells.readThrough), so that the cells come back only if the row still leads to that
+// record; no row answers an empty page, and a row leading elsewhere runs the query as any other.
 import { createHash } from 'node:crypto';
 import { AnswerTooLargeError, InvalidArgumentError, NotFoundError } from '../base/errors.js';
 import { exactInteger } from '../base/exactInteger.js';
@@ -17,7 +17,6 @@ import type { Row } from '../mysql/mysqlPool.js';
 import type { PartitionSet } from '../mysql/partitions.js';
 import { ANSWER_BYTES_PER_CELL, type AnswerBound, type LatestCells } from './latestCells.js';
 import type { PrimaryKeyCache } from './primaryKeyCache.js';
-import type { PrimaryLookups } from './primaryLookups.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
 import {
   type IndexCondition,
@@ -87,7 +86,6 @@ export class WhereQuery {
     private readonly latest: LatestCells,
     private readonly limits: QueryLimits,
     private readonly known: PrimaryKeyCache,
-    private readonly lookups: PrimaryLookups,
   ) {}
 
   /**
@@ -168,8 +166,8 @@ export class WhereQuery {
 
   /**
    * The page of a point query whose record the cache knows, read with the primary-index row in
-   * the same round trip; undefined when the cache does not know it or the row no longer leads
-   * there.
+   * one statement; undefined when the cache does not know it, the row leads to another record,
+   * or the two cannot be read together.
    */
   private async knownPoint(
     model: CompiledModel,
@@ -181,15 +179,22 @@ export class WhereQuery {
     const key = primaryKeyOf(point);
     const uuid = this.known.get(key);
     if (uuid === undefined) return undefined;
-    const [holder, cellsByUuid] = await Promise.all([
-      this.lookups.find(this.layout.partitionOf(shard), point),
-      this.readCells(model, [uuid], cells, bound),
-    ]);
-    if (holder !== uuid) {
+    const read = await this.latest.readThrough(
+      model,
+      { lookup: point, indexShard: shard, uuid },
+      cells,
+      bound,
+    );
+    if (read === undefined) return undefined;
+    if (read.holder !== uuid) {
       this.known.delete(key);
-      return undefined;
+      // No row holds the values: no record matches, as the query would find.
+      return read.holder === undefined ? { records: [], nextPageToken: '' } : undefined;
     }
-    return { records: [{ uuid, cells: cellsByUuid.get(uuid) ?? [] }], nextPageToken: '' };
+    return {
+      records: [{ uuid, cells: read.cells.filter((cell) => cell !== undefined) }],
+      nextPageToken: '',
+    };
   }
 
   /** The latest version of the cells asked for of each record, in the order asked for. */

@@ -70,7 +70,7 @@ const EXISTS_COLUMNS =
  * The body and body_bytes columns of a latest version (of a table aliased `alias`, if given),
  * and the values their placeholders take, in order.
  */
-function bodyColumns(
+export function bodyColumns(
   withBody: boolean,
   maxBodyBytes: number | undefined,
   alias = '',

@@ -23,8 +23,9 @@ ${columns.join('\n')}
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
 
-function equalsAll(index: IndexSpec): string {
-  return index.fields.map((field) => `\`${field.name}\` = ?`).join(' AND ');
+/** Every field of the index equal to a value (of a table aliased `alias`, if given). */
+export function equalsAll(index: IndexSpec, alias = ''): string {
+  return index.fields.map((field) => `${alias}\`${field.name}\` = ?`).join(' AND ');
 }
 
 /** A tuple of primary values to look up in one table. */
