@@ -1,12 +1,13 @@
 // A GetCells answer is bounded by the largest message the server sends: a request whose cells
 // add up to more is refused with RESOURCE_EXHAUSTED before their bodies are read, and one under
 // the limit answers every cell exactly, large bodies (read after the others, by id) included.
-// A WhereMany answer is bounded the same way, refused before it is encoded.
+// A WhereMany answer is bounded the same way, refused before it is encoded; so are point Wheres
+// of remembered records, whose cells are read with their index row in one statement.
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
 import { Operator, WriteMode } from '@shameless/proto';
 import { rejection } from '../support/grpcCalls.js';
-import { int } from '../support/indexValues.js';
+import { int, str } from '../support/indexValues.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -104,6 +105,43 @@ describe('answers bounded by bytes', function () {
       expect(Buffer.from(cell!.body).equals(bodies.get(uuid)!), `body of ${uuid}`).to.equal(true);
     });
     expect(answer.results[uuids.length]?.cell).to.equal(undefined);
+  });
+
+  it('bounds point Wheres read through their index rows: refused over, bodies past their share read afterwards', async () => {
+    // Every field of the primary index: the server created these records and remembers them.
+    const pointsOf = (hotels: readonly number[]) =>
+      store.api.whereMany(
+        hotels.map((hotelId) => ({
+          conditions: [
+            { field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(hotelId)] },
+            { field: 'room_type', op: Operator.OPERATOR_EQ, values: [str('double')] },
+            { field: 'check_in_date', op: Operator.OPERATOR_EQ, values: [str('2026-01-01')] },
+          ],
+          cells: ['base', 'meta'],
+        })),
+      );
+    const hits = store.engine.primaryKeyCacheStats().hits;
+    // Seven pages: each one's share (~150 KB) is less than its ~200 KB meta cell.
+    const error = await rejection(pointsOf([0, 1, 2, 3, 4, 5, 6]));
+    expect(error.code, error.details).to.equal(status.RESOURCE_EXHAUSTED);
+    expect(error.details).to.contain(`the answer would exceed ${MAX_MESSAGE_BYTES} bytes`);
+    // Four pages of a large record and a small one: each cell's share (~130 KB) leaves the large
+    // bodies to be read by id, and the answer fits.
+    const { pages } = await pointsOf([2, 3, 100, 4]);
+    expect(store.engine.primaryKeyCacheStats().hits - hits, 'answered as remembered').to.equal(11);
+    const expected = [large[2]!, large[3]!, small[0]!, large[4]!];
+    expect(pages.map((page) => page.records.map((record) => record.uuid))).to.deep.equal(
+      expected.map((uuid) => [uuid]),
+    );
+    pages.forEach((page, i) => {
+      const [base, meta] = page.records[0]!.cells;
+      expect(base?.name).to.equal('base');
+      expect(meta?.name).to.equal('meta');
+      expect(
+        Buffer.from(meta!.body).equals(bodies.get(expected[i]!)!),
+        `meta of page ${i}`,
+      ).to.equal(true);
+    });
   });
 
   it('answers a few keys, each read with its cell, exactly', async () => {
