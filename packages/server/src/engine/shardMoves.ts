@@ -1,7 +1,7 @@
 // The store's shard moves (SPEC §7, issue 54): the mover (moves/) run on this engine's
 // partitions, its map published through the engine's routing, and the commands an operator
 // gives — move a range, split every partition, finish, abort, say where the moves stand.
-import { InvalidArgumentError } from './base/errors.js';
+import { FailedPreconditionError, InvalidArgumentError } from './base/errors.js';
 import type { Logger } from './base/logger.js';
 import type { StoreLayout } from './model/layout.js';
 import type { CompiledModel } from './model/model.js';
@@ -103,6 +103,7 @@ export class ShardMoves {
   private async dispatch(mover: ShardMover, action: MoveAction): Promise<MoveSummary[]> {
     switch (action.kind) {
       case 'move':
+        this.refuseGaleraSources(action.shards);
         return mover.move({ shards: action.shards, to: action.to });
       case 'split':
         return this.split(mover, action.to);
@@ -124,6 +125,23 @@ export class ShardMoves {
   }
 
   /**
+   * A cut-over holds a shard's writes with LOCK TABLES, which holds them on one server: on a
+   * Galera cluster the other nodes would go on taking writes the copy never sees.
+   */
+  private refuseGaleraSources(shards: readonly number[]): void {
+    const map = this.store.partitionMap;
+    for (const shard of shards) {
+      const partition = this.store.partition(map.partitionOf(shard));
+      if (partition.galera) {
+        throw new FailedPreconditionError(
+          `shard ${shard} is on partition ${partition.index}, a Galera cluster: moving shards off Galera ` +
+            'is not supported (the cut-over could hold writes on one node only)',
+        );
+      }
+    }
+  }
+
+  /**
    * Doubles the partitions as the gem's layout for twice the list would have them: with n
    * locations given, the store's shards read as n equal ranges, and the upper half of range i
    * moves to `to[i]`. Shards already there are left as they are, so a split stopped part-way
@@ -141,6 +159,7 @@ export class ShardMoves {
       );
     }
     const size = shardsCount / n;
+    this.refuseGaleraSources(range(0, shardsCount));
     const summaries: MoveSummary[] = [];
     for (let i = 0; i < n; i++) {
       const upper = range(i * size + size / 2, (i + 1) * size);
