@@ -5,7 +5,9 @@
 // multi-row INSERT consecutive ids; its created_at is the time it was given, cut to what the
 // column keeps (storedTimes.ts). Where either is not known, the INSERT is followed by the
 // read-back of what it stored (a primary-key range). Inserts are split over round trips of at
-// most MAX_INSERT_BYTES, to stay under max_allowed_packet.
+// most MAX_INSERT_BYTES, to stay under max_allowed_packet. On Galera each round trip proves the
+// transaction still open, and the last one that its COMMIT stored the rows (sql/galera.ts): a BF
+// abort can roll it back unreported, and a COMMIT after that answers OK having committed nothing.
 import { UnavailableError } from '../base/errors.js';
 import { exactInteger, offsetId } from '../base/exactInteger.js';
 import type { Row, SqlConnection, WriteResult } from '../mysql/mysqlPool.js';
@@ -17,11 +19,17 @@ import {
   toInsertedCell,
 } from '../mysql/sql/contentWrites.js';
 import { deleteIndexRows } from '../mysql/sql/indexTable.js';
+import {
+  type InsertedVersion,
+  TRANSACTION_STILL_OPEN,
+  committedRows,
+  stillOpen,
+} from '../mysql/sql/galera.js';
 import { COMMIT, type Statement, runTogether } from '../mysql/sql/statement.js';
 import type { CreateFate, GroupPlan } from './groupPlan.js';
 import type { TableWrites } from './lockedReads.js';
 import { indexRowsOf } from './placedIndexRows.js';
-import type { TransactionParts } from './transactionParts.js';
+import { type TransactionParts, TransactionLost } from './transactionParts.js';
 import type { WriteItem } from './writeItems.js';
 
 // mysql2 sends a body as hex, so this is about 2 MiB of bodies per round trip: well under
@@ -48,17 +56,35 @@ export async function insertAndCommit(
   // cleans up and commits.
   const stored = new Map<string, StoredCell[]>();
   const rounds = roundTripsOf(plan.inserts);
+  const galera = parts.partition.galera !== undefined;
+  // The first version of every INSERT, looked for after a Galera COMMIT: an INSERT stores all
+  // its rows or none, and one run outside the transaction after an unreported abort commits
+  // on its own, so each is checked.
+  const firstOfEach: InsertedVersion[] = [];
   for (const [r, round] of rounds.entries()) {
+    const last = r === rounds.length - 1;
     const writes = round.map(({ table, cells }) => timedForTable(parts, table, cells));
     const statements: Statement[] = [];
     const insertAt = writes.map(({ table, cells, readBack }) => {
       const at = statements.length;
       statements.push(insertCells(table, cells, parts.layout.createdAt));
       if (readBack) statements.push(readInserted(table, cells.length));
+      const first = cells[0]!;
+      firstOfEach.push({ table, uuid: first.uuid, cell: first.name, requestId: first.requestId });
       return at;
     });
-    if (r === rounds.length - 1) statements.push(...cleanUp, COMMIT);
+    if (last) statements.push(...cleanUp, COMMIT);
+    if (galera) statements.push(last ? committedRows(firstOfEach) : TRANSACTION_STILL_OPEN);
     const results = await runTogether(connection, statements);
+    if (galera) {
+      const check = results[statements.length - 1] as Row[];
+      if (last && Number(check[0]?.stored) !== firstOfEach.length) {
+        throw new TransactionLost('its COMMIT answered OK and stored nothing');
+      }
+      if (!last && !stillOpen(check)) {
+        throw new TransactionLost(`round trip ${r + 1} of its inserts`);
+      }
+    }
     writes.forEach(({ table, cells, readBack }, i) => {
       const { shard } = tables.get(table)!;
       const at = insertAt[i]!;

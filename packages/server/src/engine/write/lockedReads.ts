@@ -19,6 +19,7 @@ import {
   writesByRequestId,
 } from '../mysql/sql/contentWrites.js';
 import { indexRowHolders, insertIndexRows, primaryLookups } from '../mysql/sql/indexTable.js';
+import { TRANSACTION_STILL_OPEN, stillOpen } from '../mysql/sql/galera.js';
 import { type Statement, runTogether } from '../mysql/sql/statement.js';
 import { insertLogLocks } from '../mysql/sql/storeTables.js';
 import {
@@ -30,7 +31,7 @@ import {
 } from './groupPlan.js';
 import type { KnownRecords } from './knownRecords.js';
 import type { PlacedIndexRow } from './placedIndexRows.js';
-import { type TransactionParts, tableOf } from './transactionParts.js';
+import { type TransactionParts, TransactionLost, tableOf } from './transactionParts.js';
 import { type CreateRequest, type WriteItem, uniqueIndexCollision } from './writeItems.js';
 
 /** The items of a group that write one content table. */
@@ -136,7 +137,14 @@ export async function readUnderLocks(
     return { rows, at: statements.length - 1 };
   });
 
+  // Last: on Galera, whether an abort no statement reported ended the transaction (sql/galera.ts).
+  const galera = parts.partition.galera !== undefined;
+  if (galera) statements.push(TRANSACTION_STILL_OPEN);
+
   const results = (await runTogether(connection, statements)) as Row[][];
+  if (galera && !stillOpen(results[statements.length - 1])) {
+    throw new TransactionLost('its locks and reads');
+  }
   const missing = missingLocks(results[1] ?? [], [...tables.keys()]);
   if (missing.length > 0) throw new MissingLogLocks(missing);
 

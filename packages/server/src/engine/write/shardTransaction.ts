@@ -49,7 +49,13 @@ import type { KnownRecords } from './knownRecords.js';
 import { MissingLogLocks, readUnderLocks, restoreLogLocks, tablesOf } from './lockedReads.js';
 import { REQUEST_APPLIED, STALE, oneTripReads, writeInOneTrip } from './oneTripWrite.js';
 import { indexRowsOf } from './placedIndexRows.js';
-import { type TransactionParts, type Written, outcomeOf, tableOf } from './transactionParts.js';
+import {
+  type TransactionParts,
+  TransactionLost,
+  type Written,
+  outcomeOf,
+  tableOf,
+} from './transactionParts.js';
 import type { ItemOutcome, WriteItem } from './writeItems.js';
 
 /** Deadlocks (between creates inserting the same index keys) are retried this often. */
@@ -287,6 +293,9 @@ export class ShardTransaction {
       };
     } catch (error) {
       if (isDeadlock(error)) return RETRY_AFTER_DEADLOCK; // InnoDB rolled it back
+      // A BF abort rolled it back without a word (sql/galera.ts): nothing is open, and it is
+      // run again like a deadlock's victim.
+      if (error instanceof TransactionLost) return RETRY_AFTER_DEADLOCK;
       if (open) await runTogether(connection, [ROLLBACK]).catch(() => connection.destroy());
       const key = duplicateKeyName(error);
       if (key === REQUEST_ID_KEY && !lookUpRequestIds) return RETRY_WITH_LOOKUPS;

@@ -28,6 +28,22 @@ export interface Written {
   readonly written: ReadonlyMap<string, readonly StoredCell[]>;
 }
 
+/**
+ * A transaction on Galera that a round trip found ended before its COMMIT: a BF abort (another
+ * node's write set wanting its locks) rolled it back during a statement that still answered
+ * without an error, and MariaDB ran the statements after it outside any transaction (see
+ * sql/galera.ts). Nothing of it is held any more; statements of that round trip after the abort
+ * may have committed one by one, so it is run again from the start like a deadlock victim, and
+ * request ids sort out what they stored.
+ */
+export class TransactionLost extends Error {
+  constructor(where: string) {
+    super(
+      `a Galera transaction was rolled back by a BF abort that no statement reported (${where})`,
+    );
+  }
+}
+
 /** The content table `item` writes. */
 export function tableOf(layout: StoreLayout, item: WriteItem): string {
   return layout.contentTable(item.model, layout.contentShard(item.uuid));

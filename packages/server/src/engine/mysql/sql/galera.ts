@@ -1,6 +1,7 @@
 // What the server asks of a Galera node (a partition that lists several nodes, galeraNodes.ts):
 // whether it takes queries, and the session setting that makes its reads causal.
 import type { Row, SqlSession } from '../mysqlPool.js';
+import { type Statement, statement } from './statement.js';
 
 /**
  * Run on every new connection to a node of a Galera partition: each SELECT, SHOW and START
@@ -12,6 +13,54 @@ import type { Row, SqlSession } from '../mysqlPool.js';
  * there could take an id below one already committed, which the shard's log would skip.
  */
 export const CAUSAL_READS = 'SET SESSION wsrep_sync_wait = 1';
+
+/**
+ * A shard transaction's statements go in a few multi-statement round trips, and MariaDB (10.11
+ * here) goes on with a round trip after a BF abort (a write set of another node wanting a lock
+ * the transaction holds) rolled the transaction back during one of its statements that was not
+ * waiting for a lock: that statement ends without an error, the ones after it run outside any
+ * transaction, each committed on its own, and the abort's deadlock is raised on the next one.
+ * That one, an autocommit statement now, the node retries (wsrep_retry_autocommit): a SELECT
+ * still fails, an INSERT fails on the keys of its own first run, which stays committed; but a
+ * COMMIT, having had nothing to commit, succeeds and answers OK. The write was acknowledged
+ * and lost (galeraPartition.test.ts aborts a write so). An abort during the last statement of
+ * a round trip, or between round trips, is reported (ER_LOCK_DEADLOCK).
+ *
+ * So on Galera every round trip of a shard transaction before its last ends with
+ * TRANSACTION_STILL_OPEN, which reads 0 once the transaction is gone (an abort during it is
+ * reported, being the last), and its COMMIT is followed, in the same round trip, by
+ * {@link committedRows} of what it inserted: a row missing, no commit.
+ */
+export const TRANSACTION_STILL_OPEN = statement('SELECT @@in_transaction AS `open`');
+
+/** Whether the rows of {@link TRANSACTION_STILL_OPEN} say the transaction is still open. */
+export function stillOpen(rows: readonly Row[] | undefined): boolean {
+  return Number(rows?.[0]?.open) === 1;
+}
+
+/** One version a transaction inserted into a content table, by its request-id key. */
+export interface InsertedVersion {
+  readonly table: string;
+  readonly uuid: string;
+  readonly cell: string;
+  readonly requestId: string;
+}
+
+/**
+ * After a COMMIT, in its round trip: how many of `versions` are stored (one row, `stored`), one
+ * dive each on the request-id key. Read without the causality wait of CAUSAL_READS: the node's
+ * own commit is applied on it before the COMMIT answers.
+ */
+export function committedRows(versions: readonly InsertedVersion[]): Statement {
+  const counts = versions.map(
+    ({ table }) =>
+      `(SELECT COUNT(*) FROM \`${table}\` WHERE (\`uuid\`, \`column_name\`, \`request_id\`) IN ((?, ?, ?)))`,
+  );
+  return statement(
+    `SET STATEMENT wsrep_sync_wait = 0 FOR SELECT ${counts.join(' + ')} AS \`stored\``,
+    versions.flatMap(({ uuid, cell, requestId }) => [uuid, cell, requestId]),
+  );
+}
 
 /** What a node's wsrep status says, as far as the server cares. */
 export interface NodeState {
