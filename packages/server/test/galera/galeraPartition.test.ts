@@ -11,8 +11,18 @@ import { Registry } from 'prom-client';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { type Cell, GaleraNode_Health, WriteMode } from '@shameless/proto';
 import { type GaleraCluster, type GaleraNode, startGaleraCluster } from '@shameless/testkit';
+import { Engine } from '../../src/engine/engine.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
+import { GaleraNodes } from '../../src/engine/mysql/galeraNodes.js';
+import {
+  type MysqlPool,
+  type SqlConnection,
+  createMysqlPool,
+  parseMysqlUrl,
+} from '../../src/engine/mysql/mysqlPool.js';
+import { Partition, PartitionSet } from '../../src/engine/mysql/partitions.js';
+import { CAUSAL_READS } from '../../src/engine/mysql/sql/galera.js';
 import { registerEngineMetrics } from '../../src/metrics/engineMetrics.js';
 import {
   type StoreFixture,
@@ -490,6 +500,122 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       expectIntact(audit);
     } finally {
       await other.close();
+    }
+  });
+  it('a write whose transaction a write through another node aborts just before its COMMIT is written again, never acknowledged unstored', async () => {
+    // A BF abort (a write set of another node wanting a lock the transaction holds) that
+    // lands on a statement not waiting for a lock ends it without an error; MariaDB runs the
+    // rest of the round trip outside any transaction, and a COMMIT there answers OK having
+    // committed nothing (sql/galera.ts). Here the last round trip of a write gets a slow
+    // statement before its COMMIT, which a rewrite of the log-lock rows through another node
+    // (as another server's transaction writes them) aborts so. Under load, the servers'
+    // readback SELECT was such a statement. The write must be stored, or fail.
+    const [written, elsewhere] = cluster.nodes.filter((node) => node.running);
+    const location = (node: GaleraNode) => parseMysqlUrl(withDatabase(node.url, DATABASE));
+    const nodePool = (node: GaleraNode) =>
+      createMysqlPool(location(node), {
+        connectionLimit: 4,
+        connectTimeoutMs: 2000,
+        statementTimeoutMs: 30_000,
+        sessionStatements: [CAUSAL_READS],
+      });
+    let abortNextCommit = false;
+    let aborting: Promise<void> | undefined;
+    const logLocks = store.engine.layout.logLocksTable;
+    /** Deletes and puts back every log-lock row through `elsewhere`, in one transaction. */
+    const rewriteLogLocks = async () => {
+      const connection = await createConnection(withDatabase(elsewhere!.url, DATABASE));
+      try {
+        const [rows] = await connection.query<RowDataPacket[]>(
+          `SELECT table_name FROM \`${logLocks}\``,
+        );
+        const tables = rows.map((row) => String(row.table_name));
+        await connection.query('START TRANSACTION');
+        await connection.query(`DELETE FROM \`${logLocks}\` WHERE table_name IN (?)`, [tables]);
+        await connection.query(`INSERT INTO \`${logLocks}\` (table_name) VALUES ?`, [
+          tables.map((table) => [table]),
+        ]);
+        await connection.query('COMMIT');
+      } finally {
+        await connection.end();
+      }
+    };
+    const aborted = (connection: SqlConnection): SqlConnection => ({
+      query: <T>(...[sql, values]: Parameters<SqlConnection['query']>) => {
+        if (!abortNextCommit || typeof sql !== 'string' || !sql.includes(';\nCOMMIT')) {
+          return connection.query<T>(sql, values);
+        }
+        abortNextCommit = false;
+        // Long enough never to end by itself: the abort ends it, without an error.
+        const slow = "SELECT BENCHMARK(2000000000, MD5('x'))";
+        const answer = connection.query<T>(sql.replace(';\nCOMMIT', `;\n${slow};\nCOMMIT`), values);
+        aborting = sleep(300).then(rewriteLogLocks);
+        return answer;
+      },
+      release: () => connection.release(),
+      destroy: () => connection.destroy(),
+    });
+    const writtenPool = nodePool(written!);
+    const pool: MysqlPool = {
+      ...writtenPool,
+      getConnection: async () => aborted(await writtenPool.getConnection()),
+    };
+    const galera = new GaleraNodes(
+      0,
+      [
+        { location: location(written!), pool },
+        { location: location(elsewhere!), pool: nodePool(elsewhere!) },
+      ],
+      silentLogger,
+    );
+    const engine = new Engine(
+      store.engine.layout,
+      new PartitionSet([new Partition(0, location(written!), galera, [], 0, galera)], SHARDS),
+      silentLogger,
+      { followPollIntervalMs: 100, maxCellBytes: 1024 * 1024 },
+    );
+    const bfAborts = async () => {
+      const [row] = await causalQuery(written!, "SHOW GLOBAL STATUS LIKE 'wsrep_local_bf_aborts'");
+      return Number(row!.Value);
+    };
+    try {
+      await engine.models.refresh();
+      const { uuid } = await engine.put(
+        'rate',
+        pack({
+          hotel_id: 40_000,
+          room_type: 'double',
+          check_in_date: '2026-01-01',
+          gateway: 'g',
+          discount_type: 'd',
+        }),
+        requestId(),
+      );
+      const abortsBefore = await bfAborts();
+      abortNextCommit = true;
+      const id = requestId();
+      const { cell } = await engine.writeCell({
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ n: 1 }),
+        mode: 'merge',
+        requestId: id,
+      });
+      await aborting;
+      expect(abortNextCommit, 'the write reached its COMMIT').to.equal(false);
+      expect(await bfAborts(), 'BF aborts on the node written through').to.be.above(abortsBefore);
+      const stored = await causalQuery(
+        written!,
+        `SELECT ref_key FROM ${DATABASE}.${NAMESPACE}_rate_${String(cell.shard).padStart(6, '0')}
+          WHERE uuid = '${uuid}' AND column_name = 'meta' AND request_id = '${id}'`,
+      );
+      expect(
+        stored.map((row) => Number(row.ref_key)),
+        'the acknowledged version, stored',
+      ).to.deep.equal([cell.refKey]);
+    } finally {
+      await engine.close();
     }
   });
 });
