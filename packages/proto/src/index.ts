@@ -45,6 +45,19 @@ export {
   startFromFromJSON,
   startFromToJSON,
 } from './gen/shameless/v1/groups.js';
+// Moving shards' messages (moves.proto).
+export {
+  MoveAbort,
+  MoveFinish,
+  MovePhase,
+  MoveShardsProgress,
+  MoveShardsRequest,
+  MoveStatus,
+  ShardRangeMove,
+  ShardSplit,
+  movePhaseFromJSON,
+  movePhaseToJSON,
+} from './gen/shameless/v1/moves.js';
 export * from './gen/shameless/v1/store.js';
 // ts-proto's service and client, with messages encoded through one reused writer.
 export { encodeMessage } from './encodeMessage.js';

@@ -7,6 +7,7 @@ import { registerDescribe } from './commands/describe.js';
 import { registerFindShard } from './commands/findShard.js';
 import { registerGet } from './commands/get.js';
 import { registerGroup } from './commands/group.js';
+import { registerMoveShards } from './commands/moveShards.js';
 import { registerPlan } from './commands/plan.js';
 import { registerPut } from './commands/put.js';
 import { registerServe } from './commands/serve.js';
@@ -44,6 +45,7 @@ registerPut(program);
 registerWhere(program);
 registerTail(program);
 registerGroup(program);
+registerMoveShards(program);
 
 // `shameless tail ... | head` closes stdout early: that ends the command, not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {

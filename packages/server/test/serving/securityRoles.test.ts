@@ -70,7 +70,11 @@ describe('security: role tokens', function () {
         'WriteCells',
         'ReplayParkedCell',
       ]);
-      expect(withRole('admin')).to.have.members(['DefineModel', 'ResetConsumerGroup']);
+      expect(withRole('admin')).to.have.members([
+        'DefineModel',
+        'ResetConsumerGroup',
+        'MoveShards',
+      ]);
     });
 
     it('asks admin for a method it does not know (fails closed)', () => {

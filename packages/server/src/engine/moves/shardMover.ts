@@ -74,6 +74,9 @@ export interface MoveRequest {
 export interface MoveProgress {
   readonly moveId: number;
   readonly shard: number;
+  /** The partition ids the shard moves from and to. */
+  readonly source: number;
+  readonly target: number;
   readonly phase: MovePhase;
   /** What just happened: `created`, `copied`, `caught_up`, `verified`, `locked`, `published`, … */
   readonly step: string;
@@ -360,6 +363,8 @@ export class ShardMover {
     await this.options.onProgress?.({
       moveId: run.row.moveId,
       shard: run.row.shard,
+      source: run.row.source,
+      target: run.row.target,
       phase: run.row.phase,
       step,
       rowsCopied: run.rowsCopied,

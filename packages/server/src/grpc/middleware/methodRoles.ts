@@ -34,6 +34,7 @@ export const METHOD_ROLES: Readonly<Record<StoreMethod, Role>> = {
   WriteCell: 'writer',
   WriteCells: 'writer',
   DefineModel: 'admin',
+  MoveShards: 'admin',
 };
 
 /**

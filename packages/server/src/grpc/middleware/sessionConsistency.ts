@@ -64,6 +64,7 @@ const METHOD_CONSISTENCY: Readonly<Record<StoreMethod, 'reads' | 'writes' | 'nei
   ListParkedCells: 'neither',
   ReplayParkedCell: 'neither',
   ResetConsumerGroup: 'neither',
+  MoveShards: 'neither',
   Pipeline: 'neither',
 };
 

@@ -4,6 +4,7 @@ import type {
   ConsumeRequest,
   ConsumeResponse,
   EachResponse,
+  MoveShardsRequest,
   StoreServer,
   WhereResponse,
 } from '@shameless/proto';
@@ -16,6 +17,7 @@ import {
   type StoredCell,
 } from '../../engine/index.js';
 import { consume } from './consumerGroupService.js';
+import { moveShards } from './moveService.js';
 import type { HandlerFactory } from './handlers.js';
 import { chunksWithin } from './messageChunks.js';
 import type { PipelineHandler } from './pipeline.js';
@@ -70,6 +72,14 @@ export function createStoreService(
       'Consume',
       (first, rest, context) => consume(engine, first, rest, context, maxMessageBytes),
       { longLived: true, readAheadBytes: SESSION_CELLS_HELD_BYTES },
+    ),
+
+    // A move lasts as long as its copy: admitted as a stream; cancelled, the mover stops where
+    // it is (its state is in the store, and the same request resumes it).
+    moveShards: handlers.serverStream(
+      'MoveShards',
+      (request: MoveShardsRequest, context) => moveShards(engine, request, context),
+      { longLived: true },
     ),
 
     where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {

@@ -7,6 +7,8 @@ import type { MoveProgress } from '../../../src/engine/moves/shardMover.js';
 const event = (step: string): MoveProgress => ({
   moveId: 1,
   shard: 3,
+  source: 0,
+  target: 1,
   phase: 'copying',
   step,
   rowsCopied: 0,
