@@ -83,8 +83,8 @@ export class InternalError extends EngineError {
 
 /**
  * A statement found a content or index table missing (MySQL's ER_NO_SUCH_TABLE): the fence of a
- * shard move, whose cut-over renames the shard's tables away at their old place once the new
- * partition map is published. The engine reads the map and runs the operation again where the
+ * shard move, whose cut-over renames the shard's tables away at their old place, then publishes
+ * the new partition map. The engine reads the map and runs the operation again where the
  * shard now is (engine.ts); it reaches a client only as the UNAVAILABLE that says a move is in
  * progress, or, in a store that never moved a shard, as the failure it was (`cause`).
  */

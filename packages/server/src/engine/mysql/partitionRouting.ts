@@ -3,8 +3,8 @@
 // sends an operation to a shard's new partition. The map itself is pure (model/partitionMap.ts);
 // its SQL is in sql/partitionMap.ts.
 //
-// The fence is the absence of the shard's tables: a move's cut-over publishes the next map on
-// every partition, then renames the shard's tables away at its old place. A statement of a
+// The fence is the absence of the shard's tables: a move's cut-over renames the shard's tables
+// away at its old place, then publishes the next map on every partition. A statement of a
 // server still routing by the older map then fails with ER_NO_SUCH_TABLE (ShardMovedError,
 // sqlErrors.ts); the operation reads the map and runs again where the shard now is. A write
 // whose transaction failed so was rolled back whole: running it again is a fresh attempt, and
@@ -15,6 +15,8 @@ import type { Logger } from '../base/logger.js';
 import type { StoreLayout } from '../model/layout.js';
 import { PartitionMap, type PartitionMapRecord } from '../model/partitionMap.js';
 import type { Partition, PartitionSet } from './partitions.js';
+import { storeTableName } from '../model/tableNames.js';
+import { readActiveMoves } from './sql/shardMoves.js';
 import {
   ensurePartitionMapTable,
   insertPartitionMap,
@@ -181,6 +183,20 @@ export class PartitionRouting {
     await this.use(next);
   }
 
+  /**
+   * Whether the store's moves table (partition 0) has a move not finished or aborted; false
+   * when it cannot say (no such table: nothing ever moved).
+   */
+  private async moveUnderWay(): Promise<boolean> {
+    const table = storeTableName(this.layout.namespace, 'shard_moves');
+    try {
+      const active = await this.partitions.at(0).run((pool) => readActiveMoves(pool, table));
+      return active.length > 0;
+    } catch {
+      return false;
+    }
+  }
+
   /** Runs `work`, and again where the shard now is when a move fenced it (see above). */
   async fenced<T>(work: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -197,9 +213,10 @@ export class PartitionRouting {
    * After work that began under map version `before` failed with `error`: returns when it is
    * to run again (the attempt'th time), else throws what its caller gets. A missing table
    * loads the map now: a newer version says where to run again. No newer one, in a store that
-   * moved shards, may be a move between its publish and this server's read: it waits a little
-   * (within the call's deadline) and tries again, and in the end says a move is in progress. In
-   * a store that never moved (version 0) a missing table is no move: its own failure.
+   * moved shards or has a move under way, may be a cut-over between its renames and its publish:
+   * it waits a little (within the call's deadline) and tries again, and in the end says a move is
+   * in progress. In a store that never moved (version 0, no move under way) a missing table is
+   * no move: its own failure.
    */
   async recover(error: unknown, before: number, attempt: number): Promise<void> {
     if (!(error instanceof ShardMovedError)) throw error;
@@ -215,7 +232,9 @@ export class PartitionRouting {
     }
     const now = this.layout.map.version;
     if (now !== before) return;
-    if (now === 0) throw error.cause ?? error;
+    // Version 0 with a move under way is a first cut-over between its renames and its publish
+    // (the renames come first): the shard is moving, not missing.
+    if (now === 0 && !(await this.moveUnderWay())) throw error.cause ?? error;
     const waitMs = FENCE_FIRST_WAIT_MS * 2 ** attempt;
     if (Date.now() + waitMs >= currentScope().deadline) throw moving(error);
     await new Promise((resolve) => setTimeout(resolve, waitMs));
