@@ -1,7 +1,7 @@
 // `shameless move-shards`: shards moved to new MySQL servers while the store serves
 // (MoveShards). A thin client: the move runs in the server it calls, its state in the store, so
 // running the same command again resumes a move whose command was stopped.
-import { status } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { MovePhase, type MoveShardsProgress, type MoveShardsRequest } from '@shameless/proto';
 import { type Command, Option } from 'commander';
 import { runClientCommand } from './clientCommand.js';
@@ -67,52 +67,74 @@ export function registerMoveShards(program: Command): void {
       .addOption(new Option('--status', 'print the moves under way')),
   );
   command.action((options: MoveShardsOptions) =>
-    runClientCommand(command, ARGUMENT_OF_FIELD, async (connection) => {
-      const request = moveRequest(options);
-      const stream = connection.stream(connection.client.moveShards, request);
-      let interrupted = false;
-      const interrupt = () => {
-        interrupted = true;
-        stream.cancel();
-      };
-      process.once('SIGINT', interrupt);
-      process.once('SIGTERM', interrupt);
-      const last = new Map<number, MoveShardsProgress>();
-      let done: MoveShardsProgress | undefined;
-      try {
-        for await (const progress of stream as AsyncIterable<MoveShardsProgress>) {
-          if (progress.done) {
-            done = progress;
-            continue;
+    runClientCommand(
+      command,
+      ARGUMENT_OF_FIELD,
+      async (connection) => {
+        const request = moveRequest(options);
+        const stream = connection.stream(connection.client.moveShards, request);
+        let interrupted = false;
+        const interrupt = () => {
+          interrupted = true;
+          stream.cancel();
+        };
+        process.once('SIGINT', interrupt);
+        process.once('SIGTERM', interrupt);
+        const last = new Map<number, MoveShardsProgress>();
+        let done: MoveShardsProgress | undefined;
+        try {
+          for await (const progress of stream as AsyncIterable<MoveShardsProgress>) {
+            if (progress.done) {
+              done = progress;
+              continue;
+            }
+            last.set(progress.shard, progress);
+            process.stderr.write(`move-shards: ${progressLine(progress)}\n`);
           }
-          last.set(progress.shard, progress);
-          process.stderr.write(`move-shards: ${progressLine(progress)}\n`);
+        } catch (error) {
+          if (interrupted && (error as { code?: number }).code === status.CANCELLED) {
+            process.stderr.write('move-shards: stopped; run the same command again to resume\n');
+            process.exitCode = 1;
+            return;
+          }
+          throw error;
+        } finally {
+          process.off('SIGINT', interrupt);
+          process.off('SIGTERM', interrupt);
         }
-      } catch (error) {
-        if (interrupted && (error as { code?: number }).code === status.CANCELLED) {
-          process.stderr.write('move-shards: stopped; run the same command again to resume\n');
-          process.exitCode = 1;
-          return;
-        }
-        throw error;
-      } finally {
-        process.off('SIGINT', interrupt);
-        process.off('SIGTERM', interrupt);
-      }
-      const json = {
-        mapVersion: done?.mapVersion ?? 0n,
-        shards: [...last.values()].map((progress) => ({
-          shard: progress.shard,
-          phase: phaseName(progress.phase),
-          source: progress.sourcePartition,
-          target: progress.targetPartition,
-          rowsCopied: progress.rowsCopied,
-          holdMs: progress.holdMs,
-        })),
-        ...(done && done.gemPartitionList.length > 0 ? { partitions: done.gemPartitionList } : {}),
-      };
-      console.log(stringifyExactJson(json, 2, 3));
-    }),
+        const json = {
+          mapVersion: done?.mapVersion ?? 0n,
+          shards: [...last.values()].map((progress) => ({
+            shard: progress.shard,
+            phase: phaseName(progress.phase),
+            source: progress.sourcePartition,
+            target: progress.targetPartition,
+            rowsCopied: progress.rowsCopied,
+            holdMs: progress.holdMs,
+          })),
+          ...(done && done.gemPartitionList.length > 0
+            ? { partitions: done.gemPartitionList }
+            : {}),
+        };
+        console.log(stringifyExactJson(json, 2, 3));
+      },
+      moveHint,
+    ),
+  );
+}
+
+/**
+ * FAILED_PRECONDITION here is about the moves, not a model's definition: another mover running,
+ * or a difference the verify found (the move stays where it is).
+ */
+function moveHint(error: ServiceError): string | undefined {
+  if (error.code !== status.FAILED_PRECONDITION) return undefined;
+  if (/another mover/.test(error.details)) {
+    return 'wait for it to end (`shameless move-shards --status` shows the moves), then run the command again';
+  }
+  return (
+    'the move stays where it is: `shameless move-shards --status` shows it; --abort puts back ' +
+    'the moves not cut over yet, or run the same command again once the difference is explained'
   );
 }
 
