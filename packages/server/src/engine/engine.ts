@@ -381,6 +381,11 @@ export class Engine implements EngineStats {
     return this.routing.publish(next);
   }
 
+  /** Makes `next` quick to publish: its new partitions connected, the map table on each. */
+  preparePartitionMap(next: PartitionMap): Promise<void> {
+    return this.routing.prepare(next);
+  }
+
   /**
    * Reads the highest map version on the map's partitions and routes by it when it is newer
    * than the current; true when it was. Every server does this within a health-check period of

@@ -48,6 +48,7 @@ export interface MovingStore {
   readonly partitionMap: PartitionMap;
   partition(id: number): Partition;
   publishPartitionMap(next: PartitionMap): Promise<void>;
+  preparePartitionMap(next: PartitionMap): Promise<void>;
 }
 
 /** The pools a mover opens on targets: a new partition is not the engine's until published. */
@@ -227,6 +228,10 @@ class EngineMoveHost implements MoveHost {
 
   publishMap(next: PartitionMap): Promise<void> {
     return this.store.publishPartitionMap(next);
+  }
+
+  preparePublish(next: PartitionMap): Promise<void> {
+    return this.store.preparePartitionMap(next);
   }
 
   async close(): Promise<void> {

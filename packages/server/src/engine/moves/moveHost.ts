@@ -27,4 +27,9 @@ export interface MoveHost {
    * it from now on. Refused (throws) when another version was published meanwhile.
    */
   publishMap(next: PartitionMap): Promise<void>;
+  /**
+   * Gets ready to publish `next` quickly (connects to a partition it adds, creates the map
+   * table where missing), before the cut-over holds the shard's writes; optional.
+   */
+  preparePublish?(next: PartitionMap): Promise<void>;
 }

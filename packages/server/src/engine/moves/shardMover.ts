@@ -727,6 +727,13 @@ export class ShardMover {
       this.at(run, row.target, 'creating the consumer-group tables on the target');
       await run.target.query(await createTableLikeSql(run.sourceSession, name));
     }
+    // What the publish needs besides its inserts (a pool on a new partition, the map table on
+    // each partition) made ready now, so that the hold has only the inserts to wait for.
+    const map = this.host.currentMap();
+    if (map.partitionOf(row.shard) !== row.target && this.host.preparePublish) {
+      this.at(run, row.target, 'preparing the partition map');
+      await this.host.preparePublish(this.nextMap(map, row));
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         await this.cutOverOnce(run, originals, groupTables);
@@ -741,6 +748,15 @@ export class ShardMover {
         });
       }
     }
+  }
+
+  /** `map` with the row's shard served by its target (a new partition takes the next id). */
+  private nextMap(map: PartitionMap, row: MoveRow): PartitionMap {
+    return map.moved(
+      [row.shard],
+      row.target,
+      row.target === map.partitionCount ? row.targetLocation : undefined,
+    );
   }
 
   private async cutOverOnce(
@@ -789,13 +805,7 @@ export class ShardMover {
       this.at(run, row.source, 'publishing the partition map');
       const map = this.host.currentMap();
       if (map.partitionOf(row.shard) !== row.target) {
-        await this.host.publishMap(
-          map.moved(
-            [row.shard],
-            row.target,
-            row.target === map.partitionCount ? row.targetLocation : undefined,
-          ),
-        );
+        await this.host.publishMap(this.nextMap(map, row));
       }
       mark('publishedMs');
       await this.tell(run, 'published');

@@ -32,6 +32,8 @@ const FENCE_FIRST_WAIT_MS = 20;
 
 export class PartitionRouting {
   private reloading: Promise<boolean> | undefined;
+  /** Partitions known to have the map table (made by this server's publish or prepare). */
+  private readonly mapTableReady = new Set<number>();
   private readonly listeners = new Set<(map: PartitionMap) => void>();
 
   constructor(
@@ -168,7 +170,10 @@ export class PartitionRouting {
     const record = next.toRecord();
     const insert = async (id: number) => {
       const inserted = await this.partitions.at(id).run(async (pool) => {
-        await ensurePartitionMapTable(pool, this.layout.partitionMapTable);
+        if (!this.mapTableReady.has(id)) {
+          await ensurePartitionMapTable(pool, this.layout.partitionMapTable);
+          this.mapTableReady.add(id);
+        }
         return insertPartitionMap(pool, this.layout.partitionMapTable, record);
       });
       if (!inserted) {
@@ -195,6 +200,24 @@ export class PartitionRouting {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * What publishing `next` needs besides its inserts, done ahead (a cut-over calls it before it
+   * holds the shard's writes): pools on the partitions it adds, the map table on each of its
+   * partitions.
+   */
+  async prepare(next: PartitionMap): Promise<void> {
+    await this.connectUpTo(next);
+    await Promise.all(
+      Array.from({ length: next.partitionCount }, async (_, id) => {
+        if (this.mapTableReady.has(id)) return;
+        await this.partitions
+          .at(id)
+          .run((pool) => ensurePartitionMapTable(pool, this.layout.partitionMapTable));
+        this.mapTableReady.add(id);
+      }),
+    );
   }
 
   /** Runs `work`, and again where the shard now is when a move fenced it (see above). */
