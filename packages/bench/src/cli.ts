@@ -42,6 +42,7 @@ import { type SuitePlan, runSuite } from './suite.js';
 import { FOLLOW_TOLERANCE, evaluateTargets, formatTargets } from './report/targets.js';
 import { evaluateConsumerTargets, formatConsumerTargets } from './report/consumerTargets.js';
 import { formatIdleRows } from './report/idleReport.js';
+import { formatMovesRows } from './report/movesReport.js';
 import { formatReplicaRows } from './report/replicaReport.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -149,6 +150,15 @@ Kafka, the Kinesis Client Library and NATS JetStream are known for, with its tar
     clock, set before the commit) to its handler's start, beside an Each follow of the same
     writes; from the write's acknowledgement too
 
+Shard moves (issue 54; --workloads moves, not in the default suite, about 1 minute, quick
+20 s): a store of its own on the bench's MySQL whose shard 0 holds 100,000 cells of 1 KB
+(quick 20,000, written by plain SQL), and a second MariaDB of its own (the test kit's, on a
+loopback port). mariadb-dump --single-transaction of the shard's tables piped into mariadb on
+the second server, timed end to end; then MoveShards of the shard to a database there, its copy
+timed from the created step to the copied step, and the whole move (create, copy, catch up,
+verify, cut over) with the cut-over's hold. Both in cells/s, the mover's as a multiple of
+mariadb-dump's. Target: the mover's copy at least 15,000 cells/s.
+
 Examples:
   pnpm bench --quick
   pnpm bench --workloads get-cell,write-cell --duration-ms 5000
@@ -156,6 +166,7 @@ Examples:
   pnpm bench --workloads consumer
   pnpm bench --workloads replicas
   pnpm bench --workloads idle
+  pnpm bench --workloads moves
 `;
 
 const program = new Command('bench')
@@ -408,7 +419,7 @@ async function suiteMode(): Promise<number> {
     );
     const series = memory.stop();
     const steady = memorySummary(series, 10);
-    const { follow, replicas, idle, consumer } = result;
+    const { follow, replicas, idle, consumer, moves } = result;
     const oneAtATime = oneAtATimeChecks(result.rows);
     const targets = follow
       ? evaluateTargets({
@@ -440,6 +451,7 @@ async function suiteMode(): Promise<number> {
     if (targets.length > 0) console.log(`\n${formatTargets(targets)}`);
     if (replicas) console.log(`\n${formatReplicaRows(replicas)}`);
     if (idle) console.log(`\n${formatIdleRows(idle)}`);
+    if (moves) console.log(`\n${formatMovesRows(moves)}`);
     const consumerTargets = consumer ? evaluateConsumerTargets(consumer) : undefined;
     if (consumer && consumerTargets) {
       console.log(`\n${formatConsumerTargets(consumer, consumerTargets)}`);
@@ -468,6 +480,7 @@ async function suiteMode(): Promise<number> {
       targets,
       ...(replicas ? { replicas } : {}),
       ...(idle ? { idle } : {}),
+      ...(moves ? { moves } : {}),
       ...(consumer ? { consumer: { ...consumer, targets: consumerTargets } } : {}),
       memory: { summary: steady, samples: series.samples },
     });

@@ -4,6 +4,7 @@ import { BATCH_WORKLOADS } from './workloads/batchWorkloads.js';
 import { CONSUMER_WORKLOAD, consumerPlan } from './workloads/consumerWorkload.js';
 import { IDLE_WORKLOAD, idlePlan } from './workloads/idleServer.js';
 import { REPLICA_WORKLOAD, replicaPlan } from './workloads/replicaReads.js';
+import { MOVES_WORKLOAD, movesPlan } from './workloads/shardMoveCopy.js';
 import { type Workload, UNARY_WORKLOADS } from './workloads/workloads.js';
 
 const KB = 1024;
@@ -21,7 +22,7 @@ const ALL_WORKLOADS: readonly Workload[] = [...UNARY_WORKLOADS, ...BATCH_WORKLOA
 
 /**
  * Every id `--workloads` takes: the closed-loop workloads, the read-replica row, the idle
- * server, then the consumer groups' figures.
+ * server, the consumer groups' figures, then the shard move's copy (only when named).
  */
 export function workloadIds(): string[] {
   return [
@@ -29,6 +30,7 @@ export function workloadIds(): string[] {
     REPLICA_WORKLOAD,
     IDLE_WORKLOAD,
     CONSUMER_WORKLOAD,
+    MOVES_WORKLOAD,
   ];
 }
 
@@ -104,5 +106,7 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     ...(options.only.length === 0 || options.only.includes(CONSUMER_WORKLOAD)
       ? { consumer: consumerPlan(options.quick) }
       : {}),
+    // Not in the default suite: it starts a MariaDB of its own and writes 100 MB.
+    ...(options.only.includes(MOVES_WORKLOAD) ? { moves: movesPlan(options.quick) } : {}),
   };
 }

@@ -20,6 +20,7 @@ import {
   runReplicaWorkload,
 } from './workloads/replicaReads.js';
 import { type IdlePlan, type IdleResult, runIdleWorkload } from './workloads/idleServer.js';
+import { type MovesPlan, type MovesResult, runMovesWorkload } from './workloads/shardMoveCopy.js';
 import { openGemShapedClient } from './subjects/gemShapedClient.js';
 import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
 import { runOpenLoop } from './load/openLoop.js';
@@ -59,6 +60,8 @@ export interface SuitePlan {
   readonly replicas?: ReplicaPlan;
   /** The idle server's figures (`--workloads idle`), when chosen. */
   readonly idle?: IdlePlan;
+  /** The shard move's copy beside mariadb-dump (`--workloads moves`), when named. */
+  readonly moves?: MovesPlan;
   /** The consumer groups' figures (`--workloads consumer`), when chosen. */
   readonly consumer?: ConsumerPlan;
 }
@@ -81,6 +84,7 @@ export interface SuiteResult {
   readonly follow?: FollowResult;
   readonly replicas?: ReplicaResult;
   readonly idle?: IdleResult;
+  readonly moves?: MovesResult;
   readonly consumer?: ConsumerResult;
   /** When the warm-up ended and the first run began (profileClockMicros). */
   readonly runsFrom: number;
@@ -112,11 +116,13 @@ export async function runSuite(
       plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
     const idle = plan.idle && (await runIdleWorkload(bench.settings, plan.idle, progress));
     const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
+    const moves = plan.moves && (await runMovesWorkload(bench.settings, plan.moves, progress));
     return {
       rows: [],
       runsFrom,
       ...(replicas ? { replicas } : {}),
       ...(idle ? { idle } : {}),
+      ...(moves ? { moves } : {}),
       ...(consumer ? { consumer } : {}),
     };
   }
@@ -393,12 +399,14 @@ export async function runSuite(
     plan.replicas && (await runReplicaWorkload(bench.settings, plan.replicas, progress));
   const idle = plan.idle && (await runIdleWorkload(bench.settings, plan.idle, progress));
   const consumer = plan.consumer && (await runConsumerWorkload(bench, plan.consumer, progress));
+  const moves = plan.moves && (await runMovesWorkload(bench.settings, plan.moves, progress));
   return {
     rows,
     follow,
     runsFrom,
     ...(replicas ? { replicas } : {}),
     ...(idle ? { idle } : {}),
+    ...(moves ? { moves } : {}),
     ...(consumer ? { consumer } : {}),
   };
 }
