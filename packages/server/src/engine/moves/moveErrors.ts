@@ -2,7 +2,10 @@
 // next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
 import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
 
-/** The verify found the target different from the source: the move stops before its cut-over. */
+/**
+ * The verify found the target different from the source: the move stops before its cut-over;
+ * or finish found the frozen source different from the target: nothing is dropped.
+ */
 export class ShardMoveDifferenceError extends FailedPreconditionError {
   constructor(
     readonly shard: number,
@@ -11,11 +14,16 @@ export class ShardMoveDifferenceError extends FailedPreconditionError {
     /** The first key whose rows differ, as text in key order. */
     readonly key: readonly (string | null)[],
     detail: string,
+    /** Where the difference was found: the verify before the cut-over, or finish after it. */
+    readonly stage: 'verify' | 'finish' = 'verify',
   ) {
     super(
       `shard ${shard}: table ${table} differs between source and target at key ${JSON.stringify(key)} (${detail}); ` +
-        'the move stopped before its cut-over and nothing was switched: find what wrote to the target, then ' +
-        'abort the move (move-shards --abort) and start it again',
+        (stage === 'verify'
+          ? 'the move stopped before its cut-over and nothing was switched: find what wrote to the target, then ' +
+            'abort the move (move-shards --abort) and start it again'
+          : 'the shard is served by the target and its frozen source tables were kept, nothing dropped: find ' +
+            'what changed either copy, then run move-shards --finish again'),
     );
   }
 }

@@ -894,6 +894,7 @@ export class ShardMover {
             original,
             difference.key,
             `after the cut-over: ${difference.detail}`,
+            'finish',
           );
         }
       });
