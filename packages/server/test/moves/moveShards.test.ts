@@ -601,7 +601,13 @@ describe('move-shards: issue 54 targets on real servers', function () {
       runCommand(['move-shards', '--address', server.address, ...args]);
 
     it('--abort before the cut-over puts everything back', async () => {
-      // A move stopped (Ctrl-C) at its first step.
+      // Shard 2 made large enough (20,000 cells, by plain SQL) that its copy outlasts the
+      // Ctrl-C sent at the move's first step: the move is stopped before its cut-over.
+      await sql.query(
+        `INSERT INTO \`${content(2, ns)}\` (uuid, column_name, ref_key, body, created_at)
+         SELECT CONCAT('00020000-0000-4000-8000-', LPAD(seq, 12, '0')), 'base', 0, RANDOM_BYTES(200), NOW(6)
+           FROM seq_1_to_20000`,
+      );
       const child = startCommand([
         'move-shards',
         '--address',
@@ -619,9 +625,8 @@ describe('move-shards: issue 54 targets on real servers', function () {
       });
       const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       expect(stderr).to.include('shard 2');
-      if (code !== 0) expect(stderr).to.include('run the same command again to resume');
-      // (A move small enough may have finished its cut-over before the signal: then abort is
-      // the reverse move; this test wants the move stopped before it.)
+      expect(code).to.equal(1);
+      expect(stderr).to.include('stopped; run the same command again to resume');
       const stopped = await cli('--status');
       expect(stopped.code, stopped.stderr).to.equal(0);
       const phase = (JSON.parse(stopped.stdout) as { shards: { phase: string }[] }).shards[0]
@@ -647,12 +652,12 @@ describe('move-shards: issue 54 targets on real servers', function () {
       const [[count]] = await sql.query<mysql.RowDataPacket[]>(
         `SELECT COUNT(*) AS n FROM \`${content(2, ns)}\``,
       );
-      expect(Number(count!.n)).to.be.greaterThan(0);
+      expect(Number(count!.n)).to.be.at.least(20_000);
       const status = await cli('--status');
       expect((JSON.parse(status.stdout) as { shards: unknown[] }).shards).to.deep.equal([]);
     });
 
-    it('a difference the verify finds reaches the user: table and key named, exit 1, no stack; --finish then drops the sources', async () => {
+    it('a difference --finish finds (the frozen source against the target) reaches the user: table and key named, exit 1, no stack; once fixed, --finish drops the sources', async () => {
       const moved = await cli('--shards', '1', '--to', target);
       expect(moved.code, moved.stderr).to.equal(0);
       const [[row]] = await sql.query<mysql.RowDataPacket[]>(
@@ -667,9 +672,12 @@ describe('move-shards: issue 54 targets on real servers', function () {
       const refused = await cli('--finish');
       expect(refused.code).to.equal(1);
       expect(refused.stderr).to.include(content(1, ns));
-      expect(refused.stderr).to.include(String(first!.id));
+      expect(refused.stderr).to.include(`at key ["${first!.id}"]`);
+      expect(refused.stderr).to.include('its frozen source tables were kept, nothing dropped');
       expect(refused.stderr).not.to.match(/\n\s+at /);
-      console.log(`      --finish refused: ${refused.stderr.trim().split('\n').at(-1)}`);
+      console.log(
+        `      --finish refused (exit 1):\n        ${refused.stderr.trim().split('\n').join('\n        ')}`,
+      );
 
       await sql.query(`UPDATE \`${frozen}\` SET body = ? WHERE id = ?`, [first!.body, first!.id]);
       const finished = await cli('--finish');
