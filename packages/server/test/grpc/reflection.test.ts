@@ -126,6 +126,7 @@ describe('server reflection', function () {
           'shameless/v1/cell.proto',
           'shameless/v1/model.proto',
           'shameless/v1/groups.proto',
+          'shameless/v1/moves.proto',
           'google/protobuf/timestamp.proto',
         ]);
         // Building a file finds each import by name and resolves every type it names, or throws.
