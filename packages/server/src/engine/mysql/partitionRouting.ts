@@ -147,7 +147,10 @@ export class PartitionRouting {
         `the map maps ${next.shardsCount} shards; the store has ${this.layout.shardsCount}`,
       );
     }
-    await this.reload();
+    // The next version of the map served now needs no reload first (a cut-over publishes under
+    // its hold, prepared just before): a rival that published that version meanwhile is
+    // refused by partition 0's INSERT below, as after a reload.
+    if (next.version !== this.layout.map.version + 1) await this.reload();
     const current = this.layout.map;
     // The same map again: a publish that failed part way (a partition down) is run again, and
     // puts the version where it is missing.
@@ -208,6 +211,7 @@ export class PartitionRouting {
    * partitions.
    */
   async prepare(next: PartitionMap): Promise<void> {
+    await this.reload();
     await this.connectUpTo(next);
     await Promise.all(
       Array.from({ length: next.partitionCount }, async (_, id) => {
