@@ -715,8 +715,6 @@ export class ShardMover {
     // renames run as one round trip, so rarely); those renamed were caught up under its lock
     // and have been frozen since, the others may have taken writes since and are caught up.
     const originals = [...run.content, ...run.index];
-    // Most of the work done while writes still flow, so that little is left under the lock.
-    await this.catchUpPass(run, run.sourceSession);
     // The consumer-group tables, when the store has them: their shapes read before the lock.
     const groupShapes = await readTableShapes(run.sourceSession, [
       this.host.layout.groupShardsTable,
@@ -736,6 +734,9 @@ export class ShardMover {
     }
     for (let attempt = 1; ; attempt++) {
       try {
+        // Most of the work done while writes still flow, so that little is left under the lock:
+        // this pass last before it, after everything else the cut-over prepares.
+        await this.catchUpPass(run, run.sourceSession);
         await this.cutOverOnce(run, originals, groupTables);
         return;
       } catch (error) {
