@@ -12,7 +12,7 @@ import { UsageError } from './usageError.js';
 
 interface MoveShardsOptions {
   shards?: string;
-  to: string[];
+  to?: string[];
   split?: boolean;
   finish?: boolean;
   abort?: boolean;
@@ -35,20 +35,21 @@ export function registerMoveShards(program: Command): void {
       .description(
         'Moves shards to another partition while every server keeps serving them: per shard, its tables are ' +
           'created on the target and copied by id, caught up by its log, verified (counts and checksums, table by ' +
-          'table), then cut over: its writes are held for milliseconds while the last cells are copied and the ' +
+          'table), then cut over: its writes are held for tens of milliseconds while the last cells are copied and the ' +
           "store's partition map moves to its next version. The source tables are kept, frozen, until --finish; " +
           '--abort before the cut-over puts everything back. Progress goes to stderr, a line per step; the result ' +
           '(each shard, and the partition list the gem needs after a --split) to stdout as JSON. The state is in ' +
           'the store: run the same command again to resume a move that was stopped. Needs a token with the admin ' +
           'role when the server wants tokens. One of:\n' +
-          '  --shards <first>-<last> --to <url>  those shards to the partition at <url> (a new\n' +
-          '                                      one, or one the store has)\n' +
-          '  --split --to <url> …                 one --to per partition, in the current\n' +
-          "                                      partitions' order: the upper half of each one's\n" +
-          '                                      shards moves to its new partition\n' +
-          '  --finish                             drop the source tables of the shards cut over\n' +
-          '  --abort                              put back the moves not cut over yet\n' +
-          '  --status                             print the moves under way\n' +
+          '  --shards <first>-<last> --to <url>\n' +
+          '                 those shards to the partition at <url> (new, or one\n' +
+          '                 the store has)\n' +
+          '  --split --to <url> …\n' +
+          "                 one --to per partition, in the partitions' order: the\n" +
+          "                 upper half of each one's shards moves to its new one\n" +
+          '  --finish       drop the source tables of the shards cut over\n' +
+          '  --abort        put back the moves not cut over yet\n' +
+          '  --status       print the moves under way\n' +
           '\nExamples:\n' +
           '  shameless move-shards --shards 8-15 --to mysql://app:secret@db2:3306/shameless\n' +
           '  shameless move-shards --split --to mysql://app:secret@db2:3306/shameless \\\n' +
@@ -57,9 +58,9 @@ export function registerMoveShards(program: Command): void {
       )
       .addOption(new Option('--shards <range>', 'the shards to move: <first>-<last>, or one shard'))
       .addOption(
-        new Option('--to <url>', 'where to (repeat with --split, one per partition)')
-          .argParser((value: string, previous: string[] = []) => [...previous, value])
-          .default([]),
+        new Option('--to <url>', 'where to (repeat with --split, one per partition)').argParser(
+          (value: string, previous: string[] = []) => [...previous, value],
+        ),
       )
       .addOption(new Option('--split', 'double the partitions (one --to per partition)'))
       .addOption(new Option('--finish', 'drop the frozen source tables of the shards cut over'))
@@ -139,6 +140,7 @@ function moveHint(error: ServiceError): string | undefined {
 }
 
 function moveRequest(options: MoveShardsOptions): MoveShardsRequest {
+  const to = options.to ?? [];
   const actions = [
     options.shards !== undefined,
     Boolean(options.split),
@@ -152,17 +154,17 @@ function moveRequest(options: MoveShardsOptions): MoveShardsRequest {
     );
   }
   if (options.split) {
-    if (options.to.length === 0) throw new UsageError('--split: give one --to <url> per partition');
-    return { action: { $case: 'split', split: { to: options.to } } };
+    if (to.length === 0) throw new UsageError('--split: give one --to <url> per partition');
+    return { action: { $case: 'split', split: { to: to } } };
   }
   if (options.shards !== undefined) {
-    if (options.to.length !== 1) throw new UsageError('--shards: give exactly one --to <url>');
+    if (to.length !== 1) throw new UsageError('--shards: give exactly one --to <url>');
     const { first, last } = shardRange(options.shards);
     return {
-      action: { $case: 'move', move: { firstShard: first, lastShard: last, to: options.to[0]! } },
+      action: { $case: 'move', move: { firstShard: first, lastShard: last, to: to[0]! } },
     };
   }
-  if (options.to.length > 0) throw new UsageError('--to goes with --shards or --split');
+  if (to.length > 0) throw new UsageError('--to goes with --shards or --split');
   if (options.finish) return { action: { $case: 'finish', finish: {} } };
   if (options.abort) return { action: { $case: 'abort', abort: {} } };
   return { action: { $case: 'status', status: {} } };
