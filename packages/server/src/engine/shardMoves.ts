@@ -12,6 +12,7 @@ import {
   type MoveRow,
   type MoveSummary,
   ShardMover,
+  summary,
 } from './moves/shardMover.js';
 import {
   type MysqlPool,
@@ -113,15 +114,7 @@ export class ShardMoves {
       case 'abort':
         return mover.abort();
       case 'status':
-        return (await mover.activeMoves()).map((row) => ({
-          moveId: row.moveId,
-          shard: row.shard,
-          source: row.source,
-          target: row.target,
-          phase: row.phase,
-          rowsCopied: row.rowsCopied,
-          holdMs: row.holdMs,
-        }));
+        return (await mover.activeMoves()).map(summary);
     }
   }
 

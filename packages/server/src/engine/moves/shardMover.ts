@@ -1021,7 +1021,8 @@ export class ShardMover {
   }
 }
 
-function summary(row: MoveRow): MoveSummary {
+/** Where a shard's move stands, from its row. */
+export function summary(row: MoveRow): MoveSummary {
   return {
     moveId: row.moveId,
     shard: row.shard,
