@@ -37,7 +37,7 @@ export function registerMoveShards(program: Command): void {
           'created on the target and copied by id, caught up by its log, verified (counts and checksums, table by ' +
           'table), then cut over: its writes are held for tens of milliseconds while the last cells are copied and the ' +
           "store's partition map moves to its next version. The source tables are kept, frozen, until --finish; " +
-          '--abort before the cut-over puts everything back. Progress goes to stderr, a line per step; the result ' +
+          '--abort puts everything back (after a cut-over, by moving the shard back). Progress goes to stderr, a line per step; the result ' +
           '(each shard, and the partition list the gem needs after a --split) to stdout as JSON. The state is in ' +
           'the store: run the same command again to resume a move that was stopped. Needs a token with the admin ' +
           'role when the server wants tokens. One of:\n' +
@@ -48,7 +48,7 @@ export function registerMoveShards(program: Command): void {
           "                 one --to per partition, in the partitions' order: the\n" +
           "                 upper half of each one's shards moves to its new one\n" +
           '  --finish       drop the source tables of the shards cut over\n' +
-          '  --abort        put back the moves not cut over yet\n' +
+          '  --abort        put back the moves not finished\n' +
           '  --status       print the moves under way\n' +
           '\nExamples:\n' +
           '  shameless move-shards --shards 8-15 --to mysql://app:secret@db2:3306/shameless\n' +
@@ -64,7 +64,9 @@ export function registerMoveShards(program: Command): void {
       )
       .addOption(new Option('--split', 'double the partitions (one --to per partition)'))
       .addOption(new Option('--finish', 'drop the frozen source tables of the shards cut over'))
-      .addOption(new Option('--abort', 'put back the moves not cut over yet'))
+      .addOption(
+        new Option('--abort', 'put back the moves not finished (moving shards back if cut over)'),
+      )
       .addOption(new Option('--status', 'print the moves under way')),
   );
   command.action((options: MoveShardsOptions) =>
