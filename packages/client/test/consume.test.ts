@@ -233,6 +233,7 @@ describe('consumer groups', function () {
       events.a.of('revoked').map((e) => e.shard),
     );
     expect(events.a.of('lost')).to.deep.equal([]);
+    expect(events.a.of('left')).to.deep.equal([{ type: 'left', handedOver: true }]);
     expect(events.b.of('assigned')).to.have.length(SHARDS);
   });
 

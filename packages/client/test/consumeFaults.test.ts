@@ -253,6 +253,19 @@ describe('consumer groups through failures', function () {
         () => `a back, 8/8 (a: ${a.shards}, b: ${b.shards})`,
       );
       expect(events.a.of('joined').every((e) => e.memberId === 'cut-a')).to.equal(true);
+
+      // A close whose leave never reaches the server: its connection cut, then reset. The
+      // member still stops, and says that nothing was handed over.
+      proxy.setFaults({ blackhole: true });
+      const closing = a.close();
+      proxy.resetAll();
+      await closing;
+      const [left, ...more] = events.a.of('left');
+      expect(more).to.deep.equal([]);
+      expect(left?.handedOver).to.equal(false);
+      expect(left?.error).to.be.instanceOf(UnavailableError);
+      await waitFor(() => b.shards.length === SHARDS, 10_000, 'b to own every shard again');
+      proxy.setFaults({});
       await stopWriting();
       const log = await logOf(Rate);
       await waitFor(() => handled.covers(log), 20_000, 'every cell handled');

@@ -92,7 +92,7 @@ export class GroupMember {
   /**
    * Leaves the group: starts no more cells, lets the started ones finish and answers them,
    * then sends LeaveGroup; resolves once GroupLeft came or the stream ended, and no handler
-   * runs. Never rejects.
+   * runs. Never rejects: the `left` event says whether the server confirmed the hand-over.
    */
   close(): Promise<void> {
     if (!this.#closing.signal.aborted) {
@@ -105,6 +105,9 @@ export class GroupMember {
   async #run(): Promise<void> {
     let failures = 0;
     let failure: ShamelessError | undefined;
+    // How a close ended: GroupLeft (the server committed and handed over), or the stream's
+    // error (the server saw a crash: what was handled and not yet acknowledged may come again).
+    let leave: { handedOver: boolean; error?: ShamelessError } = { handedOver: false };
     try {
       while (!this.#closing.signal.aborted) {
         const stream = new MemberStream({
@@ -122,7 +125,14 @@ export class GroupMember {
         // A close that came while the stream was being made: it leaves at once after joining.
         if (this.#closing.signal.aborted) void stream.leave();
         const end = await stream.run();
-        if (end.left || this.#closing.signal.aborted) break;
+        if (end.left) {
+          leave = { handedOver: true };
+          break;
+        }
+        if (this.#closing.signal.aborted) {
+          leave = { handedOver: false, error: end.error };
+          break;
+        }
         if (!rejoinable(end.error)) {
           failure = end.error;
           break;
@@ -145,7 +155,7 @@ export class GroupMember {
       this.#emit({ type: 'stopped', error: failure });
       throw failure;
     }
-    this.#emit({ type: 'left' });
+    this.#emit({ type: 'left', ...leave });
     this.#emit({ type: 'stopped' });
   }
 

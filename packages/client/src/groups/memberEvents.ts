@@ -48,8 +48,13 @@ export type MemberEventOf<Id> =
       readonly attempt: number;
       readonly delayMs: number;
     }
-  /** The member left the group (`close`): GroupLeft arrived, or the stream ended while leaving. */
-  | { readonly type: 'left' }
+  /**
+   * The member left the group (`close`). `handedOver`: GroupLeft arrived, so the server
+   * committed what was acknowledged and handed the shards over (nothing handled comes again).
+   * Otherwise the stream ended first (`error`) or none was open: the server let the shards go
+   * as a crash's, and cells handled but not yet acknowledged may come again to their next owner.
+   */
+  | { readonly type: 'left'; readonly handedOver: boolean; readonly error?: ShamelessError }
   /** The member stopped for good: `error` when a failure that joining again cannot mend ended it. */
   | { readonly type: 'stopped'; readonly error?: ShamelessError };
 

@@ -106,7 +106,8 @@ export class Consumer<S extends ModelSchema = ModelSchema> {
    * Leaves the group gracefully: no more cells start, those started finish and are
    * acknowledged, then the server commits the cursors and hands the shards to the other
    * members (nothing handled here is delivered again). Resolves once the server said so
-   * (GroupLeft), or the stream ended, and no handler runs any more. Never rejects.
+   * (GroupLeft), or the stream ended, and no handler runs any more. Never rejects: the `left`
+   * event's `handedOver` says which it was.
    */
   close(): Promise<void> {
     return this.#member.close();
