@@ -327,13 +327,21 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
       1000,
       read((i) => (i % 2 === 0 ? sessionRead() : { [CONSISTENCY]: 'strong' })),
     );
-    // Primary only: strong reads of the same cells, through the same server, at the same rate.
-    const primaryOnly = await openLoop(
-      RATE,
-      2000,
-      read(() => ({ [CONSISTENCY]: 'strong' })),
-    );
-    const stopWriting = keepWriting(20);
+    // Primary only: strong reads of the same cells, through the same server, at the same rate,
+    // as long and beside the same writes as the window with the faults, so that the two p99s
+    // differ by the replica's failure and not by the load around them.
+    let stopWriting = keepWriting(20);
+    let primaryOnly;
+    try {
+      primaryOnly = await openLoop(
+        RATE,
+        6000,
+        read(() => ({ [CONSISTENCY]: 'strong' })),
+      );
+    } finally {
+      await stopWriting();
+    }
+    stopWriting = keepWriting(20);
     let faults;
     try {
       faults = await openLoop(
