@@ -210,10 +210,12 @@ export class GroupCoordinator {
     for (const [shard, member] of target) {
       const session = this.sessions.get(member);
       const row = rows.get(shard);
-      // A session over since the turn read the rows (its member left, its stream closed) is
-      // writing the cursors of the shards it owned, under their epochs: a claim would fence
-      // those writes out, taking the shard "from its earlier session" that is this one.
+      // A session over since the turn read the rows (its member left, its stream closed), or
+      // handing the shard back (released after a revocation), is writing cursors under the
+      // epochs the turn read: a claim would fence those writes out, taking the shard "from its
+      // earlier session" that is this one. The next turn reads the row as written.
       if (!session || session.isOver || !row || session.owns(shard)) continue;
+      if (session.isHandingBack(shard)) continue;
       // Free: no owner, an owner whose session is over, or this member's own earlier session.
       const free = row.owner === undefined || !live.has(row.owner) || row.owner === member;
       if (free) claims.push({ session, row });

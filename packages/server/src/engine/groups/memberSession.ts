@@ -91,6 +91,8 @@ interface OwnedShard {
 export class MemberSession {
   readonly session = randomUUID();
   private readonly owned = new Map<number, OwnedShard>();
+  /** Shards released and not yet written back: their rows still name this member. */
+  private readonly handingBack = new Set<number>();
   private readonly outbox = new GroupOutbox(OUTBOX_BYTES);
   /** Aborted when the session ends, whatever ended it: stops every feed. */
   private readonly ended = new AbortController();
@@ -139,6 +141,14 @@ export class MemberSession {
 
   owns(shard: number): boolean {
     return this.owned.has(shard);
+  }
+
+  /**
+   * Whether the shard's cursor is being written as the member hands it back: a turn that read
+   * its row before that write sees it as this member's, and a claim would fence the write out.
+   */
+  isHandingBack(shard: number): boolean {
+    return this.handingBack.has(shard);
   }
 
   ownedShards(): { shard: number; epoch: RowId; committed: RowId; revoking: boolean }[] {
@@ -471,8 +481,13 @@ export class MemberSession {
     this.inFlight -= owned.progress.outstanding;
     for (const other of this.owned.values()) other.wake?.();
     const commit = this.commitOf(owned, true);
-    const kept = await this.commitSafely([commit]);
-    if (kept.has(owned.shard)) this.confirm(owned, commit);
+    this.handingBack.add(owned.shard);
+    try {
+      const kept = await this.commitSafely([commit]);
+      if (kept.has(owned.shard)) this.confirm(owned, commit);
+    } finally {
+      this.handingBack.delete(owned.shard);
+    }
     this.poke();
   }
 

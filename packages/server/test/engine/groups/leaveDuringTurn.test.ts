@@ -3,14 +3,19 @@
 // them up to write their cursors. The turn used to take them back "from the member's earlier
 // session" (a claim bumps the epoch), which fenced out the leave's own cursor writes: the
 // member was told its cursors could not be written, or, through the SDK, whose close resolves
-// either way, the cursors simply stayed behind every cell it handled.
+// either way, the cursors simply stayed behind every cell it handled. The same holds for a
+// shard a member releases after a revocation while a turn reads the group and finds the shard
+// due to that member again (the member it was revoked for left): the release's cursor write
+// must land, or the shard comes back to the member below the cells it acknowledged.
 import { expect } from 'chai';
+import type { RowId } from '../../../src/engine/base/exactInteger.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import type { GroupEvent } from '../../../src/engine/groups/groupEvents.js';
 import type { MemberSession } from '../../../src/engine/groups/memberSession.js';
 import type { MysqlPool, SqlSession } from '../../../src/engine/mysql/mysqlPool.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
 import type { StatementReader } from '../../../src/engine/mysql/sql/statement.js';
+import { sleep } from '../../consistency/support.js';
 import { startObservedEngine } from '../../support/observedEngine.js';
 import {
   RATE_MODEL,
@@ -104,7 +109,7 @@ async function lastIdPerShard(
   return shards;
 }
 
-describe('consumer groups: a member leaving during its coordinator turn', function () {
+describe('consumer groups: a member leaving, or releasing a shard, during its coordinator turn', function () {
   this.timeout(30_000);
   let store: StoreFixture;
   let engine: Engine;
@@ -156,17 +161,87 @@ describe('consumer groups: a member leaving during its coordinator turn', functi
       expect(shard.owner, `shard ${shard.shard}'s owner`).to.equal(undefined);
     }
   });
+
+  it('a shard released after a revocation, due to the same member again: its cursor write lands', async () => {
+    const join = (memberId: string) =>
+      engine.groups.join({
+        model: 'rate',
+        group: 'release-during-turn',
+        memberId,
+        from: 'earliest',
+        cells: [],
+        maxInFlight: 0,
+        perShardInFlight: 0,
+        maxDeliveries: 0,
+        sessionTimeoutMs: 0,
+        peer: 'test',
+      });
+    const a = new AckingMember(await join('keeper'));
+    await a.until(() => a.assigned === SHARDS);
+    // a handles what is there, then holds a new cell of each shard unacknowledged.
+    await sleep(300);
+    a.holding = true;
+    const heldShards = () => new Set(a.held.map((held) => held.shard)).size;
+    for (let hotel = RECORDS; heldShards() < SHARDS; hotel++) {
+      await putRate(store.api, hotel);
+      await sleep(20);
+    }
+    // b joins: half of a's shards are revoked for it, and a keeps them (no release yet).
+    const b = new AckingMember(await join('visitor'));
+    await a.until(() => a.revoked.length === SHARDS / 2);
+    // b leaves: every shard is a's again by the group's assignment, the revoked ones included.
+    await b.session.leave();
+    await b.ended;
+    await sleep(500);
+
+    await partition.holdNextTurn();
+    // Released inside the turn that read them as a's under their epochs.
+    for (const { shard, epoch } of a.revoked) {
+      a.acknowledgeHeld(shard);
+      await a.session.released(shard, epoch);
+    }
+    await a.until(() => a.assigned === SHARDS + SHARDS / 2);
+    for (const { shard } of a.revoked) {
+      const again = a.assignments.filter((assignment) => assignment.shard === shard).at(-1)!;
+      const acknowledged = Math.max(
+        ...a.held.filter((h) => h.shard === shard).map((h) => Number(h.id)),
+      );
+      expect(again.cursor, `shard ${shard}'s cursor when a got it back`).to.equal(acknowledged);
+    }
+    expect(a.deliveredAgain, 'cells acknowledged and delivered again').to.deep.equal([]);
+    await a.session.leave();
+    expect(await a.ended).to.equal('left');
+  });
 });
 
-/** A member on the session itself: acknowledges every delivery at once, and records its end. */
+/**
+ * A member on the session itself: acknowledges every delivery at once (or, while `holding`,
+ * keeps it unacknowledged), never answers a revocation by itself, and records its end.
+ */
 class AckingMember {
   assigned = 0;
   handled = 0;
+  holding = false;
+  readonly assignments: { shard: number; cursor: number }[] = [];
+  readonly revoked: { shard: number; epoch: RowId }[] = [];
+  /** Deliveries kept unacknowledged while `holding`. */
+  readonly held: { shard: number; epoch: RowId; id: RowId }[] = [];
+  /** Ids of the cells acknowledged, and of those delivered again after that. */
+  readonly acknowledged = new Set<string>();
+  readonly deliveredAgain: string[] = [];
   readonly ended: Promise<string>;
   private waiter: (() => void) | undefined;
 
-  constructor(private readonly session: MemberSession) {
+  constructor(readonly session: MemberSession) {
     this.ended = this.run();
+  }
+
+  /** Acknowledges what was held on `shard`. */
+  acknowledgeHeld(shard: number): void {
+    for (const cell of this.held.filter((held) => held.shard === shard)) {
+      this.session.acknowledge(shard, cell.epoch, [cell.id]);
+      this.acknowledged.add(`${shard}/${cell.id}`);
+    }
   }
 
   until(done: () => boolean): Promise<void> {
@@ -195,11 +270,22 @@ class AckingMember {
   }
 
   private apply(event: GroupEvent): void {
-    if (event.kind === 'assigned') this.assigned += 1;
+    if (event.kind === 'assigned') {
+      this.assigned += 1;
+      this.assignments.push({ shard: event.shard, cursor: Number(event.cursor) });
+    }
+    if (event.kind === 'revoked') this.revoked.push({ shard: event.shard, epoch: event.epoch });
     if (event.kind !== 'deliveries') return;
     for (const { cell, epoch } of event.deliveries) {
-      this.session.acknowledge(cell.shard, epoch, [cell.id]);
+      const key = `${cell.shard}/${cell.id}`;
+      if (this.acknowledged.has(key)) this.deliveredAgain.push(key);
       this.handled += 1;
+      if (this.holding) {
+        this.held.push({ shard: cell.shard, epoch, id: cell.id });
+        continue;
+      }
+      this.session.acknowledge(cell.shard, epoch, [cell.id]);
+      this.acknowledged.add(key);
     }
   }
 }
