@@ -1,6 +1,7 @@
 // The mover's failures, as engine errors: each says which shard, what happened, and what to do
 // next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
 import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
+import type { MysqlPool, SqlConnection, SqlValue } from '../mysql/mysqlPool.js';
 
 /**
  * The verify found the target different from the source: the move stops before its cut-over;
@@ -40,4 +41,39 @@ export class ShardMoveInterruptedError extends UnavailableError {
       { cause },
     );
   }
+}
+
+const FAILED_ON = Symbol('the partition a statement failed on');
+
+/**
+ * `pool`, whose failed statements say which partition they failed on: a copy reads one
+ * partition and writes another in one step, and a failure should name the server that failed.
+ * The error itself is marked (its code and class unchanged for those that test them).
+ */
+export function markingFailures(pool: MysqlPool, partition: number): MysqlPool {
+  const mark = (error: unknown): unknown => {
+    if (typeof error === 'object' && error !== null && !(FAILED_ON in error)) {
+      Object.defineProperty(error, FAILED_ON, { value: partition });
+    }
+    return error;
+  };
+  return {
+    reads: pool.reads,
+    query: <T>(sql: Parameters<MysqlPool['query']>[0], values?: readonly SqlValue[]) =>
+      pool.query<T>(sql, values).catch((error: unknown) => {
+        throw mark(error);
+      }),
+    getConnection: (): Promise<SqlConnection> =>
+      pool.getConnection().catch((error: unknown) => {
+        throw mark(error);
+      }),
+    usage: () => pool.usage(),
+    end: () => pool.end(),
+  };
+}
+
+/** The partition `markingFailures` marked `error` with, if any. */
+export function failedOn(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !(FAILED_ON in error)) return undefined;
+  return (error as { [FAILED_ON]: number })[FAILED_ON];
 }

@@ -53,7 +53,12 @@ import { applySchemaChanges } from '../schema/applySchemaChanges.js';
 import { bookkeepingChanges, bookkeepingTables } from '../schema/schemaPlan.js';
 import { storeTableName } from '../model/tableNames.js';
 import type { MoveHost } from './moveHost.js';
-import { ShardMoveDifferenceError, ShardMoveInterruptedError } from './moveErrors.js';
+import {
+  ShardMoveDifferenceError,
+  ShardMoveInterruptedError,
+  failedOn,
+  markingFailures,
+} from './moveErrors.js';
 import { movedName, shardTables } from './shardTables.js';
 import { type TableCursor, applyChanges, copyRows, maxId } from './tableCopy.js';
 import { compareTable } from './tableVerify.js';
@@ -405,7 +410,7 @@ export class ShardMover {
     const told =
       error instanceof EngineError
         ? error
-        : new ShardMoveInterruptedError(run.row.shard, run.at, run.step, error);
+        : new ShardMoveInterruptedError(run.row.shard, failedOn(error) ?? run.at, run.step, error);
     this.logger.warn('shard move stopped', {
       shard: run.row.shard,
       step: run.step,
@@ -429,9 +434,10 @@ export class ShardMover {
     const sourceSession: SqlSession = {
       query: (sql, values) => source.run((pool) => pool.query(sql, values)),
     };
-    const target = await this.host.target(row.targetLocation).catch((error: unknown) => {
+    const targetPool = await this.host.target(row.targetLocation).catch((error: unknown) => {
       throw new ShardMoveInterruptedError(row.shard, row.target, 'connecting to the target', error);
     });
+    const target = markingFailures(targetPool, row.target);
     const run: ShardRun = {
       row,
       source,

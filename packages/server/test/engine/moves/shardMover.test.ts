@@ -381,6 +381,42 @@ describe('shard mover', function () {
     }
   });
 
+  it('resumes after the target server is SIGKILLed mid-copy and started again', async () => {
+    await seed(8);
+    await store!.sql.query(
+      `INSERT INTO \`${content(MOVED)}\` (uuid, column_name, ref_key, body, created_at)
+       SELECT CONCAT('00000000-0000-4000-8000-', LPAD(seq, 12, '0')), 'base', 0, RANDOM_BYTES(512), NOW(6) FROM seq_1_to_8000`,
+    );
+    const box = mapBox(store!.url);
+    let killed = false;
+    const first = new ShardMover(hostOf(box), {
+      onProgress: async (event) => {
+        if (event.step !== 'copying' || killed) return;
+        killed = true;
+        await second.kill(); // the whole server, mid-copy, as a crash of its host would
+      },
+    });
+    const outcome = await first.move({ shards: [MOVED], to: targetUrl }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(killed).to.equal(true);
+    expect(outcome, 'the move with its target dead').to.be.instanceOf(EngineError);
+    expect(outcome!.message).to.include('run the same command again');
+    console.log(`      the move with its target dead: ${outcome!.message}`);
+    // The server that failed is named (the copy reads the source and writes the target), no stack.
+    expect(outcome!.message).to.include('copying content failed on partition 1');
+    expect(outcome!.message).not.to.match(/\n\s+at /);
+    // Nothing was switched: the shard is served from its source meanwhile.
+    expect(box.map.partitionOf(MOVED)).to.equal(0);
+    await putRate(store!.engine, bigHotelId(MOVED % 4, 999), 'written while the target was down');
+
+    await second.start();
+    const [moved] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(moved).to.include({ phase: 'cut_over' });
+    await expectSameRows(MOVED, moved!.moveId);
+  });
+
   it('stops the verify at a difference planted in the target, naming the table and the key; abort puts everything back', async () => {
     const uuids = await seed(12);
     const box = mapBox(store!.url);
