@@ -33,6 +33,7 @@ import {
   createGroupMembersTableSql,
   createGroupShards,
   createGroupShardsTableSql,
+  failedDeliveryCount,
   forgetFailures,
   forgetHandledFailures,
   joinMember,
@@ -52,6 +53,7 @@ import {
   toGroupShardRow,
   toMemberRow,
 } from '../mysql/sql/groupTables.js';
+import { isDeadlock } from '../mysql/sqlErrors.js';
 import {
   COMMIT,
   START_TRANSACTION,
@@ -85,6 +87,9 @@ export interface ShardDescription extends GroupShardRow {
   readonly backlog: LogBacklog;
   readonly parked: number;
 }
+
+/** A write of the group tables that a deadlock rolled back is run this often at most. */
+const DEADLOCK_ATTEMPTS = 3;
 
 /** The most cells a description counts behind a cursor (a count reads what it counts). */
 export const LAG_COUNT_CAP = 1_000_000;
@@ -298,16 +303,29 @@ export class GroupStore {
     return kept;
   }
 
-  /** Counts a failed delivery of a cell; its attempts so far. */
+  /**
+   * Counts a failed delivery of a cell; its attempts so far, as stored. One statement: a
+   * deadlock (on Galera, a BF abort the node's own retry of the statement did not get past)
+   * rolled it back whole, so it is run again rather than the count left to the member's memory.
+   */
   async countFailure(group: GroupKey, shard: number, id: RowId, error: string): Promise<number> {
-    const [, rows] = (await this.forShard(shard).withConnection((connection) =>
-      runTogether(connection, [
-        START_TRANSACTION,
-        ...countFailedDelivery(this.layout.groupCellsTable, group, shard, id, keptError(error)),
-        COMMIT,
-      ]).then((results) => results.slice(1)),
-    )) as [WriteResult, Row[]];
-    return Number(rows[0]?.attempts ?? 1);
+    const count = countFailedDelivery(
+      this.layout.groupCellsTable,
+      group,
+      shard,
+      id,
+      keptError(error),
+    );
+    return this.forShard(shard).run(async (pool) => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const [result] = (await runTogether(pool, [count])) as WriteResult[];
+          return failedDeliveryCount(result!);
+        } catch (failure) {
+          if (!isDeadlock(failure) || attempt >= DEADLOCK_ATTEMPTS) throw failure;
+        }
+      }
+    });
   }
 
   /** Counts a delivery of each cell, held by a member that died. */

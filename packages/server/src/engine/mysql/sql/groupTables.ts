@@ -12,7 +12,7 @@
 // Times are the database's (NOW(6)), never a server's clock: any server may judge a session.
 import type { RowId } from '../../base/exactInteger.js';
 import { exactInteger } from '../../base/exactInteger.js';
-import type { Row, SqlValue } from '../mysqlPool.js';
+import type { Row, SqlValue, WriteResult } from '../mysqlPool.js';
 import { type Statement, statement } from './statement.js';
 
 /** Member and group names are stored as values (placeholders), never as identifiers. */
@@ -330,28 +330,34 @@ export function readReplays(table: string, group: GroupKey): Statement {
   );
 }
 
-/** Counts one more failed delivery of a cell, keeping its error; the count follows. */
+/**
+ * Counts one more failed delivery of a cell, keeping its error, in one autocommitted statement
+ * that answers the new count in its OK packet ({@link failedDeliveryCount}): the count is stored
+ * with the statement or not at all, and the answer is the count stored. (As a transaction of
+ * the upsert and a SELECT of the row, a BF abort on Galera could roll the upsert back without a
+ * word and the SELECT and COMMIT still answer, sql/galera.ts.) LAST_INSERT_ID(expr) makes the
+ * OK packet's insert id the incremented count; the insert path, on a table without
+ * AUTO_INCREMENT, answers insert id 0, whatever the session's LAST_INSERT_ID was before.
+ */
 export function countFailedDelivery(
   table: string,
   group: GroupKey,
   shard: number,
   id: RowId,
   error: string,
-): Statement[] {
-  const key = [group.model, group.group, shard, id];
-  return [
-    statement(
-      `INSERT INTO \`${table}\` (\`model\`, \`group_name\`, \`shard\`, \`cell_id\`, \`attempts\`, \`error\`, \`parked_at\`, \`replay\`, \`updated_at\`)
-       VALUES (?, ?, ?, ?, 1, ?, NULL, 0, NOW(6))
-       ON DUPLICATE KEY UPDATE \`attempts\` = \`attempts\` + 1, \`error\` = VALUES(\`error\`), \`updated_at\` = NOW(6)`,
-      [...key, error],
-    ),
-    statement(
-      `SELECT ${CELL_ROW_COLUMNS} FROM \`${table}\`
-       WHERE \`model\` = ? AND \`group_name\` = ? AND \`shard\` = ? AND \`cell_id\` = ?`,
-      key,
-    ),
-  ];
+): Statement {
+  return statement(
+    `INSERT INTO \`${table}\` (\`model\`, \`group_name\`, \`shard\`, \`cell_id\`, \`attempts\`, \`error\`, \`parked_at\`, \`replay\`, \`updated_at\`)
+     VALUES (?, ?, ?, ?, 1, ?, NULL, 0, NOW(6))
+     ON DUPLICATE KEY UPDATE \`attempts\` = LAST_INSERT_ID(\`attempts\` + 1), \`error\` = VALUES(\`error\`), \`updated_at\` = NOW(6)`,
+    [group.model, group.group, shard, id, error],
+  );
+}
+
+/** The count {@link countFailedDelivery} stored: its insert id, 0 when it inserted the row (1). */
+export function failedDeliveryCount(result: WriteResult): number {
+  const counted = Number(result.insertId);
+  return counted === 0 ? 1 : counted;
 }
 
 /**
