@@ -53,6 +53,7 @@ import {
   toGroupShardRow,
   toMemberRow,
 } from '../mysql/sql/groupTables.js';
+import { TRANSACTION_STILL_OPEN, stillOpen } from '../mysql/sql/galera.js';
 import { isDeadlock } from '../mysql/sqlErrors.js';
 import {
   COMMIT,
@@ -88,7 +89,10 @@ export interface ShardDescription extends GroupShardRow {
   readonly parked: number;
 }
 
-/** A write of the group tables that a deadlock rolled back is run this often at most. */
+/**
+ * A write of the group tables that a deadlock rolled back (on Galera also: an abort of another
+ * node's write ended unreported) is run this often at most.
+ */
 const DEADLOCK_ATTEMPTS = 3;
 
 /** The most cells a description counts behind a cursor (a count reads what it counts). */
@@ -496,23 +500,67 @@ export class GroupStore {
     return rows.map((row) => String(row.member_id));
   }
 
-  /** Sets cursors (no owner afterwards), and clears counts of failed deliveries. */
+  /**
+   * Sets cursors (no owner afterwards), and clears counts of failed deliveries: on each
+   * partition in one transaction, run until it committed whole (the values are absolute).
+   */
   async setCursors(
     group: GroupKey,
     cursors: readonly { shard: number; cursor: RowId }[],
   ): Promise<void> {
     await Promise.all(
       [...this.layout.byPartition(cursors, ({ shard }) => shard)].map(([index, list]) =>
-        this.atPartition(index).withConnection((connection) =>
-          runTogether(connection, [
-            START_TRANSACTION,
-            ...setCursors(this.layout.groupShardsTable, group, list),
-            forgetFailures(this.layout.groupCellsTable, group),
-            COMMIT,
-          ]),
-        ),
+        this.writeWhole(this.atPartition(index), [
+          ...setCursors(this.layout.groupShardsTable, group, list),
+          forgetFailures(this.layout.groupCellsTable, group),
+        ]),
       ),
     );
+  }
+
+  /**
+   * Runs `writes` in one transaction on the partition, and again after a deadlock or, on
+   * Galera, after a BF abort that ended the transaction without a word (sql/galera.ts): the
+   * statements after such an abort committed one by one, a part of the whole. Only for writes
+   * that set absolute values, which a second run puts where the first meant to whatever of it
+   * stayed. The transaction itself is checked, not the rows read back after it: a member may
+   * join and claim a shard right after a reset, and a read-back would take that for a lost one.
+   *
+   * On Galera the writes' round trip ends with TRANSACTION_STILL_OPEN (last, so that an abort
+   * during it is reported as a deadlock), and the COMMIT goes alone in a second round trip,
+   * where an abort before it is reported too. Elsewhere nothing ends a transaction unreported,
+   * and it all goes in one round trip.
+   */
+  private async writeWhole(partition: Partition, writes: readonly Statement[]): Promise<void> {
+    const galera = partition.galera !== undefined;
+    for (let attempt = 1; ; attempt += 1) {
+      const committed = await partition.withConnection(async (connection) => {
+        try {
+          if (!galera) {
+            await runTogether(connection, [START_TRANSACTION, ...writes, COMMIT]);
+            return true;
+          }
+          const results = await runTogether(connection, [
+            START_TRANSACTION,
+            ...writes,
+            TRANSACTION_STILL_OPEN,
+          ]);
+          if (!stillOpen(results[results.length - 1] as Row[])) return false;
+          await runTogether(connection, [COMMIT]);
+          return true;
+        } catch (error) {
+          if (isDeadlock(error)) return false; // rolled back whole
+          throw error;
+        }
+      });
+      if (committed) return;
+      if (attempt >= DEADLOCK_ATTEMPTS) {
+        throw new UnavailableError(
+          partition.index,
+          `partition ${partition.index}: a transaction of the group tables was rolled back ${attempt} times (deadlocks, or Galera aborts); retry`,
+        );
+      }
+    }
   }
 
   /** The highest id of each shard now. */
