@@ -4,16 +4,24 @@
 // server moves to the next; every acknowledged write is stored exactly once, each cell's
 // versions stay 0..n-1, a follower of the shards' logs misses nothing, and writes flow again
 // within 5 s. Also: a strong read through another server (on another node) right after a write
-// sees it; a malformed node list is refused at start; a killed node rejoins.
+// sees it; a malformed node list is refused at start; a killed node rejoins; a consumer group's
+// failure counts and reset stay exact while another node writes the same rows.
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
-import { type Cell, GaleraNode_Health, WriteMode } from '@shameless/proto';
+import {
+  type Cell,
+  type Delivery,
+  GaleraNode_Health,
+  StartFrom,
+  WriteMode,
+} from '@shameless/proto';
 import { type GaleraCluster, type GaleraNode, startGaleraCluster } from '@shameless/testkit';
 import { Engine } from '../../src/engine/engine.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
+import { GroupStore } from '../../src/engine/groups/groupStore.js';
 import { GaleraNodes } from '../../src/engine/mysql/galeraNodes.js';
 import {
   type MysqlPool,
@@ -33,7 +41,7 @@ import {
 } from '../support/storeFixture.js';
 import type { StoreApi } from '../support/grpcCalls.js';
 import { withDatabase } from '../replicas/support.js';
-import { timeUntil } from '../support/groupMember.js';
+import { GroupMember, timeUntil } from '../support/groupMember.js';
 
 const DATABASE = `galera_${process.pid}`;
 const NAMESPACE = 'gal';
@@ -68,6 +76,24 @@ async function causalQuery<T extends RowDataPacket>(node: GaleraNode, sql: strin
   } finally {
     await connection.end();
   }
+}
+
+/** The store's database on one node, as a partition names it. */
+const nodeLocation = (node: GaleraNode) => parseMysqlUrl(withDatabase(node.url, DATABASE));
+
+/** A pool of one node, its connections' reads causal, as a Galera partition's. */
+const nodePool = (node: GaleraNode) =>
+  createMysqlPool(nodeLocation(node), {
+    connectionLimit: 4,
+    connectTimeoutMs: 2000,
+    statementTimeoutMs: 30_000,
+    sessionStatements: [CAUSAL_READS],
+  });
+
+/** How many transactions of `node` a write set of another node aborted so far. */
+async function bfAborts(node: GaleraNode): Promise<number> {
+  const [row] = await causalQuery(node, "SHOW GLOBAL STATUS LIKE 'wsrep_local_bf_aborts'");
+  return Number(row!.Value);
 }
 
 /** A write sent again with the same request id on every retryable failure, as the SDK does. */
@@ -511,14 +537,6 @@ describe('a partition on a Galera cluster (issue 53)', function () {
     // (as another server's transaction writes them) aborts so. Under load, the servers'
     // readback SELECT was such a statement. The write must be stored, or fail.
     const [written, elsewhere] = cluster.nodes.filter((node) => node.running);
-    const location = (node: GaleraNode) => parseMysqlUrl(withDatabase(node.url, DATABASE));
-    const nodePool = (node: GaleraNode) =>
-      createMysqlPool(location(node), {
-        connectionLimit: 4,
-        connectTimeoutMs: 2000,
-        statementTimeoutMs: 30_000,
-        sessionStatements: [CAUSAL_READS],
-      });
     let abortNextCommit = false;
     let aborting: Promise<void> | undefined;
     const logLocks = store.engine.layout.logLocksTable;
@@ -563,21 +581,17 @@ describe('a partition on a Galera cluster (issue 53)', function () {
     const galera = new GaleraNodes(
       0,
       [
-        { location: location(written!), pool },
-        { location: location(elsewhere!), pool: nodePool(elsewhere!) },
+        { location: nodeLocation(written!), pool },
+        { location: nodeLocation(elsewhere!), pool: nodePool(elsewhere!) },
       ],
       silentLogger,
     );
     const engine = new Engine(
       store.engine.layout,
-      new PartitionSet([new Partition(0, location(written!), galera, [], 0, galera)], SHARDS),
+      new PartitionSet([new Partition(0, nodeLocation(written!), galera, [], 0, galera)], SHARDS),
       silentLogger,
       { followPollIntervalMs: 100, maxCellBytes: 1024 * 1024 },
     );
-    const bfAborts = async () => {
-      const [row] = await causalQuery(written!, "SHOW GLOBAL STATUS LIKE 'wsrep_local_bf_aborts'");
-      return Number(row!.Value);
-    };
     try {
       await engine.models.refresh();
       const { uuid } = await engine.put(
@@ -591,7 +605,7 @@ describe('a partition on a Galera cluster (issue 53)', function () {
         }),
         requestId(),
       );
-      const abortsBefore = await bfAborts();
+      const abortsBefore = await bfAborts(written!);
       abortNextCommit = true;
       const id = requestId();
       const { cell } = await engine.writeCell({
@@ -604,7 +618,9 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       });
       await aborting;
       expect(abortNextCommit, 'the write reached its COMMIT').to.equal(false);
-      expect(await bfAborts(), 'BF aborts on the node written through').to.be.above(abortsBefore);
+      expect(await bfAborts(written!), 'BF aborts on the node written through').to.be.above(
+        abortsBefore,
+      );
       const stored = await causalQuery(
         written!,
         `SELECT ref_key FROM ${DATABASE}.${NAMESPACE}_rate_${String(cell.shard).padStart(6, '0')}
@@ -616,6 +632,266 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       ).to.deep.equal([cell.refKey]);
     } finally {
       await engine.close();
+    }
+  });
+  it('a consumer group while another node writes its shards and its rows: a failing cell counted exactly to max_deliveries and parked, a reset an abort cut short run again on every shard', async () => {
+    // The failure count is one autocommitted upsert that answers the count it stored, and a
+    // reset one transaction run again when an abort ended it unreported (groupStore.ts). Here
+    // a second server writes the group's shards through another node, which also touches the
+    // poison cell's count row all along; then a reset gets a slow statement between its
+    // cursor UPDATEs and its DELETE of failure counts, and a claim of every shard through
+    // another node aborts it there (the DELETE then commits on its own, the UPDATEs are gone).
+    const group = `galera-${Date.now().toString(36)}`;
+    const MAX_DELIVERIES = 4;
+    const mine = await currentNode();
+    const others = cluster.nodes.filter((node) => node !== mine && node.running);
+    const writer = await startStoreFixture({
+      partitionUrls: [[...others, mine].map((node) => withDatabase(node.url, DATABASE)).join('|')],
+      namespace: NAMESPACE,
+      shardsCount: SHARDS,
+      healthCheckIntervalMs: 250,
+    });
+    const cellsRow = `${DATABASE}.\`${store.engine.layout.groupCellsTable}\``;
+    const shardsRow = `${DATABASE}.\`${store.engine.layout.groupShardsTable}\``;
+    const touch = await createConnection(others[0]!.url);
+    const member = await GroupMember.join(store.api, {
+      group,
+      from: StartFrom.START_FROM_LATEST,
+      maxDeliveries: MAX_DELIVERIES,
+    });
+    let writing = true;
+    let touchesAborted = 0;
+    const written: Promise<unknown>[] = [];
+    try {
+      expect((await currentNode(writer.api)).name).to.not.equal(mine.name);
+      await member.until(() => member.owned.size === SHARDS, 10_000, 'every shard owned');
+      const records = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const { uuid } = await writer.api.put({
+            model: 'rate',
+            values: pack({
+              hotel_id: 50_000 + i,
+              room_type: 'double',
+              check_in_date: '2026-01-01',
+              gateway: 'g',
+              discount_type: 'd',
+            }),
+            requestId: requestId(),
+          });
+          return uuid;
+        }),
+      );
+      await member.until(() => member.deliveries.length > 0, 10_000, 'a delivery');
+      const poison = member.deliveries[0]!;
+      const keyOf = (delivery: Delivery) => `${delivery.cell!.shard}/${delivery.cell!.id}`;
+      const poisonKey = keyOf(poison);
+      /** Acknowledges every delivery but the poison cell's that is not yet. */
+      const answer = () => {
+        const fresh = member.deliveries.filter(
+          (delivery) => keyOf(delivery) !== poisonKey && !member.handled.has(keyOf(delivery)),
+        );
+        if (fresh.length > 0) member.ack(fresh);
+      };
+      // Writes of every record through the other node, and its touches of the count row.
+      for (const [w, uuid] of records.entries()) {
+        written.push(
+          (async () => {
+            for (let i = 0; writing; i += 1) {
+              await retried(() =>
+                writer.api.writeCell({
+                  model: 'rate',
+                  uuid,
+                  cell: 'meta',
+                  body: pack({ w, i }),
+                  mode: WriteMode.WRITE_MODE_MERGE,
+                  requestId: requestId(),
+                }),
+              );
+            }
+          })(),
+        );
+      }
+      written.push(
+        (async () => {
+          while (writing) {
+            // Each conflict with the count's upsert fails one of the two: this one, a deadlock.
+            await touch
+              .query(
+                `UPDATE ${cellsRow} SET updated_at = NOW(6) WHERE group_name = ? AND shard = ? AND cell_id = ?`,
+                [group, poison.cell!.shard, poison.cell!.id],
+              )
+              .catch((error: { code?: string }) => {
+                if (error.code !== 'ER_LOCK_DEADLOCK') throw error;
+                touchesAborted += 1;
+              });
+            await sleep(2);
+          }
+        })(),
+      );
+      const storedAttempts = async () => {
+        const [row] = await causalQuery(
+          mine,
+          `SELECT attempts FROM ${cellsRow} WHERE group_name = '${group}' AND shard = ${poison.cell!.shard} AND cell_id = ${poison.cell!.id}`,
+        );
+        return row === undefined ? 0 : Number(row.attempts);
+      };
+      let delivery = poison;
+      for (let attempt = 1; attempt <= MAX_DELIVERIES; attempt += 1) {
+        expect(delivery.attempt, `delivery ${attempt} of the poison cell`).to.equal(attempt);
+        member.fail(delivery, `boom ${attempt}`);
+        if (attempt === MAX_DELIVERIES) break;
+        await member.until(
+          () => {
+            answer();
+            return member.deliveries.some(
+              (next) => keyOf(next) === poisonKey && next.attempt === attempt + 1,
+            );
+          },
+          10_000,
+          `delivery ${attempt + 1} of the poison cell`,
+        );
+        delivery = member.deliveries.find(
+          (next) => keyOf(next) === poisonKey && next.attempt === attempt + 1,
+        )!;
+        // Redelivered only once the count was stored: it is exactly the deliveries so far.
+        expect(await storedAttempts(), `the count stored after ${attempt} failures`).to.equal(
+          attempt,
+        );
+      }
+      const parked = await member.next('parked');
+      expect([parked.id, parked.attempts]).to.deep.equal([poison.cell!.id, MAX_DELIVERIES]);
+      writing = false;
+      await Promise.all(written);
+      console.log(
+        `      (${member.deliveries.length} deliveries; ${touchesAborted} touches of the count row aborted by a conflict)`,
+      );
+      expect(
+        member.deliveries.filter((next) => keyOf(next) === poisonKey).length,
+        'deliveries of the poison cell',
+      ).to.equal(MAX_DELIVERIES);
+      await timeUntil(
+        () => {
+          answer();
+          return member.deliveries.every(
+            (next) => keyOf(next) === poisonKey || member.handled.has(keyOf(next)),
+          );
+        },
+        10_000,
+        'every other delivery acknowledged',
+      );
+      await member.leave();
+      const listed = await store.api.listParkedCells({
+        model: 'rate',
+        group,
+        limit: 0,
+        pageToken: '',
+      });
+      expect(listed.cells.map((cell) => [cell.cell!.id, cell.attempts, cell.error])).to.deep.equal([
+        [poison.cell!.id, MAX_DELIVERIES, `boom ${MAX_DELIVERIES}`],
+      ]);
+
+      // The reset, through a store whose first reset transaction an abort cuts short.
+      const [through, elsewhere] = cluster.nodes.filter((node) => node.running);
+      let abortNextReset = false;
+      let aborting: Promise<void> | undefined;
+      let resetRuns = 0;
+      const claimEveryShard = async () => {
+        const connection = await createConnection(elsewhere!.url);
+        try {
+          await connection.query(
+            `UPDATE ${shardsRow} SET owner = 'intruder', epoch = epoch + 1 WHERE group_name = ?`,
+            [group],
+          );
+        } finally {
+          await connection.end();
+        }
+      };
+      const aborted = (connection: SqlConnection): SqlConnection => ({
+        query: <T>(...[sql, values]: Parameters<SqlConnection['query']>) => {
+          const reset =
+            typeof sql === 'string' &&
+            sql.startsWith('START TRANSACTION') &&
+            sql.includes(store.engine.layout.groupShardsTable);
+          if (reset) resetRuns += 1;
+          if (!reset || !abortNextReset) return connection.query<T>(sql, values);
+          abortNextReset = false;
+          const slow = "SELECT BENCHMARK(2000000000, MD5('x'))";
+          const answer = connection.query<T>(
+            sql.replace(';\nDELETE FROM', `;\n${slow};\nDELETE FROM`),
+            values,
+          );
+          aborting = sleep(300).then(claimEveryShard);
+          return answer;
+        },
+        release: () => connection.release(),
+        destroy: () => connection.destroy(),
+      });
+      const throughPool = nodePool(through!);
+      const pool: MysqlPool = {
+        ...throughPool,
+        getConnection: async () => aborted(await throughPool.getConnection()),
+      };
+      const galera = new GaleraNodes(
+        0,
+        [
+          { location: nodeLocation(through!), pool },
+          { location: nodeLocation(elsewhere!), pool: nodePool(elsewhere!) },
+        ],
+        silentLogger,
+      );
+      const partition = new Partition(0, nodeLocation(through!), galera, [], 0, galera);
+      const groupStore = new GroupStore(store.engine.layout, new PartitionSet([partition], SHARDS));
+      try {
+        // A failure count for the reset to clear, counted on this node (insert, then update).
+        const key = { model: 'rate', group };
+        const counted = [
+          await groupStore.countFailure(key, 0, 1, 'to be forgotten'),
+          await groupStore.countFailure(key, 0, 1, 'to be forgotten'),
+        ];
+        expect(counted, 'counts answered by the upsert').to.deep.equal([1, 2]);
+        const abortsBefore = await bfAborts(through!);
+        abortNextReset = true;
+        const cursors = Array.from({ length: SHARDS }, (_, shard) => ({
+          shard,
+          cursor: shard + 1,
+        }));
+        await groupStore.setCursors(key, cursors);
+        await aborting;
+        expect(abortNextReset, 'the reset reached its slow statement').to.equal(false);
+        expect(await bfAborts(through!), 'BF aborts on the node reset through').to.be.above(
+          abortsBefore,
+        );
+        expect(resetRuns, 'runs of the reset transaction').to.equal(2);
+      } finally {
+        await partition.end();
+      }
+      const shards = await causalQuery(
+        mine,
+        `SELECT shard, \`cursor\`, owner FROM ${shardsRow} WHERE group_name = '${group}' ORDER BY shard`,
+      );
+      expect(
+        shards.map((row) => [Number(row.shard), Number(row.cursor), row.owner]),
+        'every shard reset',
+      ).to.deep.equal(Array.from({ length: SHARDS }, (_, shard) => [shard, shard + 1, null]));
+      const cells = await causalQuery(
+        mine,
+        `SELECT shard, cell_id, attempts, parked_at IS NOT NULL AS parked FROM ${cellsRow} WHERE group_name = '${group}'`,
+      );
+      expect(
+        cells.map((row) => [
+          Number(row.shard),
+          Number(row.cell_id),
+          Number(row.attempts),
+          Number(row.parked),
+        ]),
+        'the parked cell kept, the failure count cleared',
+      ).to.deep.equal([[poison.cell!.shard, Number(poison.cell!.id), MAX_DELIVERIES, 1]]);
+    } finally {
+      writing = false;
+      await Promise.allSettled(written);
+      if (!member.ended) member.cancel();
+      await touch.end();
+      await writer.close();
     }
   });
 });
