@@ -289,8 +289,11 @@ export class GroupStore {
             statements.push(
               forgetHandledFailures(
                 this.layout.groupCellsTable,
+                this.layout.groupShardsTable,
                 group,
                 commit.shard,
+                commit.memberId,
+                commit.epoch,
                 commit.cursor,
               ),
             );

@@ -398,17 +398,41 @@ export function parkCell(
   );
 }
 
-/** Counts of failed deliveries of cells the cursor has passed are of no more use. */
+/**
+ * Counts of failed deliveries of cells the cursor has passed are of no more use: forgotten
+ * once the cursor's own write (sent before) has landed under `epoch`, whether it kept the
+ * shard `memberId`'s or released it. A member fenced out (a claim moved the epoch on), whose
+ * cursor write matched nothing, must not wipe the counts of cells the shard's next owner
+ * delivers again from the stored cursor.
+ */
 export function forgetHandledFailures(
   table: string,
+  shardsTable: string,
   group: GroupKey,
   shard: number,
+  memberId: string,
+  epoch: RowId,
   cursor: RowId,
 ): Statement {
   return statement(
     `DELETE FROM \`${table}\`
-     WHERE \`model\` = ? AND \`group_name\` = ? AND \`shard\` = ? AND \`cell_id\` <= ? AND \`parked_at\` IS NULL`,
-    [group.model, group.group, shard, cursor],
+     WHERE \`model\` = ? AND \`group_name\` = ? AND \`shard\` = ? AND \`cell_id\` <= ? AND \`parked_at\` IS NULL
+       AND EXISTS (SELECT 1 FROM \`${shardsTable}\` AS written
+         WHERE written.\`model\` = ? AND written.\`group_name\` = ? AND written.\`shard\` = ?
+           AND written.\`epoch\` = ? AND written.\`cursor\` >= ?
+           AND (written.\`owner\` = ? OR written.\`owner\` IS NULL))`,
+    [
+      group.model,
+      group.group,
+      shard,
+      cursor,
+      group.model,
+      group.group,
+      shard,
+      epoch,
+      cursor,
+      memberId,
+    ],
   );
 }
 
