@@ -251,7 +251,10 @@ export class GroupStore {
       runTogether(pool, claimShard(this.layout.groupShardsTable, group, shard, memberId, epoch)),
     )) as [WriteResult, Row[]];
     if (claimed.affectedRows === 0 || !rows[0]) return undefined;
-    return toGroupShardRow(rows[0]);
+    const row = toGroupShardRow(rows[0]);
+    // The read is a statement of its own: a claim landing between the two took the shard on.
+    if (row.owner !== memberId || BigInt(row.epoch) !== BigInt(epoch) + 1n) return undefined;
+    return row;
   }
 
   /** The shard's failed and parked cells past its cursor. */
