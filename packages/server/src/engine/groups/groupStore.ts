@@ -518,7 +518,11 @@ export class GroupStore {
       [...this.layout.byPartition(cursors, ({ shard }) => shard)].map(([index, list]) =>
         this.writeWhole(this.atPartition(index), [
           ...setCursors(this.layout.groupShardsTable, group, list),
-          forgetFailures(this.layout.groupCellsTable, group),
+          forgetFailures(
+            this.layout.groupCellsTable,
+            group,
+            list.map(({ shard }) => shard),
+          ),
         ]),
       ),
     );

@@ -490,10 +490,18 @@ export function countParkedCells(table: string, group: GroupKey): Statement {
   );
 }
 
-/** Failed-delivery counts of a group's shards (a reset clears them; parked cells stay). */
-export function forgetFailures(table: string, group: GroupKey): Statement {
+/**
+ * Failed-delivery counts of the given shards of a group (a reset clears those of the shards it
+ * moves; parked cells stay).
+ */
+export function forgetFailures(
+  table: string,
+  group: GroupKey,
+  shards: readonly number[],
+): Statement {
   return statement(
-    `DELETE FROM \`${table}\` WHERE \`model\` = ? AND \`group_name\` = ? AND \`parked_at\` IS NULL`,
-    [group.model, group.group],
+    `DELETE FROM \`${table}\` WHERE \`model\` = ? AND \`group_name\` = ? AND \`parked_at\` IS NULL
+       AND \`shard\` IN (${shards.map(() => '?').join(', ')})`,
+    [group.model, group.group, ...shards],
   );
 }

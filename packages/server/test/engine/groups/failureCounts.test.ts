@@ -1,7 +1,8 @@
-// A member's cursor write carries the forgetting of the failure counts its cursor has passed.
-// When the member was fenced out (another claim moved the shard's epoch on), its cursor write
+// Which failed-delivery counts a cursor write forgets. A member's cursor write carries the
+// forgetting of the counts its cursor has passed; when the member was fenced out (another claim moved the shard's epoch on), its cursor write
 // matches nothing, and the next owner delivers again from the stored cursor: the counts of
-// those cells must still be there, or a poison cell gets maxDeliveries more deliveries.
+// those cells must still be there, or a poison cell gets maxDeliveries more deliveries. A reset
+// of one shard forgets that shard's counts, not its neighbours'.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { GroupStore } from '../../../src/engine/groups/groupStore.js';
@@ -12,7 +13,7 @@ import { RATE_MODEL, type StoreFixture, startStoreFixture } from '../../support/
 
 const SHARDS = 4;
 
-describe('consumer groups: the cursor writes of a member fenced out', function () {
+describe('consumer groups: the failure counts a cursor write forgets', function () {
   this.timeout(30_000);
   let store: StoreFixture;
   let groups: GroupStore;
@@ -34,14 +35,14 @@ describe('consumer groups: the cursor writes of a member fenced out', function (
     await store?.close();
   });
 
-  /** The failure counts stored for cells of shard 0, as `id: attempts`. */
-  async function countsOfShard0(group: string): Promise<Record<string, number>> {
+  /** The failure counts stored for cells of a shard, as `id: attempts`. */
+  async function countsOf(group: string, shard = 0): Promise<Record<string, number>> {
     const sql = await mysql.createConnection(store.partitionUrls[0]!);
     const [rows] = await sql
       .query(
         `SELECT cell_id, attempts FROM \`${store.engine.layout.groupCellsTable}\`
-         WHERE group_name = ? AND shard = 0 ORDER BY cell_id`,
-        [group],
+         WHERE group_name = ? AND shard = ? ORDER BY cell_id`,
+        [group, shard],
       )
       .finally(() => sql.end());
     return Object.fromEntries(
@@ -73,13 +74,13 @@ describe('consumer groups: the cursor writes of a member fenced out', function (
     ]);
     expect([...fenced], 'the fenced write kept').to.deep.equal([]);
     expect(Number((await shard0()).cursor)).to.equal(0);
-    expect(await countsOfShard0(group), 'counts after the fenced write').to.deep.equal({ 5: 1 });
+    expect(await countsOf(group), 'counts after the fenced write').to.deep.equal({ 5: 1 });
 
     const kept = await groups.commit(key, [
       { ...commit, memberId: 'second', epoch: second!.epoch },
     ]);
     expect([...kept]).to.deep.equal([0]);
-    expect(await countsOfShard0(group), 'counts after the owner’s write').to.deep.equal({});
+    expect(await countsOf(group), 'counts after the owner’s write').to.deep.equal({});
 
     // A release (the owner cleared by the write itself) forgets what it passed too.
     expect(await groups.countFailure(key, 0, 12, 'boom')).to.equal(1);
@@ -88,6 +89,18 @@ describe('consumer groups: the cursor writes of a member fenced out', function (
     ]);
     expect([...released]).to.deep.equal([0]);
     expect((await shard0()).owner).to.equal(undefined);
-    expect(await countsOfShard0(group), 'counts after the release').to.deep.equal({});
+    expect(await countsOf(group), 'counts after the release').to.deep.equal({});
+  });
+
+  it('a reset of one shard forgets its counts only', async () => {
+    const group = 'reset-one-shard';
+    const key = { model: 'rate', group };
+    const member = await GroupMember.join(store.api, { group }, { autoAck: true });
+    await member.leave();
+    expect(await groups.countFailure(key, 0, 5, 'boom')).to.equal(1);
+    expect(await groups.countFailure(key, 1, 6, 'boom')).to.equal(1);
+    await groups.setCursors(key, [{ shard: 1, cursor: 0 }]);
+    expect(await countsOf(group, 1), 'the reset shard').to.deep.equal({});
+    expect(await countsOf(group, 0), 'another shard').to.deep.equal({ 5: 1 });
   });
 });
