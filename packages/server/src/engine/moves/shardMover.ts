@@ -158,7 +158,8 @@ export class ShardMover {
   private readonly logger: Logger;
   /**
    * The last cut-over's hold and where its time went (ms from LOCK TABLES sent: `lockedMs` when
-   * it was granted, `caughtUpMs`, `publishedMs`), for benches and tests.
+   * it was granted, `caughtUpMs`, `groupsMovedMs`, `renamedMs`, `publishedMs`), for benches and
+   * tests.
    */
   lastHold: Record<string, number> | undefined;
 
@@ -781,7 +782,7 @@ export class ShardMover {
       throw error;
     });
     // Where the hold's time goes, for the log: waiting for transactions in flight on the
-    // tables, copying the last rows, publishing the map, renaming.
+    // tables, copying the last rows, moving the consumer-group rows, renaming, publishing.
     const marks: Record<string, number> = {};
     const started = performance.now();
     const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
@@ -798,6 +799,7 @@ export class ShardMover {
       mark('caughtUpMs');
       this.at(run, row.source, 'moving the consumer-group rows');
       await this.moveGroupRows(run, connection, groupTables);
+      mark('groupsMovedMs');
       this.at(run, row.source, 'renaming the source tables away');
       // Renamed before the map is published, under the lock: from the first rename no server
       // can write the shard here, whatever map it holds. A write the renames turn away reloads
