@@ -46,7 +46,7 @@ import {
   tryLock,
   updateMove,
 } from '../mysql/sql/shardMoves.js';
-import { runTogether, statement } from '../mysql/sql/statement.js';
+import { type Statement, runTogether, statement } from '../mysql/sql/statement.js';
 import { claimStoreRecord, insertLogLocks } from '../mysql/sql/storeTables.js';
 import { inspectTables } from '../mysql/sql/schemaInspection.js';
 import { applySchemaChanges } from '../schema/applySchemaChanges.js';
@@ -60,7 +60,7 @@ import {
   markingFailures,
 } from './moveErrors.js';
 import { movedName, shardTables } from './shardTables.js';
-import { type TableCursor, applyChanges, copyRows, maxId } from './tableCopy.js';
+import { type TableCursor, applyChanges, copyLastRows, copyRows, maxId } from './tableCopy.js';
 import { compareTable } from './tableVerify.js';
 
 export type { MovePhase, MoveRow } from '../mysql/sql/shardMoves.js';
@@ -645,6 +645,29 @@ export class ShardMover {
     return copied + applied;
   }
 
+  /**
+   * The pass under the cut-over's lock, in one round trip when nothing was written since the
+   * pass before it (copyLastRows); the chunked pass when much was. Answers the statements that
+   * delete the changes it applied, for the next round trip on the locked connection.
+   */
+  private async lastPass(run: ShardRun, locked: SqlSession): Promise<readonly Statement[]> {
+    this.at(run, run.row.source, 'catching up');
+    const last = await copyLastRows(
+      locked,
+      run.target,
+      run.content.map((shape) => ({ shape, cursor: run.cursors[shape.name]! })),
+      run.changesTable,
+      new Map(run.index.map((shape) => [shape.name, shape])),
+    );
+    if (!last) {
+      await this.catchUpPass(run, locked, false);
+      return [];
+    }
+    run.rowsCopied += last.copied + last.applied;
+    run.changesApplied += last.applied;
+    return last.settle;
+  }
+
   private async catchUp(run: ShardRun): Promise<void> {
     const small = this.options.catchUpRows ?? 500;
     const passes = this.options.maxCatchUpPasses ?? 20;
@@ -795,7 +818,7 @@ export class ShardMover {
       await this.tell(run, 'locked');
       // Under the lock, every statement on these tables goes through this connection. The
       // cursors are where the pass before the lock left them: the target took nothing since.
-      await this.catchUpPass(run, connection, false);
+      const settle = await this.lastPass(run, connection);
       mark('caughtUpMs');
       this.at(run, row.source, 'moving the consumer-group rows');
       await this.moveGroupRows(run, connection, groupTables);
@@ -806,10 +829,12 @@ export class ShardMover {
       // the map and, finding none newer yet, waits a moment (the engine's fence) and finds the
       // next version. A mover stopped between the renames and the publish leaves the shard
       // refusing writes ("being moved") until it runs again — never writable in two places.
-      await runTogether(
-        connection,
-        names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
-      );
+      // The last pass's changes are deleted in the same round trip, first: applied on the
+      // target by now, and a failure here leaves them to be applied again, as any failure does.
+      await runTogether(connection, [
+        ...settle,
+        ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
+      ]);
       mark('renamedMs');
       this.at(run, row.source, 'publishing the partition map');
       const map = this.host.currentMap();

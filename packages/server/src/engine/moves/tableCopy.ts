@@ -17,7 +17,7 @@ import {
   readRowsByKeys,
   toCapturedChange,
 } from '../mysql/sql/shardMoves.js';
-import { COMMIT, START_TRANSACTION, runTogether } from '../mysql/sql/statement.js';
+import { COMMIT, START_TRANSACTION, type Statement, runTogether } from '../mysql/sql/statement.js';
 
 /** Rows read from the source per statement. */
 export const COPY_CHUNK_ROWS = 2000;
@@ -131,18 +131,10 @@ export async function applyChanges(
     ])) as Row[][];
     if (rows.length === 0) break;
     const changes = rows.map(toCapturedChange);
-    const byTable = new Map<string, Map<string, CapturedChange>>();
-    for (const change of changes) {
-      let keys = byTable.get(change.table);
-      if (!keys) byTable.set(change.table, (keys = new Map()));
-      keys.set(JSON.stringify(change.key), change);
-    }
     const statements = [START_TRANSACTION];
-    for (const [table, keys] of byTable) {
-      const shape = shapes.get(table)!;
-      const bound = [...keys.values()].map((change) => bindKey(shape, change.key));
-      const [now = []] = (await runTogether(source, [readRowsByKeys(shape, bound)])) as Row[][];
-      statements.push(deleteRowsByKeys(shape, bound));
+    for (const { shape, keys } of keysByTable(changes, shapes)) {
+      const [now = []] = (await runTogether(source, [readRowsByKeys(shape, keys)])) as Row[][];
+      statements.push(deleteRowsByKeys(shape, keys));
       if (now.length > 0) statements.push(insertRows(shape, now));
     }
     statements.push(COMMIT);
@@ -166,4 +158,116 @@ export async function applyChanges(
     if (rows.length < CHANGES_PER_ROUND) break;
   }
   return applied;
+}
+
+/** What the cut-over's last pass did, and what it leaves for the locked connection to send. */
+export interface LastRows {
+  readonly copied: number;
+  readonly applied: number;
+  /** Deletes the changes applied, on the source: to go with the next statements sent there. */
+  readonly settle: readonly Statement[];
+}
+
+/**
+ * The cut-over's last pass, on the source connection holding the shard's tables locked (the
+ * shard's writes wait meanwhile): the content rows after each cursor and the index changes
+ * captured since the pass before the lock, in as few round trips as they need. One read when
+ * nothing changed; otherwise one more read for the changed keys' rows, and one transaction on
+ * the target. The changes applied are deleted by the statements it answers (`settle`), which the
+ * caller sends with its next round trip on the locked connection: after the target's commit, so
+ * that a change is never deleted before it is applied. Answers undefined, having written
+ * nothing, when a table has more than one chunk to copy: the chunked copy is for that.
+ */
+export async function copyLastRows(
+  locked: SqlSession,
+  target: MysqlPool,
+  content: readonly { readonly shape: TableShape; readonly cursor: TableCursor }[],
+  changesTable: string,
+  indexShapes: ReadonlyMap<string, TableShape>,
+): Promise<LastRows | undefined> {
+  const tables = [...indexShapes.keys()];
+  const reads = content.map(({ shape, cursor }) =>
+    readRows(
+      shape,
+      { after: cursor.key ? bindKey(shape, cursor.key) : undefined },
+      COPY_CHUNK_ROWS,
+    ),
+  );
+  if (tables.length > 0) reads.push(readChanges(changesTable, tables, CHANGES_PER_ROUND));
+  const results = (await runTogether(locked, reads)) as Row[][];
+  const contentRows = content.map((_, i) => results[i] ?? []);
+  const changeRows = tables.length > 0 ? (results[content.length] ?? []) : [];
+  const contentInserts = content.map(({ shape }, i) =>
+    batches(contentRows[i]!).map((batch) => insertRows(shape, batch, 'insert')),
+  );
+  if (
+    contentRows.some((rows) => rows.length >= COPY_CHUNK_ROWS) ||
+    contentInserts.some((inserts) => inserts.length > 1) ||
+    changeRows.length >= CHANGES_PER_ROUND
+  ) {
+    return undefined;
+  }
+  const changes = changeRows.map(toCapturedChange);
+  const changed = keysByTable(changes, indexShapes);
+  const now =
+    changed.length > 0
+      ? ((await runTogether(
+          locked,
+          changed.map(({ shape, keys }) => readRowsByKeys(shape, keys)),
+        )) as Row[][])
+      : [];
+  const statements = [START_TRANSACTION, ...contentInserts.flat()];
+  changed.forEach(({ shape, keys }, i) => {
+    statements.push(deleteRowsByKeys(shape, keys));
+    if (now[i]!.length > 0) statements.push(insertRows(shape, now[i]!));
+  });
+  statements.push(COMMIT);
+  if (statements.length > 2) {
+    const connection = await target.getConnection();
+    try {
+      await runTogether(connection, statements);
+      connection.release();
+    } catch (error) {
+      // Maybe mid-transaction: closed, so that nothing half-done goes back to the pool.
+      connection.destroy();
+      throw error;
+    }
+  }
+  let copied = 0;
+  content.forEach(({ shape, cursor }, i) => {
+    const rows = contentRows[i]!;
+    if (rows.length === 0) return;
+    cursor.key = keyText(shape, rows[rows.length - 1]!);
+    copied += rows.length;
+  });
+  return {
+    copied,
+    applied: changes.length,
+    settle:
+      changes.length > 0
+        ? [
+            deleteChanges(
+              changesTable,
+              changes.map((change) => change.id),
+            ),
+          ]
+        : [],
+  };
+}
+
+/** The keys the changes name, one entry per table (a key changed twice is applied once). */
+function keysByTable(
+  changes: readonly CapturedChange[],
+  shapes: ReadonlyMap<string, TableShape>,
+): { shape: TableShape; keys: KeyValues[] }[] {
+  const byTable = new Map<string, Map<string, CapturedChange>>();
+  for (const change of changes) {
+    let keys = byTable.get(change.table);
+    if (!keys) byTable.set(change.table, (keys = new Map()));
+    keys.set(JSON.stringify(change.key), change);
+  }
+  return [...byTable].map(([table, keys]) => {
+    const shape = shapes.get(table)!;
+    return { shape, keys: [...keys.values()].map((change) => bindKey(shape, change.key)) };
+  });
 }
