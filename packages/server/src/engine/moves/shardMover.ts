@@ -97,7 +97,8 @@ export interface MoverOptions {
   logger?: Logger;
   /**
    * Told of each step; awaited, so a slow listener slows the move (never while writes are held
-   * but for the `locked` and `published` steps). An error thrown here stops the mover where it
+   * but for the `locked` step: tests pause there to hold a write; the server's listener only
+   * queues the event). An error thrown here stops the mover where it
    * is, as a kill would (tests use it so).
    */
   onProgress?: (progress: MoveProgress) => void | Promise<void>;
@@ -821,7 +822,7 @@ export class ShardMover {
       const settle = await this.lastPass(run, connection);
       mark('caughtUpMs');
       this.at(run, row.source, 'moving the consumer-group rows');
-      await this.moveGroupRows(run, connection, groupTables);
+      const fences = await this.moveGroupRows(run, connection, groupTables);
       mark('groupsMovedMs');
       this.at(run, row.source, 'renaming the source tables away');
       // Renamed before the map is published, under the lock: from the first rename no server
@@ -829,10 +830,12 @@ export class ShardMover {
       // the map and, finding none newer yet, waits a moment (the engine's fence) and finds the
       // next version. A mover stopped between the renames and the publish leaves the shard
       // refusing writes ("being moved") until it runs again — never writable in two places.
-      // The last pass's changes are deleted in the same round trip, first: applied on the
-      // target by now, and a failure here leaves them to be applied again, as any failure does.
+      // The last pass's changes deleted and the group cursors fenced in the same round trip,
+      // before the renames: what they stand for is on the target by now, and a failure here
+      // leaves them to be done again, as any failure of the cut-over does.
       await runTogether(connection, [
         ...settle,
+        ...fences,
         ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
       ]);
       mark('renamedMs');
@@ -842,11 +845,12 @@ export class ShardMover {
         await this.host.publishMap(this.nextMap(map, row));
       }
       mark('publishedMs');
-      await this.tell(run, 'published');
       await connection.query(UNLOCK_TABLES);
       holdMs = Math.round(performance.now() - started);
       connection.release();
       released = true;
+      // Told once the writes flow again: a listener never lengthens the hold after the lock.
+      await this.tell(run, 'published');
     } finally {
       // Closed, the connection lets go of its table locks, as a killed mover's would.
       if (!released) connection.destroy();
@@ -873,31 +877,42 @@ export class ShardMover {
 
   /**
    * The shard's consumer-group rows to the target: cursors with the next epoch and no owner
-   * (the shard is leased anew there), failed and parked cells as they are; on the source the
-   * cursors fenced the same way, so that a member still holding the shard there fails.
+   * (the shard is leased anew there), failed and parked cells as they are. One round trip reads
+   * every group table, one writes the target. Answers the statements that fence the cursors on
+   * the source the same way (so that a member still holding the shard there fails), for the
+   * locked connection's next round trip: after the target has the rows, as before.
    */
   private async moveGroupRows(
     run: ShardRun,
     locked: SqlSession,
     groupTables: readonly TableShape[],
-  ): Promise<void> {
+  ): Promise<readonly Statement[]> {
+    if (groupTables.length === 0) return [];
     const { layout } = this.host;
-    for (const shape of groupTables) {
-      const table = shape.name;
-      const [rows = []] = (await runTogether(locked, [
-        readGroupRows(shape, run.row.shard),
-      ])) as Row[][];
-      if (rows.length === 0) continue;
-      const moved =
-        table === layout.groupShardsTable
-          ? rows.map((row) => ({ ...row, epoch: BigInt(String(row.epoch)) + 1n, owner: null }))
-          : rows;
-      // REPLACE: rows an earlier attempt of this cut-over wrote are written again.
-      await runTogether(run.target, [insertRows(shape, moved, 'replace')]);
-      if (table === layout.groupShardsTable) {
-        await runTogether(locked, [fenceGroupShards(table, run.row.shard)]);
+    const read = (await runTogether(
+      locked,
+      groupTables.map((shape) => readGroupRows(shape, run.row.shard)),
+    )) as Row[][];
+    const inserts: Statement[] = [];
+    const fences: Statement[] = [];
+    groupTables.forEach((shape, i) => {
+      const rows = read[i] ?? [];
+      if (rows.length === 0) return;
+      if (shape.name === layout.groupShardsTable) {
+        const moved = rows.map((row) => ({
+          ...row,
+          epoch: BigInt(String(row.epoch)) + 1n,
+          owner: null,
+        }));
+        // REPLACE: rows an earlier attempt of this cut-over wrote are written again.
+        inserts.push(insertRows(shape, moved, 'replace'));
+        fences.push(fenceGroupShards(shape.name, run.row.shard));
+      } else {
+        inserts.push(insertRows(shape, rows, 'replace'));
       }
-    }
+    });
+    if (inserts.length > 0) await runTogether(run.target, inserts);
+    return fences;
   }
 
   // ---- finish and abort ----
