@@ -381,6 +381,15 @@ export class Engine implements EngineStats {
     return this.routing.publish(next);
   }
 
+  /**
+   * Publishes `next` as publishPartitionMap does, answering once partition 0 (where a rival
+   * publish is refused) has it; `everywhere` settles once every partition has it and this engine
+   * routes by it.
+   */
+  publishPartitionMapFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }> {
+    return this.routing.publishFirst(next);
+  }
+
   /** Makes `next` quick to publish: its new partitions connected, the map table on each. */
   preparePartitionMap(next: PartitionMap): Promise<void> {
     return this.routing.prepare(next);

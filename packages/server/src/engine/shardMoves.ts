@@ -49,6 +49,7 @@ export interface MovingStore {
   readonly partitionMap: PartitionMap;
   partition(id: number): Partition;
   publishPartitionMap(next: PartitionMap): Promise<void>;
+  publishPartitionMapFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }>;
   preparePartitionMap(next: PartitionMap): Promise<void>;
 }
 
@@ -221,6 +222,10 @@ class EngineMoveHost implements MoveHost {
 
   publishMap(next: PartitionMap): Promise<void> {
     return this.store.publishPartitionMap(next);
+  }
+
+  publishMapFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }> {
+    return this.store.publishPartitionMapFirst(next);
   }
 
   preparePublish(next: PartitionMap): Promise<void> {

@@ -841,14 +841,25 @@ export class ShardMover {
       mark('renamedMs');
       this.at(run, row.source, 'publishing the partition map');
       const map = this.host.currentMap();
+      // Published once partition 0 has the version (where a rival publish is refused, and
+      // where a server reading the map finds it): the other partitions' copies need not hold
+      // the writes, and are waited for once they flow again.
+      let everywhere: Promise<void> | undefined;
       if (map.partitionOf(row.shard) !== row.target) {
-        await this.host.publishMap(this.nextMap(map, row));
+        if (this.host.publishMapFirst) {
+          ({ everywhere } = await this.host.publishMapFirst(this.nextMap(map, row)));
+        } else {
+          await this.host.publishMap(this.nextMap(map, row));
+        }
       }
       mark('publishedMs');
       await connection.query(UNLOCK_TABLES);
       holdMs = Math.round(performance.now() - started);
       connection.release();
       released = true;
+      // A copy that failed fails the cut-over before it is recorded, as a publish failing part
+      // way under the lock did: run again, the mover publishes the same version again.
+      await everywhere;
       // Told once the writes flow again: a listener never lengthens the hold after the lock.
       await this.tell(run, 'published');
     } finally {

@@ -142,6 +142,17 @@ export class PartitionRouting {
    * refused), then routes by it.
    */
   async publish(next: PartitionMap): Promise<void> {
+    const { everywhere } = await this.publishFirst(next);
+    await everywhere;
+  }
+
+  /**
+   * Publishes `next` as publish does, answering once partition 0 has it: from then on it is
+   * the store's map (a rival publishing the same version is refused there, and a server reading
+   * the map finds it there). `everywhere` settles once every other partition the map names has
+   * it too and this server routes by it; a cut-over lets the shard's writes go in between.
+   */
+  async publishFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }> {
     if (next.shardsCount !== this.layout.shardsCount) {
       throw new FailedPreconditionError(
         `the map maps ${next.shardsCount} shards; the store has ${this.layout.shardsCount}`,
@@ -187,8 +198,13 @@ export class PartitionRouting {
       }
     };
     await insert(0);
-    await Promise.all(Array.from({ length: next.partitionCount - 1 }, (_, i) => insert(i + 1)));
-    await this.use(next);
+    const everywhere = (async () => {
+      await Promise.all(Array.from({ length: next.partitionCount - 1 }, (_, i) => insert(i + 1)));
+      await this.use(next);
+    })();
+    // Its failure is the awaiting caller's to hear, not an unhandled rejection meanwhile.
+    everywhere.catch(() => {});
+    return { everywhere };
   }
 
   /**
