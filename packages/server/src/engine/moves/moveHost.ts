@@ -29,9 +29,9 @@ export interface MoveHost {
   publishMap(next: PartitionMap): Promise<void>;
   /**
    * Publishes `next` as publishMap does, answering once the store's map is `next` (partition 0
-   * has it: a rival is refused there, and a server reading the map finds it there);
-   * `everywhere` settles once every partition has it and the host serves it. Optional: a
-   * cut-over lets the writes go in between, else it waits for publishMap.
+   * has it: a rival is refused there, and a server reading the map finds it there) and the host
+   * serves it; `everywhere` settles once every partition has it. Optional: a cut-over lets the
+   * writes go in between, else it waits for publishMap.
    */
   publishMapFirst?(next: PartitionMap): Promise<{ everywhere: Promise<void> }>;
   /**

@@ -149,8 +149,8 @@ export class PartitionRouting {
   /**
    * Publishes `next` as publish does, answering once partition 0 has it: from then on it is
    * the store's map (a rival publishing the same version is refused there, and a server reading
-   * the map finds it there). `everywhere` settles once every other partition the map names has
-   * it too and this server routes by it; a cut-over lets the shard's writes go in between.
+   * the map finds it there), and this server routes by it. `everywhere` settles once every other
+   * partition the map names has it too; a cut-over lets the shard's writes go in between.
    */
   async publishFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }> {
     if (next.shardsCount !== this.layout.shardsCount) {
@@ -198,9 +198,11 @@ export class PartitionRouting {
       }
     };
     await insert(0);
+    // This server routes by it at once: its own calls (a consumer group's turn among them, whose
+    // tables are not fenced) must not reach the shard's old place once its writes are let go.
+    await this.use(next);
     const everywhere = (async () => {
       await Promise.all(Array.from({ length: next.partitionCount - 1 }, (_, i) => insert(i + 1)));
-      await this.use(next);
     })();
     // Its failure is the awaiting caller's to hear, not an unhandled rejection meanwhile.
     everywhere.catch(() => {});
