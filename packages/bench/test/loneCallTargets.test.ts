@@ -7,35 +7,8 @@ import {
   evaluateLoneCallTargets,
   formatLoneCallTargets,
 } from '../src/report/loneCallTargets.js';
-import type { Baseline, RunRow } from '../src/report/report.js';
+import { baseline, latency, row } from './support/handMadeRows.js';
 import type { IdleResult, IdleSide } from '../src/workloads/idleServer.js';
-
-const latency = (p50: number, p99 = p50 * 2) => ({ count: 100, p50, p99, p999: p99, max: p99 });
-const baseline = (opsPerSecond: number, p50 = 1, fields: Partial<Baseline> = {}): Baseline => ({
-  opsPerSecond,
-  p50,
-  p99: p50 * 2,
-  p999: p50 * 2,
-  errors: 0,
-  ...fields,
-});
-
-function row(
-  workloadId: string,
-  fields: Partial<RunRow> & { concurrency: number; opsPerSecond: number },
-): RunRow {
-  return {
-    workloadId,
-    workload: workloadId,
-    bodyBytes: 1024,
-    unit: 'calls',
-    unitsPerSecond: fields.opsPerSecond,
-    latency: latency(1),
-    errors: 0,
-    cpu: {},
-    ...fields,
-  };
-}
 
 const verdict = (verdicts: LoneCallVerdict[], start: string) => {
   const found = verdicts.filter((v) => v.figure.startsWith(start));

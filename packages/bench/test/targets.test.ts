@@ -4,34 +4,8 @@
 import assert from 'node:assert/strict';
 import type { FollowResult } from '../src/workloads/followLatency.js';
 import { formatOneAtATime, oneAtATimeChecks } from '../src/report/oneAtATime.js';
-import type { Baseline, RunRow } from '../src/report/report.js';
+import { baseline, latency, row } from './support/handMadeRows.js';
 import { type TargetResult, evaluateTargets, formatTargets } from '../src/report/targets.js';
-
-const latency = (p50: number, p99 = p50 * 2) => ({ count: 100, p50, p99, p999: p99, max: p99 });
-const baseline = (opsPerSecond: number, p50 = 1): Baseline => ({
-  opsPerSecond,
-  p50,
-  p99: p50 * 2,
-  p999: p50 * 2,
-  errors: 0,
-});
-
-function row(
-  workloadId: string,
-  fields: Partial<RunRow> & { concurrency: number; opsPerSecond: number },
-): RunRow {
-  return {
-    workloadId,
-    workload: workloadId,
-    bodyBytes: 1024,
-    unit: 'calls',
-    unitsPerSecond: fields.opsPerSecond,
-    latency: latency(1),
-    errors: 0,
-    cpu: {},
-    ...fields,
-  };
-}
 
 const follow = (p99: number): FollowResult => ({
   writesPerSecond: 1000,

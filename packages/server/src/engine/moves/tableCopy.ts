@@ -138,15 +138,7 @@ export async function applyChanges(
       if (now.length > 0) statements.push(insertRows(shape, now));
     }
     statements.push(COMMIT);
-    const connection = await target.getConnection();
-    try {
-      await runTogether(connection, statements);
-      connection.release();
-    } catch (error) {
-      // Maybe mid-transaction: closed, so that nothing half-done goes back to the pool.
-      connection.destroy();
-      throw error;
-    }
+    await inOneTransaction(target, statements);
     await runTogether(source, [
       deleteChanges(
         changesTable,
@@ -222,17 +214,7 @@ export async function copyLastRows(
     if (now[i]!.length > 0) statements.push(insertRows(shape, now[i]!));
   });
   statements.push(COMMIT);
-  if (statements.length > 2) {
-    const connection = await target.getConnection();
-    try {
-      await runTogether(connection, statements);
-      connection.release();
-    } catch (error) {
-      // Maybe mid-transaction: closed, so that nothing half-done goes back to the pool.
-      connection.destroy();
-      throw error;
-    }
-  }
+  if (statements.length > 2) await inOneTransaction(target, statements);
   let copied = 0;
   content.forEach(({ shape, cursor }, i) => {
     const rows = contentRows[i]!;
@@ -270,4 +252,17 @@ function keysByTable(
     const shape = shapes.get(table)!;
     return { shape, keys: [...keys.values()].map((change) => bindKey(shape, change.key)) };
   });
+}
+
+/** Sends a transaction's statements (START … COMMIT) on one connection of `pool`. */
+async function inOneTransaction(pool: MysqlPool, statements: readonly Statement[]): Promise<void> {
+  const connection = await pool.getConnection();
+  try {
+    await runTogether(connection, statements);
+    connection.release();
+  } catch (error) {
+    // Maybe mid-transaction: closed, so that nothing half-done goes back to the pool.
+    connection.destroy();
+    throw error;
+  }
 }
