@@ -10,8 +10,17 @@ export class HealthService {
   private readonly health: HealthImplementation;
   private readonly watches = new Set<ServerWritableStream<unknown, unknown>>();
 
-  constructor(statuses: Record<string, ServingStatus>) {
+  constructor(
+    statuses: Record<string, ServingStatus>,
+    /** Told of every Check and Watch as it starts. */
+    private readonly onCall: () => void = () => undefined,
+  ) {
     this.health = new HealthImplementation(statuses);
+  }
+
+  /** Watch streams open now. */
+  get watching(): number {
+    return this.watches.size;
   }
 
   addTo(server: Server): void {
@@ -21,9 +30,15 @@ export class HealthService {
         const watch = implementation.watch as (
           call: ServerWritableStream<unknown, unknown>,
         ) => void;
+        const check = implementation.check as (...args: unknown[]) => void;
         server.addService(definition, {
           ...implementation,
+          check: (...args: unknown[]) => {
+            this.onCall();
+            check(...args);
+          },
           watch: (call: ServerWritableStream<unknown, unknown>) => {
+            this.onCall();
             this.watches.add(call);
             const forget = () => this.watches.delete(call);
             call.once('cancelled', forget);

@@ -36,6 +36,12 @@ export interface ServerOptions {
    * of its own. Health is outside the chain.
    */
   middleware?: readonly ServerMiddleware[];
+  /**
+   * With no call for this long and no stream open, the partition health probe runs at this period
+   * instead of the engine's (--idle-health-check-ms); the first call after probes at once. Left
+   * out or 0: the probe never rests.
+   */
+  idleHealthCheckMs?: number;
 }
 
 export interface RunningServer {
@@ -62,11 +68,13 @@ export async function startServer(
     'grpc.keepalive_permit_without_calls': 1,
   });
   const streams = new OpenStreams();
+  const onCall = () => engine.health.noteCall();
   const handlers = createHandlerFactory(
     logger,
     streams,
     // Innermost: the engine runs the call under the consistency it asks for.
     composeMiddleware([...(options.middleware ?? []), sessionConsistencyLayer(engine.hasReplicas)]),
+    onCall,
   );
   const calls = unaryCalls(engine);
   const pipeline = pipelineHandler({
@@ -84,7 +92,13 @@ export async function startServer(
   const partitionService = (index: number) => `${STORE_SERVICE_NAME}/partition/${index}`;
   // Partitions by id; a partition a newer partition map adds gets its status when it joins.
   let partitionCount = 0;
-  const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' });
+  const health = new HealthService({ '': 'SERVING', [STORE_SERVICE_NAME]: 'SERVING' }, onCall);
+  if (options.idleHealthCheckMs) {
+    engine.health.restWhileIdle({
+      intervalMs: options.idleHealthCheckMs,
+      busy: () => streams.size > 0 || health.watching > 0,
+    });
+  }
   const addPartitions = () => {
     for (; partitionCount < engine.layout.partitionCount; partitionCount++) {
       health.setStatus(

@@ -83,6 +83,7 @@ export async function serve(settings: Settings): Promise<void> {
       listen: settings.listen,
       maxMessageBytes: settings.maxMessageBytes,
       maxPipelineCalls: settings.maxPipelineCalls,
+      idleHealthCheckMs: settings.idleHealthCheckMs,
       credentials: security.credentials,
       // Outermost first: metrics and the access log see every call, refused ones included;
       // the token check comes before admission, so unknown callers hold no slot or bytes.

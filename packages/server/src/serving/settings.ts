@@ -259,6 +259,15 @@ export const SETTINGS = {
     defaultValue: 1000,
     parse: integer(100),
   },
+  idleHealthCheckMs: {
+    scope: 'server',
+    flag: '--idle-health-check-ms <ms>',
+    env: 'SHAMELESS_IDLE_HEALTH_CHECK_MS',
+    description:
+      'how often each partition is probed while the server is idle: no call (a health Check included) for this long and no stream open (a Pipeline, a follow, a health Watch); the first call after probes at once and brings back --health-check-ms. Until then health and DescribeStore may report a partition as it was up to this long ago. 0: the probe never slows',
+    defaultValue: 10_000,
+    parse: integer(0),
+  },
   startupTimeoutMs: {
     scope: 'server',
     flag: '--startup-timeout-ms <ms>',

@@ -20,7 +20,10 @@ export interface ProxiedStore {
  * before hook has run.
  */
 export function useProxiedStore(
-  options: Pick<FixtureOptions, 'shardsCount' | 'statementTimeoutMs'>,
+  options: Pick<
+    FixtureOptions,
+    'shardsCount' | 'statementTimeoutMs' | 'healthCheckIntervalMs' | 'idleHealthCheckMs'
+  >,
 ): ProxiedStore {
   let databases: TestDatabases | undefined;
   const setup = {} as ProxiedStore;

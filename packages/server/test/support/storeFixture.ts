@@ -59,6 +59,8 @@ export interface FixtureOptions {
   groupPollIntervalMs?: number;
   /** How often every partition is probed for health; the engine's default (1000 ms) otherwise. */
   healthCheckIntervalMs?: number;
+  /** serve --idle-health-check-ms; by default the probe never rests. */
+  idleHealthCheckMs?: number;
   /** Read replicas of the partitions (serve --replica); none by default. */
   replicas?: readonly ReplicaConfig[];
   /** serve --replica-check-ms; the engine's default otherwise. */
@@ -107,6 +109,7 @@ export async function startStoreFixture(options: FixtureOptions = {}): Promise<S
       middleware: options.middleware,
       credentials: options.serverCredentials,
       maxPipelineCalls: options.maxPipelineCalls,
+      idleHealthCheckMs: options.idleHealthCheckMs,
     },
     silentLogger,
   );

@@ -90,6 +90,8 @@ export function createHandlerFactory(
   logger: Logger,
   streams: OpenStreams,
   middleware: ServerMiddleware,
+  /** Told of every call as it starts (the partition probe rests while there are none). */
+  onCall: () => void = () => undefined,
 ): HandlerFactory {
   const run = <Req, Res>(
     method: string,
@@ -98,6 +100,7 @@ export function createHandlerFactory(
     context: CallContext,
     deliver?: (response: Res) => Promise<void>,
   ): Promise<Res> => {
+    onCall();
     const asStream = async function* (wellFormed: Req, innerContext: CallContext) {
       requireWellFormed(wellFormed, method);
       yield await handle(wellFormed, innerContext);
@@ -177,6 +180,7 @@ export function createHandlerFactory(
       requireWellFormed(wellFormed, method);
       yield* produceWellFormed(wellFormed, context);
     };
+    onCall();
     const controller = streams.open();
     const onCancelled = () => controller.abort();
     call.on('cancelled', onCancelled);

@@ -1,7 +1,8 @@
 // A partition whose network hangs, through the testkit's TCP proxy: a statement waits no longer
 // than the statement timeout, the call answers UNAVAILABLE instead of waiting for the caller's
 // deadline, the other partition keeps serving, and once the network is back the destroyed
-// connections have been replaced. Nor does a statement outlive the deadline of its call.
+// connections have been replaced. Nor does a statement outlive the deadline of its call. A server
+// whose health probe rests while it is idle probes at once on the first call after the rest.
 import { expect } from 'chai';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { GetCellResponse } from '@shameless/proto';
@@ -77,6 +78,38 @@ describe('a hung partition', function () {
         expect((await store.api.describeStore({})).partitions[1]?.down).to.equal(false);
         health.close();
       });
+    });
+  });
+
+  describe('on a server whose probe rests while it is idle', () => {
+    const REST_MS = 5000;
+    const setup = useProxiedStore({
+      shardsCount: 4,
+      healthCheckIntervalMs: 200,
+      idleHealthCheckMs: REST_MS,
+    });
+
+    it('the first call after the rest probes at once: a hang is reported within a probe', async () => {
+      const { store, proxy } = setup;
+      const health = connectHealth(store.address);
+      const check = () => health.check('shameless.v1.Store/partition/1');
+      try {
+        expect(await check()).to.equal('SERVING');
+        // Unused past the rest period: the next probe is up to a rest period away.
+        await new Promise((resolve) => setTimeout(resolve, REST_MS + 500));
+        proxy.setFaults({ blackhole: true });
+        const hungAt = Date.now();
+        // Answered from the last probe, which found the partition up; the call wakes the probe.
+        expect(await check()).to.equal('SERVING');
+        while ((await check()) !== 'NOT_SERVING') {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(Date.now() - hungAt, 'ms to NOT_SERVING').to.be.below(REST_MS / 2);
+      } finally {
+        proxy.setFaults({});
+        proxy.resetAll();
+        health.close();
+      }
     });
   });
 
