@@ -9,10 +9,13 @@
 // opens 40 s after the server listens (quick: 5 s): in the first half minute of an idle server
 // V8 spends a one-off 100-200 ms of its background threads (seen at 30-35 s, once per process),
 // which is start-up, not what idling costs. Each shard count is measured with the server's
-// defaults; 16 shards also with the partition health probe put off for an hour
-// (--health-check-ms), which says what the probe costs (one statement per partition, whatever
+// defaults; 16 shards also with the probe that never rests (--idle-health-check-ms 0, the
+// default until issue 55) and with the partition health probe put off for an hour
+// (--health-check-ms), which say what the probe costs (one statement per partition, whatever
 // the shard count). The server's periodic tasks:
-//   - the partition health probe: one `SELECT 1` per partition every --health-check-ms (1 s);
+//   - the partition health probe: one statement per partition (the partition map's highest
+//     version) every --health-check-ms (1 s), every --idle-health-check-ms (10 s) once the
+//     server has had no call for that long and no stream open;
 //   - the memory check (serving/memoryRelease.ts): every 5 s, no statement;
 //   - the replica monitor (with --replica only), the followers' max-id poll (while an Each
 //     follows) and the consumer groups' coordinator (while a member is joined), none of them
@@ -28,7 +31,12 @@ import { type StoreSettings, startServe } from '../subjects/benchStore.js';
 export const IDLE_WORKLOAD = 'idle';
 
 export interface IdlePlan {
-  readonly sides: readonly { readonly shards: number; readonly healthProbe: boolean }[];
+  readonly sides: readonly {
+    readonly shards: number;
+    readonly healthProbe: boolean;
+    /** The probe rests while the server is idle (the default); false: --idle-health-check-ms 0. */
+    readonly probeRests: boolean;
+  }[];
   /** Time after the server listens and before the window: its start-up settles. */
   readonly settleMs: number;
   readonly windowMs: number;
@@ -37,9 +45,10 @@ export interface IdlePlan {
 export function idlePlan(quick: boolean): IdlePlan {
   return {
     sides: [
-      { shards: 16, healthProbe: true },
-      { shards: 16, healthProbe: false },
-      { shards: 1024, healthProbe: true },
+      { shards: 16, healthProbe: true, probeRests: true },
+      { shards: 16, healthProbe: true, probeRests: false },
+      { shards: 16, healthProbe: false, probeRests: true },
+      { shards: 1024, healthProbe: true, probeRests: true },
     ],
     settleMs: quick ? 5000 : 40_000,
     windowMs: quick ? 10_000 : 20_000,
@@ -53,6 +62,8 @@ export interface IdleSide {
   readonly shards: number;
   /** Whether the partition health probe ran (the server's default) or was put off. */
   readonly healthProbe: boolean;
+  /** Whether the probe rested while the server was idle (the default). */
+  readonly probeRests: boolean;
   /** The server's CPU over the window, as a share of one core. */
   readonly cpuShare: number;
   /** Statements the server sent its one partition, per second of the window. */
@@ -80,20 +91,24 @@ export async function runIdleWorkload(
   };
   const sides: IdleSide[] = [];
   try {
-    for (const { shards, healthProbe } of plan.sides) {
-      const database = `${settings.database}_idle_${shards}_${healthProbe ? 'probe' : 'quiet'}`;
+    for (const { shards, healthProbe, probeRests } of plan.sides) {
+      const probe = !healthProbe ? 'quiet' : probeRests ? 'probe' : 'steady';
+      const database = `${settings.database}_idle_${shards}_${probe}`;
       await admin.query(`CREATE DATABASE \`${database}\``);
       const server = await startServe(
         { ...settings, shardsCount: shards },
         `${mariadb.url}/${database}`,
         {
           name: `shameless serve (${shards} shards, idle)`,
-          args: healthProbe ? [] : ['--health-check-ms', String(PROBE_OFF_MS)],
+          args: [
+            ...(healthProbe ? [] : ['--health-check-ms', String(PROBE_OFF_MS)]),
+            ...(probeRests ? [] : ['--idle-health-check-ms', '0']),
+          ],
         },
       );
       try {
         progress.note(
-          `Idle server: ${shards} shards, health probe ${healthProbe ? 'on' : 'off'}, ` +
+          `Idle server: ${shards} shards, health probe ${probeLabel(healthProbe, probeRests)}, ` +
             `${plan.settleMs / 1000} s to settle, then ${plan.windowMs / 1000} s measured`,
         );
         await sleep(plan.settleMs);
@@ -112,6 +127,7 @@ export async function runIdleWorkload(
         const side: IdleSide = {
           shards,
           healthProbe,
+          probeRests,
           cpuShare: (cpuAfter - cpuBefore) / (elapsedMs * 1000),
           statementsPerSecond: statements / (elapsedMs / 1000),
           windowMs: elapsedMs,
@@ -130,4 +146,10 @@ export async function runIdleWorkload(
     await admin.end();
     await mariadb.destroy();
   }
+}
+
+/** How a side's probe ran, as the report names it. */
+export function probeLabel(healthProbe: boolean, probeRests: boolean): string {
+  if (!healthProbe) return 'off';
+  return probeRests ? 'on, rests when idle' : 'on, never rests';
 }
