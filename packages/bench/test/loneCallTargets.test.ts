@@ -20,6 +20,7 @@ const side = (shards: number, healthProbe: boolean, cpuShare: number, statements
   ({
     shards,
     healthProbe,
+    probeRests: healthProbe,
     cpuShare,
     statementsPerSecond: statements,
     windowMs: 20_000,
@@ -170,6 +171,8 @@ describe("issue 55's targets", () => {
     const verdicts = evaluateLoneCallTargets({
       rows: [],
       idle: idle(
+        // The side whose probe never rests is not the defaults either: it would fail.
+        { ...side(16, true, 0.009, 1), probeRests: false },
         side(16, true, 0.005, 2),
         // The side with the probe off is not the defaults: it would pass.
         side(1024, false, 0, 0),

@@ -141,9 +141,9 @@ export function evaluateLoneCallTargets({ rows, idle }: LoneCallInputs): LoneCal
   }
 
   for (const shards of IDLE_SHARDS) {
-    // The server's defaults: the side with the health probe on.
+    // The server's defaults: the side with the health probe on, resting while the server idles.
     const side = idle?.sides.find(
-      (candidate) => candidate.shards === shards && candidate.healthProbe,
+      (candidate) => candidate.shards === shards && candidate.healthProbe && candidate.probeRests,
     );
     add(
       `idle server, ${count(shards)} shards`,
