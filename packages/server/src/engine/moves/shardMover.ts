@@ -18,6 +18,8 @@ import {
   type MoveUpdate,
   type TableShape,
   UNLOCK_TABLES,
+  DATABASE_CLOCK,
+  databaseClockOf,
   bindKey,
   createChangeTriggersSql,
   createMoveChangesTableSql,
@@ -158,9 +160,10 @@ interface ShardRun {
 export class ShardMover {
   private readonly logger: Logger;
   /**
-   * The last cut-over's hold and where its time went (ms from LOCK TABLES sent: `lockedMs` when
-   * it was granted, `caughtUpMs`, `groupsMovedMs`, `renamedMs`, `publishedMs`), for benches and
-   * tests.
+   * The last cut-over's hold (`holdMs`, on the database's clock) and where its time went (ms
+   * from LOCK TABLES sent, on the mover's: `lockedMs` when it was granted, `caughtUpMs`,
+   * `groupsMovedMs`, `renamedMs`, `publishedMs`, `unlockSeenMs` when UNLOCK's answer came), for
+   * benches and tests.
    */
   lastHold: Record<string, number> | undefined;
 
@@ -812,9 +815,12 @@ export class ShardMover {
     const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
     let holdMs = 0;
     try {
-      await connection.query(
-        lockTablesSql([...names, run.changesTable, ...groupTables.map((shape) => shape.name)]),
-      );
+      const [lockAsked] = (await runTogether(connection, [
+        statement(DATABASE_CLOCK),
+        statement(
+          lockTablesSql([...names, run.changesTable, ...groupTables.map((shape) => shape.name)]),
+        ),
+      ])) as Row[][];
       mark('lockedMs');
       await this.tell(run, 'locked');
       // Under the lock, every statement on these tables goes through this connection. The
@@ -853,8 +859,15 @@ export class ShardMover {
         }
       }
       mark('publishedMs');
-      await connection.query(UNLOCK_TABLES);
-      holdMs = Math.round(performance.now() - started);
+      const [, unlocked] = (await runTogether(connection, [
+        statement(UNLOCK_TABLES),
+        statement(DATABASE_CLOCK),
+      ])) as Row[][];
+      // Held from LOCK TABLES asked to UNLOCK TABLES done, on the database's clock: the writes
+      // waited there. The mover hears the UNLOCK's answer later when its process is busy (the
+      // writes it let go come back to it fenced, and go again), which is not the writes' hold.
+      holdMs = Math.round((databaseClockOf(unlocked!) - databaseClockOf(lockAsked!)) * 1000);
+      mark('unlockSeenMs');
       connection.release();
       released = true;
       // A copy that failed fails the cut-over before it is recorded, as a publish failing part

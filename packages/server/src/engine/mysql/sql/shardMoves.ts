@@ -304,6 +304,18 @@ export function lockTablesSql(tables: readonly string[]): string {
 
 export const UNLOCK_TABLES = 'UNLOCK TABLES';
 
+/**
+ * The database's clock as the statement runs (SYSDATE, not NOW: NOW is fixed when the statement
+ * starts), in seconds: sent just before LOCK TABLES and just after UNLOCK TABLES in their round
+ * trips, it times how long the shard's writes were held where they were held, whatever delays
+ * the mover's own process has in hearing the answers.
+ */
+export const DATABASE_CLOCK = 'SELECT UNIX_TIMESTAMP(SYSDATE(6)) AS `at`';
+
+export function databaseClockOf(rows: readonly Row[]): number {
+  return Number(rows[0]?.at);
+}
+
 /** How long LOCK TABLES may wait for transactions in flight on the tables, in seconds. */
 export function lockWaitSql(seconds: number): string {
   return `SET SESSION lock_wait_timeout = ${Math.max(1, Math.round(seconds))}`;
