@@ -20,6 +20,8 @@ import {
   unpack,
 } from '../support/storeFixture.js';
 import { contentShardOf, range, sleep } from '../consistency/support.js';
+import { type StoreApi, connectStore } from '../support/grpcCalls.js';
+import { startServerProcess } from '../support/serverProcess.js';
 import {
   CONSISTENCY,
   SESSION_TOKEN,
@@ -319,11 +321,58 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
 
   it('a replica stopped, then killed, under 1,000 reads/s: no error reaches a caller, p99 beside the primary-only p99; restarted, it serves again', async () => {
     const RATE = 1000;
-    const read = (metadata: (i: number) => Record<string, string>) => (i: number) =>
-      readMeta(uuids[i % RECORDS]!, metadata(i));
+    // The reads go to a `shameless serve` process of its own, as a service's would. Served in
+    // this process (with the load and `other`), the harness's own collections stalled every
+    // call in flight for 25-85 ms every few seconds, in both windows alike, and set both p99s.
+    const served = await startServerProcess([
+      '--partition',
+      withDatabase(set.primary.url, 'rr'),
+      '--replica',
+      `0=${withDatabase(replicaServer.url, 'rr')}`,
+      '--namespace',
+      'rr',
+      '--shards-count',
+      '4',
+    ]);
+    const api = connectStore(served.address);
+    try {
+      await waitForReplicaState(api, Replica_State.STATE_SERVING, 10_000);
+      await measureReplicaFailure(api, RATE);
+    } finally {
+      api.close();
+      await served.kill();
+    }
+    const down = (await store.api.describeStore({})).partitions[0]!.replicas[0]!;
+    expect(down.state).to.equal(Replica_State.STATE_DOWN);
+
+    const startedAt = Date.now();
+    await replicaServer.start();
+    const restartedMs = Date.now() - startedAt;
+    const servingMs = await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 20_000);
+    console.log(
+      `      replica restarted in ${restartedMs} ms; STATE_SERVING ${servingMs} ms later`,
+    );
+    // It replicates again (mariadbd starts replication on start): a write through the primary
+    // reaches it, and a session read waits there for it.
+    const written = await writeMeta(uuids[0]!, 99_999);
+    expect((await readMeta(uuids[0]!, sessionRead(written.token))).refKey).to.equal(written.refKey);
+    await set.waitForReplicaToCatchUp(replicaServer);
+  });
+
+  /** The primary-only window, then the window in which the replica stops and dies, through `api`. */
+  async function measureReplicaFailure(api: StoreApi, rate: number): Promise<void> {
+    const read = (metadata: (i: number) => Record<string, string>) => async (i: number) =>
+      (
+        await callWith(
+          api.client,
+          api.client.getCell,
+          { model: 'rate', uuid: uuids[i % RECORDS]!, cell: 'meta' },
+          metadata(i),
+        )
+      ).response.cell!;
     // Unmeasured: the first second at this rate runs slower (optimising, pools filling).
     await openLoop(
-      RATE,
+      rate,
       1000,
       read((i) => (i % 2 === 0 ? sessionRead() : { [CONSISTENCY]: 'strong' })),
     );
@@ -334,7 +383,7 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
     let primaryOnly;
     try {
       primaryOnly = await openLoop(
-        RATE,
+        rate,
         6000,
         read(() => ({ [CONSISTENCY]: 'strong' })),
       );
@@ -345,7 +394,7 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
     let faults;
     try {
       faults = await openLoop(
-        RATE,
+        rate,
         6000,
         read((i) => (i % 2 === 0 ? sessionRead() : boundedRead(5000))),
         [
@@ -383,20 +432,7 @@ describe('read replicas: a replica that stops, lags, dies and comes back (issue 
     // The target is +50 ms; asserted generously, for a busy machine: a read that waited on the
     // dead replica (a connect or statement timeout) would be seconds.
     expect(p99, 'p99 with the replica failing').to.be.below(primaryP99 + 500);
-    const down = (await store.api.describeStore({})).partitions[0]!.replicas[0]!;
+    const down = (await api.describeStore({})).partitions[0]!.replicas[0]!;
     expect(down.state).to.equal(Replica_State.STATE_DOWN);
-
-    const startedAt = Date.now();
-    await replicaServer.start();
-    const restartedMs = Date.now() - startedAt;
-    const servingMs = await waitForReplicaState(store.api, Replica_State.STATE_SERVING, 20_000);
-    console.log(
-      `      replica restarted in ${restartedMs} ms; STATE_SERVING ${servingMs} ms later`,
-    );
-    // It replicates again (mariadbd starts replication on start): a write through the primary
-    // reaches it, and a session read waits there for it.
-    const written = await writeMeta(uuids[0]!, 99_999);
-    expect((await readMeta(uuids[0]!, sessionRead(written.token))).refKey).to.equal(written.refKey);
-    await set.waitForReplicaToCatchUp(replicaServer);
-  });
+  }
 });
