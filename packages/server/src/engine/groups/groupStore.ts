@@ -93,7 +93,7 @@ export interface ShardDescription extends GroupShardRow {
  * A write of the group tables that a deadlock rolled back (on Galera also: an abort of another
  * node's write ended unreported) is run this often at most.
  */
-const DEADLOCK_ATTEMPTS = 3;
+const DEADLOCK_ATTEMPTS = 5;
 
 /** The most cells a description counts behind a cursor (a count reads what it counts). */
 export const LAG_COUNT_CAP = 1_000_000;
@@ -327,14 +327,10 @@ export class GroupStore {
       keptError(error),
     );
     return this.forShard(shard).run(async (pool) => {
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          const [result] = (await runTogether(pool, [count])) as WriteResult[];
-          return failedDeliveryCount(result!);
-        } catch (failure) {
-          if (!isDeadlock(failure) || attempt >= DEADLOCK_ATTEMPTS) throw failure;
-        }
-      }
+      const [result] = (await untilNotDeadlocked(() =>
+        runTogether(pool, [count]),
+      )) as WriteResult[];
+      return failedDeliveryCount(result!);
     });
   }
 
@@ -362,11 +358,17 @@ export class GroupStore {
     attempts: number,
     error: string,
   ): Promise<void> {
-    await this.forShard(shard).run((pool) =>
-      runTogether(pool, [
-        parkCell(this.layout.groupCellsTable, group, shard, id, attempts, keptError(error)),
-      ]),
+    // One upsert, run again after a deadlock as the count is: a park that failed would leave
+    // the cell to a delivery more than maxDeliveries.
+    const park = parkCell(
+      this.layout.groupCellsTable,
+      group,
+      shard,
+      id,
+      attempts,
+      keptError(error),
     );
+    await this.forShard(shard).run((pool) => untilNotDeadlocked(() => runTogether(pool, [park])));
   }
 
   async replayHandled(group: GroupKey, shard: number, id: RowId): Promise<void> {
@@ -620,4 +622,19 @@ function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> 
     else groups.set(key, [item]);
   }
   return groups;
+}
+
+/**
+ * Runs a write of one autocommitted statement again after a deadlock, which rolled it back
+ * whole (on Galera also: a conflict with another node's write that the node's own retry of the
+ * statement did not get past), up to DEADLOCK_ATTEMPTS times.
+ */
+async function untilNotDeadlocked<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (failure) {
+      if (!isDeadlock(failure) || attempt >= DEADLOCK_ATTEMPTS) throw failure;
+    }
+  }
 }
