@@ -129,14 +129,12 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
     await store?.close();
   });
 
-  it('writes the cursors of every shard it handled, and ends with GroupLeft', async () => {
-    for (let hotel = 0; hotel < RECORDS; hotel++) await putRate(store.api, hotel);
-    const log = await lastIdPerShard(store);
-    const cells = [...log.values()].reduce((sum, { count }) => sum + count, 0);
-    const session = await engine.groups.join({
+  /** A member joined on the engine itself, from the group's start, with the server's defaults. */
+  const join = (group: string, memberId: string) =>
+    engine.groups.join({
       model: 'rate',
-      group: 'leave-during-turn',
-      memberId: 'leaver',
+      group,
+      memberId,
       from: 'earliest',
       cells: [],
       maxInFlight: 0,
@@ -145,6 +143,12 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
       sessionTimeoutMs: 0,
       peer: 'test',
     });
+
+  it('writes the cursors of every shard it handled, and ends with GroupLeft', async () => {
+    for (let hotel = 0; hotel < RECORDS; hotel++) await putRate(store.api, hotel);
+    const log = await lastIdPerShard(store);
+    const cells = [...log.values()].reduce((sum, { count }) => sum + count, 0);
+    const session = await join('leave-during-turn', 'leaver');
     const member = new AckingMember(session);
     await member.until(() => member.assigned === SHARDS && member.handled === cells);
 
@@ -163,20 +167,7 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
   });
 
   it('a shard released after a revocation, due to the same member again: its cursor write lands', async () => {
-    const join = (memberId: string) =>
-      engine.groups.join({
-        model: 'rate',
-        group: 'release-during-turn',
-        memberId,
-        from: 'earliest',
-        cells: [],
-        maxInFlight: 0,
-        perShardInFlight: 0,
-        maxDeliveries: 0,
-        sessionTimeoutMs: 0,
-        peer: 'test',
-      });
-    const a = new AckingMember(await join('keeper'));
+    const a = new AckingMember(await join('release-during-turn', 'keeper'));
     await a.until(() => a.assigned === SHARDS);
     // a handles what is there, then holds a new cell of each shard unacknowledged.
     await sleep(300);
@@ -187,7 +178,7 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
       await sleep(20);
     }
     // b joins: half of a's shards are revoked for it, and a keeps them (no release yet).
-    const b = new AckingMember(await join('visitor'));
+    const b = new AckingMember(await join('release-during-turn', 'visitor'));
     await a.until(() => a.revoked.length === SHARDS / 2);
     // b leaves: every shard is a's again by the group's assignment, the revoked ones included.
     await b.session.leave();
