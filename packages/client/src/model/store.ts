@@ -286,8 +286,8 @@ export class Store {
 
   /**
    * Moves a consumer group's cursors: every shard to its beginning (`'earliest'`) or to its
-   * highest id now (`'latest'`), or one shard to a cursor; counts of failed deliveries are
-   * cleared, parked cells stay parked (sends ResetConsumerGroup; needs the admin role).
+   * highest id now (`'latest'`), or one shard to a cursor; counts of failed deliveries of the
+   * shards moved are cleared, parked cells stay parked (sends ResetConsumerGroup; needs the admin role).
    * Resolves with every shard as it is then.
    *
    * @throws FailedPreconditionError while a member is connected (the message names them).
