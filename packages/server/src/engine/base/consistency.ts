@@ -22,7 +22,15 @@ export type SessionPositions = ReadonlyMap<number, GtidPosition>;
 
 export type ReadConsistency =
   | { readonly mode: 'strong' }
-  | { readonly mode: 'session'; readonly after: SessionPositions }
+  | {
+      readonly mode: 'session';
+      readonly after: SessionPositions;
+      /**
+       * No staler than this as well: set only for a read shared by session and bounded calls
+       * (sharedConsistency), which a replica may answer when it satisfies all of them.
+       */
+      readonly maxStalenessMs?: number;
+    }
   | { readonly mode: 'bounded'; readonly maxStalenessMs: number };
 
 export const STRONG: ReadConsistency = { mode: 'strong' };
@@ -103,28 +111,27 @@ export class CommitPositions implements CommitSink {
 
 /**
  * The one consistency that satisfies every caller of shared work (a read coalesced for several
- * calls): the same mode when they all agree (session: every caller's positions; bounded: the
- * tightest bound), strong otherwise.
+ * calls): strong when one caller is; else session when one caller is (every session caller's
+ * positions, and the tightest bound of the bounded ones, if any), else bounded (the tightest
+ * bound). So a turn of session and bounded reads still reads a replica that has applied the
+ * positions and is within the bound, rather than the primary.
  */
 export function sharedConsistency(
   callers: readonly (ReadConsistency | undefined)[],
 ): ReadConsistency {
-  const first = callers[0] ?? STRONG;
-  if (first.mode === 'strong') return STRONG;
-  if (first.mode === 'session') {
-    let after = first.after;
-    for (const caller of callers) {
-      if (caller?.mode !== 'session') return STRONG;
-      after = mergeSessions(after, caller.after);
-    }
-    return { mode: 'session', after };
-  }
-  let maxStalenessMs = first.maxStalenessMs;
+  let after: SessionPositions | undefined;
+  let maxStalenessMs: number | undefined;
   for (const caller of callers) {
-    if (caller?.mode !== 'bounded') return STRONG;
-    maxStalenessMs = Math.min(maxStalenessMs, caller.maxStalenessMs);
+    if (caller === undefined || caller.mode === 'strong') return STRONG;
+    if (caller.mode === 'session')
+      after = after ? mergeSessions(after, caller.after) : caller.after;
+    if (caller.maxStalenessMs !== undefined) {
+      maxStalenessMs = Math.min(maxStalenessMs ?? Infinity, caller.maxStalenessMs);
+    }
   }
-  return { mode: 'bounded', maxStalenessMs };
+  if (after)
+    return { mode: 'session', after, ...(maxStalenessMs === undefined ? {} : { maxStalenessMs }) };
+  return maxStalenessMs === undefined ? STRONG : { mode: 'bounded', maxStalenessMs };
 }
 
 /** A sink telling each of `sinks` (work shared by several calls: a group commit). */

@@ -167,8 +167,10 @@ export class Partition {
   }
 }
 
+/** Whether the replica is no staler than the read's bound (bounded, or session shared with bounded). */
 function withinBound(replica: Replica, consistency: ReadConsistency): boolean {
-  return consistency.mode !== 'bounded' || replica.lagMs() <= consistency.maxStalenessMs;
+  const bound = consistency.mode === 'strong' ? undefined : consistency.maxStalenessMs;
+  return bound === undefined || replica.lagMs() <= bound;
 }
 
 /** Which partition serves a shard: the store's layout, under its current partition map. */
