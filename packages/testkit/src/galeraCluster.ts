@@ -214,6 +214,14 @@ class Node implements GaleraNode {
     return this.server.stop();
   }
 
+  pause(): void {
+    this.server.pause();
+  }
+
+  resume(): void {
+    this.server.resume();
+  }
+
   kill(): Promise<void> {
     return this.server.kill();
   }

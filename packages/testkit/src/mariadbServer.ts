@@ -51,6 +51,13 @@ export interface MariaDbServer {
   stop(): Promise<void>;
   /** SIGKILL (a crash: InnoDB recovers on the next start) and wait for exit. No-op when not running. */
   kill(): Promise<void>;
+  /**
+   * SIGSTOP: the server hangs, its connections open and its port listening, answering nothing
+   * (a server that froze, or a network that drops its packets), until `resume()`.
+   */
+  pause(): void;
+  /** SIGCONT after `pause()`: it answers again. */
+  resume(): void;
   /** Kill the server and remove its data directory. The handle is unusable afterwards. */
   destroy(): Promise<void>;
 }
@@ -179,6 +186,14 @@ class ThrowawayMariaDb implements MariaDbServer {
 
   kill(): Promise<void> {
     return this.serialize(() => this.terminate('SIGKILL'));
+  }
+
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   destroy(): Promise<void> {
@@ -311,6 +326,8 @@ class ThrowawayMariaDb implements MariaDbServer {
     child.ref();
     child.kill(signal);
     if (signal === 'SIGTERM') {
+      // A paused server acts on the signal once continued.
+      child.kill('SIGCONT');
       const stopTimeoutMs = this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
       const timedOut = Symbol('timed out');
       const timer = sleep(stopTimeoutMs, timedOut, { ref: false });

@@ -74,12 +74,15 @@ export class Partition {
     const replica = this.replicas.length > 0 ? await this.replicaFor(currentScope()) : undefined;
     if (replica) {
       try {
-        const answer = await work(apart ? replica.reader.apart : replica.reader);
+        // Let go if the replica is found down meanwhile: its answer may never come.
+        const answer = await replica.untilDown(work(apart ? replica.reader.apart : replica.reader));
         replica.reads += 1;
         return answer;
       } catch (error) {
         if (isCallerGone(error)) throw translateSqlError(error, this.index);
-        // Gone, or missing what the primary has (a table not yet replicated): the primary answers.
+        // Gone, found down, or missing what the primary has (a table not yet replicated): the
+        // primary answers. A connection error takes the replica out of the rotation at once,
+        // and lets go of the other reads waiting on it.
         if (isConnectionError(error)) replica.answering = false;
       }
     }

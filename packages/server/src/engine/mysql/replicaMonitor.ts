@@ -66,7 +66,7 @@ export class ReplicaMonitor {
     const deadline = Date.now() + this.intervalMs;
     const at = Date.now();
     const primary = await withDeadline(deadline, () =>
-      positionOf(partition.primaryReads, PRIMARY_POSITION),
+      positionOf(partition.primaryReads, PRIMARY_POSITION, deadline),
     );
     const samples = this.samples.get(partition.index) ?? [];
     this.samples.set(partition.index, samples);
@@ -77,7 +77,7 @@ export class ReplicaMonitor {
     await Promise.all(
       partition.replicas.map(async (replica) => {
         const applied = await withDeadline(deadline, () =>
-          positionOf(replica.pool.reads, REPLICA_POSITION),
+          positionOf(replica.pool.reads, REPLICA_POSITION, deadline),
         );
         replica.answering = applied !== undefined;
         if (applied) {
@@ -111,15 +111,30 @@ export class ReplicaMonitor {
   }
 }
 
-/** A server's position, or undefined when it does not answer. */
+/**
+ * A server's position, or undefined when it does not answer by `deadline`. The statement's own
+ * timeout starts only once it is sent: a server that hangs holds the connection it is sent on,
+ * and a new connection's handshake waits out the connect timeout, so the deadline is kept here.
+ */
 async function positionOf(
   session: Parameters<typeof runTogether>[0],
   statement: typeof PRIMARY_POSITION,
+  deadline: number,
 ): Promise<GtidPosition | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+  });
   try {
-    const [rows] = (await runTogether(session, [statement])) as { position: string | null }[][];
-    return parsePosition(rows?.[0]?.position ?? '');
-  } catch {
-    return undefined;
+    const asked = runTogether(session, [statement]).then(
+      (results) => {
+        const [rows] = results as { position: string | null }[][];
+        return parsePosition(rows?.[0]?.position ?? '');
+      },
+      () => undefined,
+    );
+    return await Promise.race([asked, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -41,8 +41,9 @@ export class Replica {
    * applied, as last measured: its data is at most `now - caughtUpAt` stale.
    */
   caughtUpAt = -Infinity;
-  /** Whether it answered the monitor's last probe (and no read since found it gone). */
-  answering = false;
+  private answeringNow = false;
+  /** Lets go of each read waiting on it (untilDown), once it is found down. */
+  private readonly waiting = new Set<() => void>();
   /** Reads (round trips) it has answered, for metrics. */
   reads = 0;
 
@@ -55,6 +56,48 @@ export class Replica {
     private readonly maxLagMs: number,
   ) {
     this.coalescer = new ReadCoalescer(pool.reads);
+  }
+
+  /** Whether it answered the monitor's last probe (and no read since found it gone). */
+  get answering(): boolean {
+    return this.answeringNow;
+  }
+
+  /**
+   * Sets whether it answers (the monitor's probe, or a read that found it gone). Found gone, it
+   * leaves the rotation at once, and the reads still waiting on it are let go (untilDown), so
+   * that a server that hangs instead of closing its connections (stopped, or cut off without a
+   * reset) holds no read longer than the monitor takes to notice.
+   */
+  set answering(answering: boolean) {
+    const foundDown = this.answeringNow && !answering;
+    this.answeringNow = answering;
+    if (!foundDown) return;
+    const letGo = [...this.waiting];
+    this.waiting.clear();
+    for (const release of letGo) release();
+  }
+
+  /**
+   * `work` on this replica, or a rejection with ReplicaDownError as soon as the replica is found
+   * down (answering set to false) before it settles. The work itself runs on: its answer, or its
+   * failure, is then no one's.
+   */
+  untilDown<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const onDown = () => reject(new ReplicaDownError(this.partition, this.index));
+      this.waiting.add(onDown);
+      work.then(
+        (answer) => {
+          this.waiting.delete(onDown);
+          resolve(answer);
+        },
+        (error: unknown) => {
+          this.waiting.delete(onDown);
+          reject(error);
+        },
+      );
+    });
   }
 
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
@@ -101,8 +144,10 @@ export class Replica {
     if (remainingMs <= 0) return false;
     try {
       // The statement itself waits remainingMs; the client's bound leaves it time to answer.
-      const [rows] = (await withDeadline(deadline + 1000, () =>
-        runTogether(this.pool.reads, [waitForPosition(formatPosition(wanted), remainingMs)]),
+      const [rows] = (await this.untilDown(
+        withDeadline(deadline + 1000, () =>
+          runTogether(this.pool.reads, [waitForPosition(formatPosition(wanted), remainingMs)]),
+        ),
       )) as { reached: number | null }[][];
       if (rows?.[0]?.reached !== 0) return false;
     } catch {
@@ -118,5 +163,12 @@ export class Replica {
 
   async end(): Promise<void> {
     await this.pool.end();
+  }
+}
+
+/** A read let go because its replica was found down while it waited (Replica.untilDown). */
+export class ReplicaDownError extends Error {
+  constructor(partition: number, replica: number) {
+    super(`replica ${replica} of partition ${partition} was found down while a read waited on it`);
   }
 }
