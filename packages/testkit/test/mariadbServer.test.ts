@@ -73,6 +73,28 @@ describe('startMariaDbServer', () => {
     );
   });
 
+  it('pauses (the server answers nothing, its connections open) and resumes', async () => {
+    const server = await startMariaDbServer();
+    servers.push(server);
+    const connection = await createConnection(server.url);
+    try {
+      server.pause();
+      const answered = connection.query('SELECT 1 AS one');
+      const late = Symbol('no answer');
+      const first = await Promise.race([
+        answered,
+        new Promise((resolve) => setTimeout(resolve, 500, late)),
+      ]);
+      expect(first, 'an answer while paused').to.equal(late);
+      server.resume();
+      const [rows] = await answered;
+      expect(rows).to.deep.equal([{ one: 1 }]);
+    } finally {
+      server.resume();
+      await connection.end();
+    }
+  });
+
   it('runs servers side by side, each with its own data and root login', async () => {
     const [first, second] = await Promise.all([startMariaDbServer(), startMariaDbServer()]);
     servers.push(first, second);
