@@ -378,7 +378,15 @@ describe('consumer groups (Consume over the raw contract)', function () {
     await timeUntilDelivery(first, keyOf(cell), 3);
     // Dies holding its third delivery.
     first.cancel();
-    const second = await join(b, { group, memberId: 'second', maxDeliveries: 5 });
+    // It acknowledges nothing, so it gets room for every cell of the store (400). With the default
+    // of 256, the other shards' cells could fill it first: a run that failed had 258
+    // deliveries, none of this cell.
+    const second = await join(b, {
+      group,
+      memberId: 'second',
+      maxDeliveries: 5,
+      maxInFlight: 1000,
+    });
     const fourth = await timeUntilDelivery(second, keyOf(cell), 4, 10_000);
     expect(fourth.attempt).to.equal(4);
     second.park(fourth, 'not for us');
