@@ -83,7 +83,7 @@ export class Partition {
         // Gone, found down, or missing what the primary has (a table not yet replicated): the
         // primary answers. A connection error takes the replica out of the rotation at once,
         // and lets go of the other reads waiting on it.
-        if (isConnectionError(error)) replica.answering = false;
+        if (isConnectionError(error)) replica.setAnswering(false);
       }
     }
     try {

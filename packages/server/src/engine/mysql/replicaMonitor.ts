@@ -79,7 +79,7 @@ export class ReplicaMonitor {
         const applied = await withDeadline(deadline, () =>
           positionOf(replica.pool.reads, REPLICA_POSITION, deadline),
         );
-        replica.answering = applied !== undefined;
+        replica.setAnswering(applied !== undefined);
         if (applied) {
           replica.applied = mergePositions(replica.applied, applied);
           for (let i = samples.length - 1; i >= 0; i -= 1) {

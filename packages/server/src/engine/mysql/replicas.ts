@@ -64,12 +64,12 @@ export class Replica {
   }
 
   /**
-   * Sets whether it answers (the monitor's probe, or a read that found it gone). Found gone, it
-   * leaves the rotation at once, and the reads still waiting on it are let go (untilDown), so
+   * Records whether it answers (the monitor's probe, or a read that found it gone). Found gone,
+   * it leaves the rotation at once, and the reads still waiting on it are let go (untilDown), so
    * that a server that hangs instead of closing its connections (stopped, or cut off without a
    * reset) holds no read longer than the monitor takes to notice.
    */
-  set answering(answering: boolean) {
+  setAnswering(answering: boolean): void {
     const foundDown = this.answeringNow && !answering;
     this.answeringNow = answering;
     if (!foundDown) return;
@@ -80,12 +80,18 @@ export class Replica {
 
   /**
    * `work` on this replica, or a rejection with ReplicaDownError as soon as the replica is found
-   * down (answering set to false) before it settles. The work itself runs on: its answer, or its
-   * failure, is then no one's.
+   * down (setAnswering(false)) before it settles, or at once if it is down already. The work
+   * itself runs on: its answer, or its failure, is then no one's.
    */
   untilDown<T>(work: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const onDown = () => reject(new ReplicaDownError(this.partition, this.index));
+      // Found down after it was chosen for this read: no later finding would let go of it.
+      if (!this.answeringNow) {
+        work.catch(() => undefined); // Its answer, or its failure, is no one's.
+        onDown();
+        return;
+      }
       this.waiting.add(onDown);
       work.then(
         (answer) => {
