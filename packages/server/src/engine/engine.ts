@@ -404,6 +404,14 @@ export class Engine implements EngineStats {
     return this.routing.reload();
   }
 
+  /**
+   * The partition map as partition 0 holds it (where every publish lands first), routed by from
+   * now on when newer; throws when partition 0 does not answer.
+   */
+  partitionMapAtHome(): Promise<PartitionMap> {
+    return this.routing.readHome();
+  }
+
   /** Calls `listener` with each newer partition map this engine switches to (published or read). */
   onPartitionMapChange(listener: (map: PartitionMap) => void): void {
     this.routing.onChange(listener);

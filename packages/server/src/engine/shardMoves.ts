@@ -51,6 +51,7 @@ export interface MovingStore {
   publishPartitionMap(next: PartitionMap): Promise<void>;
   publishPartitionMapFirst(next: PartitionMap): Promise<{ everywhere: Promise<void> }>;
   preparePartitionMap(next: PartitionMap): Promise<void>;
+  partitionMapAtHome(): Promise<PartitionMap>;
 }
 
 /** The pools a mover opens on targets: a new partition is not the engine's until published. */
@@ -195,6 +196,10 @@ class EngineMoveHost implements MoveHost {
 
   currentMap(): PartitionMap {
     return this.store.partitionMap;
+  }
+
+  latestMap(): Promise<PartitionMap> {
+    return this.store.partitionMapAtHome();
   }
 
   source(partitionId: number): Partition {

@@ -43,6 +43,8 @@ const content = (shard: number, ns = NS) => `${ns}_rate_${pad(shard)}`;
 const primaryIndex = (shard: number, ns = NS) => `${ns}_rate_primary_index_${pad(shard)}`;
 const secondaryIndex = (shard: number, ns = NS) => `${ns}_rate_secondary_index_${pad(shard)}`;
 const movesTable = (ns = NS) => `${ns}_shameless_shard_moves`;
+/** The shards a split from 2 to 4 partitions moves: the upper half of each range. */
+const MOVING = [2, 3, 6, 7];
 
 const TARGET_PASSWORD = 'mover-s3cret';
 const RETRIABLE = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
@@ -164,6 +166,11 @@ describe('move-shards: issue 54 targets on real servers', function () {
     const refused: string[] = [];
     const misses: string[] = [];
     let retries = 0;
+    /** Each acknowledged write: when it was sent and answered, its record's shard. */
+    const answered: { began: number; at: number; shard: number }[] = [];
+    const answer = (began: number, uuid: string) => {
+      answered.push({ began, at: performance.now(), shard: contentShardOf(uuid, SHARDS) });
+    };
     let reads = 0;
     let nextHotel = 0;
     let turn = 0;
@@ -189,10 +196,12 @@ describe('move-shards: issue 54 targets on real servers', function () {
       const hotelId = nextHotel++;
       const requestId = newRequestId('put');
       const body = pack(rateValues(hotelId, { n: hotelId }));
+      const began = performance.now();
       try {
         const { uuid } = await throughEither((api) =>
           api.put({ model: 'rate', values: body, requestId }),
         );
+        answer(began, uuid);
         const ack = { requestId, uuid, cell: 'base', refKey: 0, body, hotelId };
         acks.push(ack);
         putAcks.push(ack);
@@ -205,6 +214,7 @@ describe('move-shards: issue 54 targets on real servers', function () {
       const record = putAcks[Math.floor(Math.random() * putAcks.length)]!;
       const requestId = newRequestId('cell');
       const body = pack({ at: Date.now(), requestId, pad: 'x'.repeat(100) });
+      const began = performance.now();
       try {
         const { cell } = await throughEither((api) =>
           api.writeCell({
@@ -216,6 +226,7 @@ describe('move-shards: issue 54 targets on real servers', function () {
             requestId,
           }),
         );
+        answer(began, record.uuid);
         acks.push({ requestId, uuid: record.uuid, cell: 'meta', refKey: cell!.refKey, body });
       } catch (error) {
         refused.push(`cell ${requestId}: ${codeName(grpcCode(error))} ${(error as Error).message}`);
@@ -330,12 +341,15 @@ describe('move-shards: issue 54 targets on real servers', function () {
         ['phase verified', (p) => p.phase === MovePhase.MOVE_PHASE_VERIFIED],
         ['the cut-over', (p) => p.step === 'locked'],
       ];
+      let killedInCutOver = -1;
       for (const [what, stopAt] of kills) {
         const seen = await killMoverAt(what, stopAt);
         killedAt.push(`${what}: shard ${seen.shard} (${MovePhase[seen.phase]}, ${seen.step})`);
+        killedInCutOver = seen.shard;
       }
 
       // The same command again, through the CLI this time: it resumes and finishes.
+      const cliStarted = performance.now();
       const cli = await runCommand([
         'move-shards',
         '--address',
@@ -350,6 +364,7 @@ describe('move-shards: issue 54 targets on real servers', function () {
       expect(cli.stderr).not.to.match(/\n\s+at /);
       expect(cli.stdout + cli.stderr).not.to.include(TARGET_PASSWORD);
       splitOutput = JSON.parse(cli.stdout) as typeof splitOutput;
+      const cliEnded = performance.now();
 
       // Writes keep landing on the new partitions a while after the cut-over.
       const after = acks.length;
@@ -370,6 +385,19 @@ describe('move-shards: issue 54 targets on real servers', function () {
       );
       console.log(
         `      writes held at cut-over: ${rows.map((row) => `shard ${row.shard} ${Number(row.holdMs).toFixed(1)} ms`).join(', ')}; p99 ${p99(holds).toFixed(1)} ms`,
+      );
+      // The hold as the writers saw it: the slowest writes sent and answered while the CLI's run cut the
+      // shards over (no kills then), by their records' shards: those it cut over, the one whose
+      // cut-over the last kill stopped (its tables may have been renamed already: refused "being
+      // moved", and retried by the load, until the CLI's mover put them back), the others.
+      const during = answered.filter(({ began, at }) => began >= cliStarted && at <= cliEnded);
+      const slowest = (of: (shard: number) => boolean) => {
+        const ms = during.filter(({ shard }) => of(shard)).map(({ began, at }) => at - began);
+        return `${Math.max(...ms).toFixed(0)} ms (p99 ${p99(ms).toFixed(0)} ms of ${ms.length})`;
+      };
+      console.log(
+        `      slowest write during the CLI's cut-overs: the moving shards' records ${slowest((shard) => MOVING.includes(shard) && shard !== killedInCutOver)}, ` +
+          `shard ${killedInCutOver}'s ${slowest((shard) => shard === killedInCutOver)}, the others' ${slowest((shard) => !MOVING.includes(shard))}`,
       );
       expect(refused).to.deep.equal([]);
       expect(misses).to.deep.equal([]);

@@ -15,6 +15,12 @@ export interface MoveHost {
   models(): readonly CompiledModel[];
   /** The partition map the store serves now (version 0 for a store that never moved). */
   currentMap(): PartitionMap;
+  /**
+   * The store's latest map, read again from partition 0, where every publish lands first
+   * (currentMap may lag a publish by another server); throws when it cannot be read. Optional:
+   * without it the mover trusts currentMap.
+   */
+  latestMap?(): Promise<PartitionMap>;
   /** The partition with this id, connected: a shard's source, or partition 0 (the home). */
   source(partitionId: number): Partition;
   /**

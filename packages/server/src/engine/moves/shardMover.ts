@@ -45,6 +45,7 @@ import {
   readTableShapes,
   releaseLock,
   renameTableSql,
+  renameTablesSql,
   tryLock,
   updateMove,
 } from '../mysql/sql/shardMoves.js';
@@ -62,7 +63,16 @@ import {
   markingFailures,
 } from './moveErrors.js';
 import { movedName, shardTables } from './shardTables.js';
-import { type TableCursor, applyChanges, copyLastRows, copyRows, maxId } from './tableCopy.js';
+import {
+  type LastRowsPlan,
+  type TableCursor,
+  applyChanges,
+  copyRows,
+  lastRows,
+  lastRowsReads,
+  maxId,
+  writeLastRows,
+} from './tableCopy.js';
 import { compareTable } from './tableVerify.js';
 
 export type { MovePhase, MoveRow } from '../mysql/sql/shardMoves.js';
@@ -160,10 +170,11 @@ interface ShardRun {
 export class ShardMover {
   private readonly logger: Logger;
   /**
-   * The last cut-over's hold (`holdMs`, on the database's clock) and where its time went (ms
-   * from LOCK TABLES sent, on the mover's: `lockedMs` when it was granted, `caughtUpMs`,
-   * `groupsMovedMs`, `renamedMs`, `publishedMs`, `unlockSeenMs` when UNLOCK's answer came), for
-   * benches and tests.
+   * The last cut-over's hold (`holdMs`: from LOCK TABLES asked to the map published) and where
+   * its time went (ms from LOCK TABLES sent, on the mover's clock: `lockedMs` when it was granted
+   * with the last rows read, `readMs` once the changed index rows are read too, `writtenMs` when
+   * the target committed the last rows and `renamedMs` when the renames and the UNLOCK answered
+   * (sent at once), `publishedMs`), for benches and tests.
    */
   lastHold: Record<string, number> | undefined;
 
@@ -649,27 +660,13 @@ export class ShardMover {
     return copied + applied;
   }
 
-  /**
-   * The pass under the cut-over's lock, in one round trip when nothing was written since the
-   * pass before it (copyLastRows); the chunked pass when much was. Answers the statements that
-   * delete the changes it applied, for the next round trip on the locked connection.
-   */
-  private async lastPass(run: ShardRun, locked: SqlSession): Promise<readonly Statement[]> {
-    this.at(run, run.row.source, 'catching up');
-    const last = await copyLastRows(
-      locked,
-      run.target,
-      run.content.map((shape) => ({ shape, cursor: run.cursors[shape.name]! })),
-      run.changesTable,
-      new Map(run.index.map((shape) => [shape.name, shape])),
-    );
-    if (!last) {
-      await this.catchUpPass(run, locked, false);
-      return [];
-    }
-    run.rowsCopied += last.copied + last.applied;
-    run.changesApplied += last.applied;
-    return last.settle;
+  /** What the cut-over's last pass copies from: the content after the cursors, the changes. */
+  private lastRowsPlan(run: ShardRun): LastRowsPlan {
+    return {
+      content: run.content.map((shape) => ({ shape, cursor: run.cursors[shape.name]! })),
+      changesTable: run.changesTable,
+      indexShapes: new Map(run.index.map((shape) => [shape.name, shape])),
+    };
   }
 
   private async catchUp(run: ShardRun): Promise<void> {
@@ -741,30 +738,37 @@ export class ShardMover {
    * Holds the shard's writes (LOCK TABLES … WRITE on one source connection: writers wait),
    * copies what they wrote last, moves the consumer groups' rows, renames the source tables
    * away (a write waiting then fails with ER_NO_SUCH_TABLE and goes to the new partition once
-   * it finds the new map), publishes the map's next version, and lets go.
+   * it finds the new map), publishes the map's next version.
    */
   private async cutOver(run: ShardRun): Promise<void> {
     const { row } = run;
-    // The tables still at their names: all of them, but after a cut-over stopped part-way (its
-    // renames run as one round trip, so rarely); those renamed were caught up under its lock
-    // and have been frozen since, the others may have taken writes since and are caught up.
+    // The store's map as partition 0 has it now, not as this server last read it: a mover that
+    // stopped may have published it.
+    const published = (await this.latestMap()).partitionOf(row.shard) === row.target;
+    // A cut-over stopped between its renames and its publish left tables at their moved names,
+    // the target perhaps without the last rows (they are written while the renames run): with
+    // the map still naming the source, they go back to their names and the cut-over runs again.
+    if (!published) await this.renameBack(run);
     const originals = [...run.content, ...run.index];
     // The consumer-group tables, when the store has them: their shapes read before the lock.
     const groupShapes = await readTableShapes(run.sourceSession, [
       this.host.layout.groupShardsTable,
       this.host.layout.groupCellsTable,
     ]);
-    const groupTables = [...groupShapes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    // Published, the cut-over had moved them before (in the target's transaction that came
+    // before the publish), and members may have moved the target's cursors on since.
+    const groupTables = published
+      ? []
+      : [...groupShapes.values()].sort((a, b) => a.name.localeCompare(b.name));
     for (const { name } of groupTables) {
       this.at(run, row.target, 'creating the consumer-group tables on the target');
       await run.target.query(await createTableLikeSql(run.sourceSession, name));
     }
     // What the publish needs besides its inserts (a pool on a new partition, the map table on
     // each partition) made ready now, so that the hold has only the inserts to wait for.
-    const map = this.host.currentMap();
-    if (map.partitionOf(row.shard) !== row.target && this.host.preparePublish) {
+    if (!published && this.host.preparePublish) {
       this.at(run, row.target, 'preparing the partition map');
-      await this.host.preparePublish(this.nextMap(map, row));
+      await this.host.preparePublish(this.nextMap(this.host.currentMap(), row));
     }
     for (let attempt = 1; ; attempt++) {
       try {
@@ -783,6 +787,38 @@ export class ShardMover {
         });
       }
     }
+  }
+
+  /**
+   * The shard's tables found at their moved names put back at their own (one RENAME TABLE, all
+   * or none), and read again for the run; false when none was moved. Only while the map names
+   * the source: the shard is not served anywhere meanwhile (its writes fail "being moved"), and
+   * is served at the source again after.
+   */
+  private async renameBack(run: ShardRun): Promise<boolean> {
+    const { row } = run;
+    const names = shardTables(this.host.layout, this.host.models(), row.shard);
+    const all = [...names.content, ...names.index];
+    const moved = await existingTables(
+      run.sourceSession,
+      all.map((name) => movedName(name, row.moveId)),
+    );
+    const back = all.filter((name) => moved.has(movedName(name, row.moveId)));
+    if (back.length === 0) return false;
+    this.at(run, row.source, 'putting back the tables a stopped cut-over renamed');
+    await run.sourceSession.query(
+      renameTablesSql(back.map((name) => [movedName(name, row.moveId), name])),
+    );
+    this.logger.info('tables of a stopped cut-over put back', { shard: row.shard, tables: back });
+    const again = await this.prepareRun(row);
+    run.content = again.content;
+    run.index = again.index;
+    return true;
+  }
+
+  /** The store's map as partition 0 has it now (as this server last read it, for a host that cannot say). */
+  private async latestMap(): Promise<PartitionMap> {
+    return (await this.host.latestMap?.()) ?? this.host.currentMap();
   }
 
   /** `map` with the row's shard served by its target (a new partition takes the next id). */
@@ -804,47 +840,92 @@ export class ShardMover {
     this.at(run, row.source, 'locking the shard tables');
     const connection: SqlConnection = await run.source.run((pool) => pool.getConnection());
     let released = false;
+    const release = (destroy: boolean) => {
+      if (released) return;
+      released = true;
+      // Closed, the connection lets go of its table locks, as a killed mover's would.
+      if (destroy) connection.destroy();
+      else connection.release();
+    };
     await connection.query(lockWaitSql(this.options.lockWaitSeconds ?? 2)).catch((error) => {
-      connection.destroy();
+      release(true);
       throw error;
     });
     // Where the hold's time goes, for the log: waiting for transactions in flight on the
-    // tables, copying the last rows, moving the consumer-group rows, renaming, publishing.
+    // tables with the last rows read, reading the changed index rows, the target's commit and
+    // the renames (at once), publishing.
     const marks: Record<string, number> = {};
     const started = performance.now();
     const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
     let holdMs = 0;
+    let renamesSent = false;
     try {
-      const [lockAsked] = (await runTogether(connection, [
+      // The lock and the last pass's reads in one round trip: under the lock, every statement
+      // on these tables goes through this connection, and the cursors are where the pass before
+      // the lock left them (the target took nothing since).
+      const plan = this.lastRowsPlan(run);
+      const lastReads = lastRowsReads(plan);
+      const [lockAsked, , ...read] = (await runTogether(connection, [
         statement(DATABASE_CLOCK),
         statement(
           lockTablesSql([...names, run.changesTable, ...groupTables.map((shape) => shape.name)]),
         ),
+        ...lastReads,
+        ...groupTables.map((shape) => readGroupRows(shape, row.shard)),
       ])) as Row[][];
       mark('lockedMs');
       await this.tell(run, 'locked');
-      // Under the lock, every statement on these tables goes through this connection. The
-      // cursors are where the pass before the lock left them: the target took nothing since.
-      const settle = await this.lastPass(run, connection);
-      mark('caughtUpMs');
-      this.at(run, row.source, 'moving the consumer-group rows');
-      const fences = await this.moveGroupRows(run, connection, groupTables);
-      mark('groupsMovedMs');
+      this.at(run, row.source, 'catching up');
+      const groups = this.groupRowsMoved(run, groupTables, read.slice(lastReads.length));
+      const last = await lastRows(
+        connection,
+        plan,
+        read.slice(0, lastReads.length),
+        groups.onTarget,
+      );
+      if (!last) {
+        // Much written since the pass before the lock: copied in chunks under it, then the
+        // groups' rows, before the renames.
+        await this.catchUpPass(run, connection, false);
+        if (groups.onTarget.length > 0) await runTogether(run.target, groups.onTarget);
+      }
+      mark('readMs');
+      // The renames are sent while the target commits the last rows: from the renames no server
+      // can write the shard here, whatever map it holds (a statement waiting for the lock fails
+      // at once with ER_NO_SUCH_TABLE), so the lock is let go with them; the group cursors are
+      // fenced before (a member still holding the shard here fails its next commit). A write
+      // turned away reloads the map and, finding none newer yet, waits a moment (the engine's
+      // fence) and finds the next version. The map is published only once both are done: a
+      // cut-over stopped in between leaves the shard refusing writes ("being moved") until the
+      // mover runs again and puts the tables back (renameBack) — never writable in two places,
+      // never published without its last rows.
       this.at(run, row.source, 'renaming the source tables away');
-      // Renamed before the map is published, under the lock: from the first rename no server
-      // can write the shard here, whatever map it holds. A write the renames turn away reloads
-      // the map and, finding none newer yet, waits a moment (the engine's fence) and finds the
-      // next version. A mover stopped between the renames and the publish leaves the shard
-      // refusing writes ("being moved") until it runs again — never writable in two places.
-      // The last pass's changes deleted and the group cursors fenced in the same round trip,
-      // before the renames: what they stand for is on the target by now, and a failure here
-      // leaves them to be done again, as any failure of the cut-over does.
-      await runTogether(connection, [
-        ...settle,
-        ...fences,
+      let renamedAt = 0;
+      renamesSent = true;
+      const renames = runTogether(connection, [
+        ...groups.fences,
         ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
-      ]);
-      mark('renamedMs');
+        statement(UNLOCK_TABLES),
+        statement(DATABASE_CLOCK),
+      ]).then((rows) => {
+        renamedAt = performance.now();
+        mark('renamedMs');
+        release(false);
+        return rows as Row[][];
+      });
+      const written = (last ? writeLastRows(run.target, last) : Promise.resolve()).then(() => {
+        mark('writtenMs');
+      });
+      const [renamed, wrote] = await Promise.allSettled([renames, written]);
+      if (renamed.status === 'rejected' || wrote.status === 'rejected') {
+        throw wrote.status === 'rejected'
+          ? wrote.reason
+          : (renamed as PromiseRejectedResult).reason;
+      }
+      if (last) {
+        run.rowsCopied += last.copied + last.applied;
+        run.changesApplied += last.applied;
+      }
       this.at(run, row.source, 'publishing the partition map');
       const map = this.host.currentMap();
       // Published once partition 0 has the version (where a rival publish is refused, and
@@ -859,25 +940,47 @@ export class ShardMover {
         }
       }
       mark('publishedMs');
-      const [, unlocked] = (await runTogether(connection, [
-        statement(UNLOCK_TABLES),
-        statement(DATABASE_CLOCK),
-      ])) as Row[][];
-      // Held from LOCK TABLES asked to UNLOCK TABLES done, on the database's clock: the writes
-      // waited there. The mover hears the UNLOCK's answer later when its process is busy (the
-      // writes it let go come back to it fenced, and go again), which is not the writes' hold.
-      holdMs = Math.round((databaseClockOf(unlocked!) - databaseClockOf(lockAsked!)) * 1000);
-      mark('unlockSeenMs');
-      connection.release();
-      released = true;
+      // Held from LOCK TABLES asked to the renames done, on the source's clock (what the mover
+      // hears later when its process is busy is not the writes' hold), then until the map is
+      // published, on the mover's: the shard's writes go nowhere before.
+      const unlocked = renamed.value[renamed.value.length - 1]!;
+      holdMs = Math.round(
+        (databaseClockOf(unlocked) - databaseClockOf(lockAsked!)) * 1000 +
+          (performance.now() - renamedAt),
+      );
+      // The changes applied, deleted now that the writes flow: their tables are frozen, so what
+      // is left (a failure here, a mover stopped before) only waits for the finish, which
+      // deletes the shard's.
+      if (last && last.settle.length > 0) {
+        await runTogether(run.sourceSession, last.settle).catch((failure: unknown) =>
+          this.logger.warn('could not delete the changes a cut-over applied; the finish will', {
+            shard: row.shard,
+            reason: (failure as Error).message,
+          }),
+        );
+      }
       // A copy that failed fails the cut-over before it is recorded, as a publish failing part
-      // way under the lock did: run again, the mover publishes the same version again.
+      // way did: run again, the mover publishes the same version again.
       await everywhere;
-      // Told once the writes flow again: a listener never lengthens the hold after the lock.
+      // Told once the writes flow again: a listener never lengthens the hold.
       await this.tell(run, 'published');
-    } finally {
-      // Closed, the connection lets go of its table locks, as a killed mover's would.
-      if (!released) connection.destroy();
+    } catch (error) {
+      release(true);
+      // Renamed but not published (the target's commit or the renames failed): the tables go
+      // back at once, so that the shard is served where it was until the cut-over runs again.
+      // Only once the store's map is read and still names the source: a publish may have
+      // reached partition 0 before it failed.
+      if (renamesSent) {
+        await this.latestMap()
+          .then((map) => (map.partitionOf(row.shard) === row.target ? false : this.renameBack(run)))
+          .catch((failure: unknown) =>
+            this.logger.warn('could not put back the tables of a failed cut-over', {
+              shard: row.shard,
+              reason: (failure as Error).message,
+            }),
+          );
+      }
+      throw error;
     }
     const movedNames: Record<string, string> = {};
     for (const name of shardTables(this.host.layout, this.host.models(), row.shard).content.concat(
@@ -900,24 +1003,19 @@ export class ShardMover {
   }
 
   /**
-   * The shard's consumer-group rows to the target: cursors with the next epoch and no owner
-   * (the shard is leased anew there), failed and parked cells as they are. One round trip reads
-   * every group table, one writes the target. Answers the statements that fence the cursors on
-   * the source the same way (so that a member still holding the shard there fails), for the
-   * locked connection's next round trip: after the target has the rows, as before.
+   * The shard's consumer-group rows for the target, from their reads under the lock: cursors
+   * with the next epoch and no owner (the shard is leased anew there), failed and parked cells
+   * as they are, to go in the last pass's transaction; and the statements that fence the cursors
+   * on the source the same way (so that a member still holding the shard there fails), for the
+   * locked connection's next round trip.
    */
-  private async moveGroupRows(
+  private groupRowsMoved(
     run: ShardRun,
-    locked: SqlSession,
     groupTables: readonly TableShape[],
-  ): Promise<readonly Statement[]> {
-    if (groupTables.length === 0) return [];
+    read: readonly Row[][],
+  ): { onTarget: Statement[]; fences: Statement[] } {
     const { layout } = this.host;
-    const read = (await runTogether(
-      locked,
-      groupTables.map((shape) => readGroupRows(shape, run.row.shard)),
-    )) as Row[][];
-    const inserts: Statement[] = [];
+    const onTarget: Statement[] = [];
     const fences: Statement[] = [];
     groupTables.forEach((shape, i) => {
       const rows = read[i] ?? [];
@@ -929,14 +1027,13 @@ export class ShardMover {
           owner: null,
         }));
         // REPLACE: rows an earlier attempt of this cut-over wrote are written again.
-        inserts.push(insertRows(shape, moved, 'replace'));
+        onTarget.push(insertRows(shape, moved, 'replace'));
         fences.push(fenceGroupShards(shape.name, run.row.shard));
       } else {
-        inserts.push(insertRows(shape, rows, 'replace'));
+        onTarget.push(insertRows(shape, rows, 'replace'));
       }
     });
-    if (inserts.length > 0) await runTogether(run.target, inserts);
-    return fences;
+    return { onTarget, fences };
   }
 
   // ---- finish and abort ----

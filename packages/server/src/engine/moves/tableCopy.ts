@@ -152,31 +152,31 @@ export async function applyChanges(
   return applied;
 }
 
-/** What the cut-over's last pass did, and what it leaves for the locked connection to send. */
+/** What {@link lastRows} works from: the cut-over's first reads under its lock. */
+export interface LastRowsPlan {
+  readonly content: readonly { readonly shape: TableShape; readonly cursor: TableCursor }[];
+  readonly changesTable: string;
+  readonly indexShapes: ReadonlyMap<string, TableShape>;
+}
+
+/** What the cut-over's last pass writes on the target, and what it leaves for the source. */
 export interface LastRows {
+  /** One transaction: the content written since the pass before the lock, the index changes. */
+  readonly onTarget: readonly Statement[];
   readonly copied: number;
   readonly applied: number;
-  /** Deletes the changes applied, on the source: to go with the next statements sent there. */
+  /** Deletes the changes applied, on the source, once the target has them. */
   readonly settle: readonly Statement[];
+  /** The content cursors past what `onTarget` writes, by table. */
+  readonly cursors: ReadonlyMap<TableCursor, (string | null)[]>;
 }
 
 /**
- * The cut-over's last pass, on the source connection holding the shard's tables locked (the
- * shard's writes wait meanwhile): the content rows after each cursor and the index changes
- * captured since the pass before the lock, in as few round trips as they need. One read when
- * nothing changed; otherwise one more read for the changed keys' rows, and one transaction on
- * the target. The changes applied are deleted by the statements it answers (`settle`), which the
- * caller sends with its next round trip on the locked connection: after the target's commit, so
- * that a change is never deleted before it is applied. Answers undefined, having written
- * nothing, when a table has more than one chunk to copy: the chunked copy is for that.
+ * The reads the cut-over's last pass starts from (the content rows after each cursor, the index
+ * changes captured since the pass before the lock), to send in the round trip that takes the
+ * lock: their answers go to {@link lastRows}.
  */
-export async function copyLastRows(
-  locked: SqlSession,
-  target: MysqlPool,
-  content: readonly { readonly shape: TableShape; readonly cursor: TableCursor }[],
-  changesTable: string,
-  indexShapes: ReadonlyMap<string, TableShape>,
-): Promise<LastRows | undefined> {
+export function lastRowsReads({ content, changesTable, indexShapes }: LastRowsPlan): Statement[] {
   const tables = [...indexShapes.keys()];
   const reads = content.map(({ shape, cursor }) =>
     readRows(
@@ -186,9 +186,25 @@ export async function copyLastRows(
     ),
   );
   if (tables.length > 0) reads.push(readChanges(changesTable, tables, CHANGES_PER_ROUND));
-  const results = (await runTogether(locked, reads)) as Row[][];
-  const contentRows = content.map((_, i) => results[i] ?? []);
-  const changeRows = tables.length > 0 ? (results[content.length] ?? []) : [];
+  return reads;
+}
+
+/**
+ * The cut-over's last pass, on the source connection holding the shard's tables locked (the
+ * shard's writes wait meanwhile), from the answers to {@link lastRowsReads}: nothing more read
+ * when no index row changed, else one read for the changed keys' rows. Answers the target's
+ * transaction (with `alsoOnTarget`, the consumer groups' rows, in it) for
+ * {@link writeLastRows}; undefined, having read nothing more, when a table has more than one
+ * chunk to copy: the chunked copy is for that.
+ */
+export async function lastRows(
+  locked: SqlSession,
+  { content, indexShapes, changesTable }: LastRowsPlan,
+  read: readonly Row[][],
+  alsoOnTarget: readonly Statement[] = [],
+): Promise<LastRows | undefined> {
+  const contentRows = content.map((_, i) => read[i] ?? []);
+  const changeRows = indexShapes.size > 0 ? (read[content.length] ?? []) : [];
   const contentInserts = content.map(({ shape }, i) =>
     batches(contentRows[i]!).map((batch) => insertRows(shape, batch, 'insert')),
   );
@@ -208,33 +224,36 @@ export async function copyLastRows(
           changed.map(({ shape, keys }) => readRowsByKeys(shape, keys)),
         )) as Row[][])
       : [];
-  const statements = [START_TRANSACTION, ...contentInserts.flat()];
+  const onTarget = [START_TRANSACTION, ...contentInserts.flat()];
   changed.forEach(({ shape, keys }, i) => {
-    statements.push(deleteRowsByKeys(shape, keys));
-    if (now[i]!.length > 0) statements.push(insertRows(shape, now[i]!));
+    onTarget.push(deleteRowsByKeys(shape, keys));
+    if (now[i]!.length > 0) onTarget.push(insertRows(shape, now[i]!));
   });
-  statements.push(COMMIT);
-  if (statements.length > 2) await inOneTransaction(target, statements);
+  onTarget.push(...alsoOnTarget, COMMIT);
   let copied = 0;
+  const cursors = new Map<TableCursor, (string | null)[]>();
   content.forEach(({ shape, cursor }, i) => {
     const rows = contentRows[i]!;
     if (rows.length === 0) return;
-    cursor.key = keyText(shape, rows[rows.length - 1]!);
+    cursors.set(cursor, keyText(shape, rows[rows.length - 1]!));
     copied += rows.length;
   });
-  return {
-    copied,
-    applied: changes.length,
-    settle:
-      changes.length > 0
-        ? [
-            deleteChanges(
-              changesTable,
-              changes.map((change) => change.id),
-            ),
-          ]
-        : [],
-  };
+  const settle =
+    changes.length > 0
+      ? [
+          deleteChanges(
+            changesTable,
+            changes.map((change) => change.id),
+          ),
+        ]
+      : [];
+  return { onTarget, copied, applied: changes.length, settle, cursors };
+}
+
+/** Commits the last pass on the target, then moves the cursors past what it wrote. */
+export async function writeLastRows(target: MysqlPool, last: LastRows): Promise<void> {
+  if (last.onTarget.length > 2) await inOneTransaction(target, last.onTarget);
+  for (const [cursor, key] of last.cursors) cursor.key = key;
 }
 
 /** The keys the changes name, one entry per table (a key changed twice is applied once). */

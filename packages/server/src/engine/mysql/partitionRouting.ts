@@ -124,6 +124,19 @@ export class PartitionRouting {
     return this.reloading;
   }
 
+  /**
+   * The map as partition 0 holds it (every publish lands there first), routed by from now on
+   * when newer: the answer a decision that must not miss a publish needs. Throws when partition
+   * 0 does not answer, rather than answer with what another partition has.
+   */
+  async readHome(): Promise<PartitionMap> {
+    const record = await this.readHighest([0]);
+    if (record && record.version > this.layout.map.version) {
+      await this.use(PartitionMap.fromRecord(record, this.layout.shardsCount));
+    }
+    return this.layout.map;
+  }
+
   /** A version seen by the health probe: a newer one than the current is loaded now. */
   noticeVersion(version: number): void {
     if (version <= this.layout.map.version) return;

@@ -337,6 +337,72 @@ describe('shard mover', function () {
     await expectSameRows(MOVED, moved!.moveId);
   });
 
+  it('puts the tables back when the publish fails after the renames; stopped there, the next run puts them back, and what the shard took in between arrives', async () => {
+    const uuids = await seed(16);
+    const box = mapBox(store!.url);
+    const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+    const names = shardTableNames(store!, MOVED);
+    const at = async () => {
+      const present = new Set(await tablesIn(store!.sql));
+      return names.map((name) => (present.has(name) ? 'in place' : 'elsewhere'));
+    };
+    const failingPublish = () => {
+      const host = hostOf(box);
+      let tried = false;
+      host.publishMap = async () => {
+        tried = true;
+        throw new Error('partition 0 went away');
+      };
+      return { host, tried: () => tried };
+    };
+
+    // The publish fails after the renames: the tables go back at once, and the shard takes
+    // writes at its old place (the map still names it).
+    const first = failingPublish();
+    const failure = await new ShardMover(first.host).move({ shards: [MOVED], to: targetUrl }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).to.include('partition 0 went away');
+    expect(first.tried(), 'the publish was tried').to.equal(true);
+    const { moveId } = (await new ShardMover(hostOf(box)).activeMoves())[0]!;
+    expect(await at()).to.deep.equal(names.map(() => 'in place'));
+    await writeMeta(store!.engine, ofShard, 4242);
+
+    // Stopped there (the map cannot be read to put them back): the tables stay at their moved
+    // names, and the shard is written nowhere.
+    const second = failingPublish();
+    Object.assign(second.host, {
+      latestMap: async () => {
+        if (second.tried()) throw new Error('partition 0 does not answer');
+        return box.map;
+      },
+    });
+    await new ShardMover(second.host).move({ shards: [MOVED], to: targetUrl }).catch(() => {});
+    expect(await at()).to.deep.equal(names.map(() => 'elsewhere'));
+    const moved = new Set(await tablesIn(store!.sql));
+    const refused = await writeMeta(store!.engine, ofShard, 4343).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(refused?.message).to.include('being moved');
+    expect(names.every((name) => moved.has(movedName(name, moveId)))).to.equal(true);
+
+    // Run again: put back, caught up (the write above and the last rows of both attempts), cut over.
+    const [done] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(done).to.include({ phase: 'cut_over', moveId });
+    expect(box.published).to.have.length(1);
+    expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
+    const [[written]] = (await target().query(
+      `SELECT COUNT(*) AS n FROM \`${content(MOVED)}\` WHERE uuid = ? AND column_name = 'meta'`,
+      [ofShard],
+    )) as unknown as [{ n: number }[]];
+    expect(
+      Number(written!.n),
+      'the versions of the record written on the source, 4242 among them',
+    ).to.equal(3);
+  });
+
   it('resumes after its connections to the target are killed mid-copy', async () => {
     await seed(8);
     await store!.sql.query(

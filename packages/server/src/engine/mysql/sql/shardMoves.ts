@@ -298,6 +298,11 @@ export function renameTableSql(table: string, to: string): string {
   return `ALTER TABLE \`${table}\` RENAME TO \`${to}\``;
 }
 
+/** Renames tables, all or none (not under LOCK TABLES): `[from, to]` pairs. */
+export function renameTablesSql(pairs: readonly (readonly [string, string])[]): string {
+  return `RENAME TABLE ${pairs.map(([from, to]) => `\`${from}\` TO \`${to}\``).join(', ')}`;
+}
+
 export function lockTablesSql(tables: readonly string[]): string {
   return `LOCK TABLES ${tables.map((table) => `\`${table}\` WRITE`).join(', ')}`;
 }
