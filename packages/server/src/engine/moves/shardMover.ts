@@ -747,8 +747,9 @@ export class ShardMover {
     const published = (await this.latestMap()).partitionOf(row.shard) === row.target;
     // A cut-over stopped between its renames and its publish left tables at their moved names,
     // the target perhaps without the last rows (they are written while the renames run): with
-    // the map still naming the source, they go back to their names and the cut-over runs again.
-    if (!published) await this.renameBack(run);
+    // the map still naming the source, they go back to their names, the target catches up
+    // again (the writes refused meanwhile come back at once) and the cut-over runs again.
+    if (!published && (await this.renameBack(run))) await this.catchUp(run);
     const originals = [...run.content, ...run.index];
     // The consumer-group tables, when the store has them: their shapes read before the lock.
     const groupShapes = await readTableShapes(run.sourceSession, [
