@@ -172,9 +172,8 @@ export class ShardMover {
   /**
    * The last cut-over's hold (`holdMs`: from LOCK TABLES asked to the map published) and where
    * its time went (ms from LOCK TABLES sent, on the mover's clock: `lockedMs` when it was granted
-   * with the last rows read, `readMs` once the changed index rows are read too, `writtenMs` when
-   * the target committed the last rows and `renamedMs` when the renames and the UNLOCK answered
-   * (sent at once), `publishedMs`), for benches and tests.
+   * with the last rows read, `writtenMs` when the target committed them and `renamedMs` when the
+   * renames and the UNLOCK answered (sent at once), `publishedMs`), for benches and tests.
    */
   lastHold: Record<string, number> | undefined;
 
@@ -853,8 +852,7 @@ export class ShardMover {
       throw error;
     });
     // Where the hold's time goes, for the log: waiting for transactions in flight on the
-    // tables with the last rows read, reading the changed index rows, the target's commit and
-    // the renames (at once), publishing.
+    // tables with the last rows read, the target's commit and the renames (at once), publishing.
     const marks: Record<string, number> = {};
     const started = performance.now();
     const mark = (name: string) => (marks[name] = Math.round(performance.now() - started));
@@ -878,19 +876,13 @@ export class ShardMover {
       await this.tell(run, 'locked');
       this.at(run, row.source, 'catching up');
       const groups = this.groupRowsMoved(run, groupTables, read.slice(lastReads.length));
-      const last = await lastRows(
-        connection,
-        plan,
-        read.slice(0, lastReads.length),
-        groups.onTarget,
-      );
+      const last = lastRows(plan, read.slice(0, lastReads.length), groups.onTarget);
       if (!last) {
         // Much written since the pass before the lock: copied in chunks under it, then the
         // groups' rows, before the renames.
         await this.catchUpPass(run, connection, false);
         if (groups.onTarget.length > 0) await runTogether(run.target, groups.onTarget);
       }
-      mark('readMs');
       // The renames are sent while the target commits the last rows: from the renames no server
       // can write the shard here, whatever map it holds (a statement waiting for the lock fails
       // at once with ER_NO_SUCH_TABLE), so the lock is let go with them; the group cursors are

@@ -12,6 +12,7 @@ import {
   insertRows,
   keyText,
   maxKey,
+  readChangedRows,
   readChanges,
   readRows,
   readRowsByKeys,
@@ -172,9 +173,9 @@ export interface LastRows {
 }
 
 /**
- * The reads the cut-over's last pass starts from (the content rows after each cursor, the index
- * changes captured since the pass before the lock), to send in the round trip that takes the
- * lock: their answers go to {@link lastRows}.
+ * The reads of the cut-over's last pass (the content rows after each cursor, the index changes
+ * captured since the pass before the lock, the rows of the keys they name), to send in the round
+ * trip that takes the lock: their answers go to {@link lastRows}.
  */
 export function lastRowsReads({ content, changesTable, indexShapes }: LastRowsPlan): Statement[] {
   const tables = [...indexShapes.keys()];
@@ -186,23 +187,23 @@ export function lastRowsReads({ content, changesTable, indexShapes }: LastRowsPl
     ),
   );
   if (tables.length > 0) reads.push(readChanges(changesTable, tables, CHANGES_PER_ROUND));
+  for (const shape of indexShapes.values()) {
+    reads.push(readChangedRows(shape, changesTable, CHANGES_PER_ROUND));
+  }
   return reads;
 }
 
 /**
- * The cut-over's last pass, on the source connection holding the shard's tables locked (the
- * shard's writes wait meanwhile), from the answers to {@link lastRowsReads}: nothing more read
- * when no index row changed, else one read for the changed keys' rows. Answers the target's
- * transaction (with `alsoOnTarget`, the consumer groups' rows, in it) for
- * {@link writeLastRows}; undefined, having read nothing more, when a table has more than one
- * chunk to copy: the chunked copy is for that.
+ * The cut-over's last pass, from the answers to {@link lastRowsReads} (read under the lock that
+ * holds the shard's writes): the target's transaction (with `alsoOnTarget`, the consumer groups'
+ * rows, in it) for {@link writeLastRows}. Undefined when a table has more than one chunk to
+ * copy: the chunked copy is for that.
  */
-export async function lastRows(
-  locked: SqlSession,
+export function lastRows(
   { content, indexShapes, changesTable }: LastRowsPlan,
   read: readonly Row[][],
   alsoOnTarget: readonly Statement[] = [],
-): Promise<LastRows | undefined> {
+): LastRows | undefined {
   const contentRows = content.map((_, i) => read[i] ?? []);
   const changeRows = indexShapes.size > 0 ? (read[content.length] ?? []) : [];
   const contentInserts = content.map(({ shape }, i) =>
@@ -216,19 +217,27 @@ export async function lastRows(
     return undefined;
   }
   const changes = changeRows.map(toCapturedChange);
-  const changed = keysByTable(changes, indexShapes);
-  const now =
-    changed.length > 0
-      ? ((await runTogether(
-          locked,
-          changed.map(({ shape, keys }) => readRowsByKeys(shape, keys)),
-        )) as Row[][])
-      : [];
-  const onTarget = [START_TRANSACTION, ...contentInserts.flat()];
-  changed.forEach(({ shape, keys }, i) => {
-    onTarget.push(deleteRowsByKeys(shape, keys));
-    if (now[i]!.length > 0) onTarget.push(insertRows(shape, now[i]!));
+  // The rows of the changed keys, by table, each once (two keys a collation holds equal name
+  // one row).
+  const now = new Map<string, Row[]>();
+  [...indexShapes.values()].forEach((shape, i) => {
+    const seen = new Set<string>();
+    now.set(
+      shape.name,
+      (read[content.length + 1 + i] ?? []).filter((row) => {
+        const key = JSON.stringify(keyText(shape, row));
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      }),
+    );
   });
+  const onTarget = [START_TRANSACTION, ...contentInserts.flat()];
+  for (const { shape, keys } of keysByTable(changes, indexShapes)) {
+    onTarget.push(deleteRowsByKeys(shape, keys));
+    const rows = now.get(shape.name)!;
+    if (rows.length > 0) onTarget.push(insertRows(shape, rows));
+  }
   onTarget.push(...alsoOnTarget, COMMIT);
   let copied = 0;
   const cursors = new Map<TableCursor, (string | null)[]>();

@@ -466,12 +466,13 @@ export function keyText(shape: TableShape, row: Row): (string | null)[] {
  * Date has milliseconds) and no time zone is applied on the way; the rest as the driver reads
  * them (bodies as Buffers, integers past 2^53 as strings).
  */
-function selectColumns(shape: TableShape): string {
+function selectColumns(shape: TableShape, qualified = false): string {
+  const of = qualified ? `\`${shape.name}\`.` : '';
   return shape.columns
     .map((column) =>
       TIME_TYPES.has(column.type)
-        ? `CAST(\`${column.name}\` AS CHAR) AS \`${column.name}\``
-        : `\`${column.name}\``,
+        ? `CAST(${of}\`${column.name}\` AS CHAR) AS \`${column.name}\``
+        : `${of}\`${column.name}\``,
     )
     .join(', ');
 }
@@ -529,6 +530,29 @@ export function readRows(shape: TableShape, range: KeyRange, limit: number): Sta
   return statement(
     `SELECT ${selectColumns(shape)} FROM \`${shape.name}\`${where.sql} ORDER BY ${orderByKey(shape)} LIMIT ?`,
     [...where.values, limit],
+  );
+}
+
+/**
+ * The rows of the keys the table's captured changes name (its first `limit` changes), every
+ * column, in the round trip that reads the changes: each change's key looked up in the table
+ * (STRAIGHT_JOIN from the changes, one key lookup each), integer key columns as exact
+ * decimals. A key matches as the trigger wrote it (the text compares binary): every row
+ * written since the capture began has a change of its own key. No alias for the table, which
+ * LOCK TABLES would refuse.
+ */
+export function readChangedRows(shape: TableShape, changesTable: string, limit: number): Statement {
+  const on = shape.key.map((column, i) => {
+    const value = `JSON_VALUE(\`changed\`.\`key_json\`, '$[${i}]')`;
+    const exact = isIntegerColumn(column) ? `CAST(${value} AS DECIMAL(20,0))` : value;
+    return `\`${shape.name}\`.\`${column.name}\` = ${exact}`;
+  });
+  return statement(
+    `SELECT STRAIGHT_JOIN ${selectColumns(shape, true)}
+      FROM (SELECT DISTINCT \`key_json\` FROM (SELECT \`key_json\` FROM \`${changesTable}\`
+        WHERE \`table_name\` = ? ORDER BY \`id\` LIMIT ?) AS \`recent\`) AS \`changed\`
+      JOIN \`${shape.name}\` ON ${on.join(' AND ')}`,
+    [shape.name, limit],
   );
 }
 
