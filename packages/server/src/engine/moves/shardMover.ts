@@ -748,6 +748,7 @@ export class ShardMover {
     // the target perhaps without the last rows (they are written while the renames run): with
     // the map still naming the source, they go back to their names, the target catches up
     // again (the writes refused meanwhile come back at once) and the cut-over runs again.
+    this.at(run, row.source, 'putting back the tables a stopped cut-over renamed');
     if (!published && (await this.renameBack(run))) await this.catchUp(run);
     const originals = [...run.content, ...run.index];
     // The consumer-group tables, when the store has them: their shapes read before the lock.
@@ -793,7 +794,8 @@ export class ShardMover {
    * The shard's tables found at their moved names put back at their own (one RENAME TABLE, all
    * or none), and read again for the run; false when none was moved. Only while the map names
    * the source: the shard is not served anywhere meanwhile (its writes fail "being moved"), and
-   * is served at the source again after.
+   * is served at the source again after. Leaves the run's step as it was: after a failed
+   * cut-over, the failure told is the cut-over's.
    */
   private async renameBack(run: ShardRun): Promise<boolean> {
     const { row } = run;
@@ -805,7 +807,6 @@ export class ShardMover {
     );
     const back = all.filter((name) => moved.has(movedName(name, row.moveId)));
     if (back.length === 0) return false;
-    this.at(run, row.source, 'putting back the tables a stopped cut-over renamed');
     await run.sourceSession.query(
       renameTablesSql(back.map((name) => [movedName(name, row.moveId), name])),
     );

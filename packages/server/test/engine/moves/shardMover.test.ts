@@ -364,6 +364,8 @@ describe('shard mover', function () {
       (error: unknown) => error as Error,
     );
     expect(failure?.message).to.include('partition 0 went away');
+    // The failure told is the publish's, not that of the put-back after it.
+    expect(failure?.message).to.include('publishing the partition map failed');
     expect(first.tried(), 'the publish was tried').to.equal(true);
     const { moveId } = (await new ShardMover(hostOf(box)).activeMoves())[0]!;
     expect(await at()).to.deep.equal(names.map(() => 'in place'));
