@@ -173,7 +173,7 @@ export class ShardMover {
    * The last cut-over's hold (`holdMs`: from LOCK TABLES asked to the map published) and where
    * its time went (ms from LOCK TABLES sent, on the mover's clock: `lockedMs` when it was granted
    * with the last rows read, `writtenMs` when the target committed them and `renamedMs` when the
-   * renames and the UNLOCK answered (sent at once), `publishedMs`), for benches and tests.
+   * renames answered (sent at once), `publishedMs`), for benches and tests.
    */
   lastHold: Record<string, number> | undefined;
 
@@ -886,8 +886,9 @@ export class ShardMover {
       }
       // The renames are sent while the target commits the last rows: from the renames no server
       // can write the shard here, whatever map it holds (a statement waiting for the lock fails
-      // at once with ER_NO_SUCH_TABLE), so the lock is let go with them; the group cursors are
-      // fenced before (a member still holding the shard here fails its next commit). A write
+      // at once with ER_NO_SUCH_TABLE); the group cursors are fenced before (a member still
+      // holding the shard here fails its next commit), and their tables stay locked until the
+      // map is published, so that no member routing by the old map leases them again. A write
       // turned away reloads the map and, finding none newer yet, waits a moment (the engine's
       // fence) and finds the next version. The map is published only once both are done: a
       // cut-over stopped in between leaves the shard refusing writes ("being moved") until the
@@ -899,12 +900,10 @@ export class ShardMover {
       const renames = runTogether(connection, [
         ...groups.fences,
         ...names.map((name) => statement(renameTableSql(name, movedName(name, row.moveId)))),
-        statement(UNLOCK_TABLES),
         statement(DATABASE_CLOCK),
       ]).then((rows) => {
         renamedAt = performance.now();
         mark('renamedMs');
-        release(false);
         return rows as Row[][];
       });
       const written = (last ? writeLastRows(run.target, last) : Promise.resolve()).then(() => {
@@ -937,11 +936,15 @@ export class ShardMover {
       // Held from LOCK TABLES asked to the renames done, on the source's clock (what the mover
       // hears later when its process is busy is not the writes' hold), then until the map is
       // published, on the mover's: the shard's writes go nowhere before.
-      const unlocked = renamed.value[renamed.value.length - 1]!;
+      const renamedAtSource = renamed.value[renamed.value.length - 1]!;
       holdMs = Math.round(
-        (databaseClockOf(unlocked) - databaseClockOf(lockAsked!)) * 1000 +
+        (databaseClockOf(renamedAtSource) - databaseClockOf(lockAsked!)) * 1000 +
           (performance.now() - renamedAt),
       );
+      // Let go once the map is published: the shard's own tables are renamed away, so this
+      // holds only the consumer groups' tables and the changes table, not the shard's writes.
+      await runTogether(connection, [statement(UNLOCK_TABLES)]);
+      release(false);
       // The changes applied, deleted now that the writes flow: their tables are frozen, so what
       // is left (a failure here, a mover stopped before) only waits for the finish, which
       // deletes the shard's.
