@@ -910,11 +910,11 @@ export class ShardMover {
         mark('writtenMs');
       });
       const [renamed, wrote] = await Promise.allSettled([renames, written]);
-      if (renamed.status === 'rejected' || wrote.status === 'rejected') {
-        throw wrote.status === 'rejected'
-          ? wrote.reason
-          : (renamed as PromiseRejectedResult).reason;
+      if (wrote.status === 'rejected') {
+        this.at(run, row.target, 'writing the last rows on the target');
+        throw wrote.reason;
       }
+      if (renamed.status === 'rejected') throw renamed.reason;
       if (last) {
         run.rowsCopied += last.copied + last.applied;
         run.changesApplied += last.applied;

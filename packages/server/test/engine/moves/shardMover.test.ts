@@ -105,6 +105,15 @@ describe('shard mover', function () {
     return rows;
   }
 
+  /** How many versions of the record's meta cell the moved shard's copy on the target has. */
+  async function metaVersionsOnTarget(uuid: string): Promise<number> {
+    const [[written]] = (await target().query(
+      `SELECT COUNT(*) AS n FROM \`${content(MOVED)}\` WHERE uuid = ? AND column_name = 'meta'`,
+      [uuid],
+    )) as unknown as [{ n: number }[]];
+    return Number(written!.n);
+  }
+
   it('moves a shard to a second server: every row exact, writes during the move included, group rows fenced; finish drops the source', async () => {
     const uuids = await seed();
     const ofShard = uuids.filter((uuid) => store!.engine.layout.contentShard(uuid) === MOVED);
@@ -395,14 +404,73 @@ describe('shard mover', function () {
     expect(done).to.include({ phase: 'cut_over', moveId });
     expect(box.published).to.have.length(1);
     expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
-    const [[written]] = (await target().query(
-      `SELECT COUNT(*) AS n FROM \`${content(MOVED)}\` WHERE uuid = ? AND column_name = 'meta'`,
-      [ofShard],
-    )) as unknown as [{ n: number }[]];
     expect(
-      Number(written!.n),
+      await metaVersionsOnTarget(ofShard),
       'the versions of the record written on the source, 4242 among them',
     ).to.equal(3);
+  });
+
+  it('puts the tables back when the target server is SIGKILLed under the cut-over lock; a write held there lands once, and the next run finishes', async () => {
+    const uuids = await seed(16);
+    const box = mapBox(store!.url);
+    const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+    const names = shardTableNames(store!, MOVED);
+    // A consumer group's cursor of the shard: the target's commit under the lock always has it
+    // to write, so the target's death fails that commit (with no group, and nothing written
+    // since the last pass, the cut-over would not touch the target under the lock at all).
+    const layout = store!.engine.layout;
+    await store!.sql.query(createGroupShardsTableSql(layout.groupShardsTable));
+    await store!.sql.query(createGroupCellsTableSql(layout.groupCellsTable));
+    await store!.sql.query(
+      `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, NOW(6))`,
+      [MOVED],
+    );
+    let held: Promise<Error | undefined> | undefined;
+    const first = new ShardMover(hostOf(box), {
+      onProgress: async (event) => {
+        if (event.step !== 'locked' || held) return;
+        // A write of the shard, held by the lock; then the target dies, its last rows unwritten.
+        held = writeMeta(store!.engine, ofShard, 7777).then(
+          () => undefined,
+          (error: unknown) => error as Error,
+        );
+        await second.kill();
+      },
+    });
+    const failure = await first.move({ shards: [MOVED], to: targetUrl }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(held, 'the cut-over was reached').to.not.equal(undefined);
+    expect(failure, 'the cut-over with its target dead').to.be.instanceOf(EngineError);
+    console.log(`      the cut-over with its target dead: ${failure!.message}`);
+    expect(failure!.message)
+      .to.include('writing the last rows on the target failed on partition 1')
+      .and.include('run the same command again');
+    expect(failure!.message).not.to.match(/\n\s+at /);
+    // Nothing published, the tables back at their names: the held write is acknowledged at the
+    // source (held, not refused), and the shard keeps taking writes there.
+    expect(await held, 'the write held under the lock').to.equal(undefined);
+    expect(box.published).to.have.length(0);
+    expect(box.map.partitionOf(MOVED)).to.equal(0);
+    const present = new Set(await tablesIn(store!.sql));
+    expect(names.filter((name) => !present.has(name))).to.deep.equal([]);
+    await writeMeta(store!.engine, ofShard, 7778);
+
+    await second.start();
+    const [done] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(done).to.include({ phase: 'cut_over' });
+    expect(box.published).to.have.length(1);
+    expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
+    expect(
+      await metaVersionsOnTarget(ofShard),
+      "the record's meta versions, the held write's once",
+    ).to.equal(4);
+    const [[cursor]] = (await target().query(
+      `SELECT COUNT(*) AS n FROM \`${layout.groupShardsTable}\` WHERE shard = ?`,
+      [MOVED],
+    )) as unknown as [{ n: number }[]];
+    expect(Number(cursor!.n), "the group's cursor of the shard, on the target").to.equal(1);
   });
 
   it('resumes after its connections to the target are killed mid-copy', async () => {
