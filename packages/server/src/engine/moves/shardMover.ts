@@ -68,8 +68,7 @@ import {
   type TableCursor,
   applyChanges,
   copyRows,
-  lastRows,
-  lastRowsReads,
+  lastPass,
   maxId,
   writeLastRows,
 } from './tableCopy.js';
@@ -863,21 +862,20 @@ export class ShardMover {
       // The lock and the last pass's reads in one round trip: under the lock, every statement
       // on these tables goes through this connection, and the cursors are where the pass before
       // the lock left them (the target took nothing since).
-      const plan = this.lastRowsPlan(run);
-      const lastReads = lastRowsReads(plan);
+      const pass = lastPass(this.lastRowsPlan(run));
       const [lockAsked, , ...read] = (await runTogether(connection, [
         statement(DATABASE_CLOCK),
         statement(
           lockTablesSql([...names, run.changesTable, ...groupTables.map((shape) => shape.name)]),
         ),
-        ...lastReads,
+        ...pass.reads,
         ...groupTables.map((shape) => readGroupRows(shape, row.shard)),
       ])) as Row[][];
       mark('lockedMs');
       await this.tell(run, 'locked');
       this.at(run, row.source, 'catching up');
-      const groups = this.groupRowsMoved(run, groupTables, read.slice(lastReads.length));
-      const last = lastRows(plan, read.slice(0, lastReads.length), groups.onTarget);
+      const groups = this.groupRowsMoved(run, groupTables, read.slice(pass.reads.length));
+      const last = pass.rows(read.slice(0, pass.reads.length), groups.onTarget);
       if (!last) {
         // Much written since the pass before the lock: copied in chunks under it, then the
         // groups' rows, before the renames.

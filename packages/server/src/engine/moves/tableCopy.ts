@@ -153,7 +153,7 @@ export async function applyChanges(
   return applied;
 }
 
-/** What {@link lastRows} works from: the cut-over's first reads under its lock. */
+/** What {@link lastPass} works from: the shard's tables, and where the pass before left them. */
 export interface LastRowsPlan {
   readonly content: readonly { readonly shape: TableShape; readonly cursor: TableCursor }[];
   readonly changesTable: string;
@@ -172,13 +172,25 @@ export interface LastRows {
   readonly cursors: ReadonlyMap<TableCursor, (string | null)[]>;
 }
 
-/**
- * The reads of the cut-over's last pass (the content rows after each cursor, the index changes
- * captured since the pass before the lock, the rows of the keys they name), to send in the round
- * trip that takes the lock: their answers go to {@link lastRows}.
- */
-export function lastRowsReads({ content, changesTable, indexShapes }: LastRowsPlan): Statement[] {
-  const tables = [...indexShapes.keys()];
+/** The cut-over's last pass: the reads it sends under the lock, and what their answers make. */
+export interface LastPass {
+  /**
+   * The content rows after each cursor, the index changes captured since the pass before the
+   * lock and the rows of the keys they name: sent in the round trip that takes the lock.
+   */
+  readonly reads: readonly Statement[];
+  /**
+   * From the answers to `reads`, in their order: the target's transaction (with `alsoOnTarget`,
+   * the consumer groups' rows, in it) for {@link writeLastRows}. Undefined when a table has more
+   * than one chunk to copy: the chunked copy is for that.
+   */
+  rows(answers: readonly Row[][], alsoOnTarget?: readonly Statement[]): LastRows | undefined;
+}
+
+/** The last pass over `plan`'s tables, its reads made now. */
+export function lastPass(plan: LastRowsPlan): LastPass {
+  const { content, changesTable, indexShapes } = plan;
+  const shapes = [...indexShapes.values()];
   const reads = content.map(({ shape, cursor }) =>
     readRows(
       shape,
@@ -186,26 +198,41 @@ export function lastRowsReads({ content, changesTable, indexShapes }: LastRowsPl
       COPY_CHUNK_ROWS,
     ),
   );
-  if (tables.length > 0) reads.push(readChanges(changesTable, tables, CHANGES_PER_ROUND));
-  for (const shape of indexShapes.values()) {
-    reads.push(readChangedRows(shape, changesTable, CHANGES_PER_ROUND));
-  }
-  return reads;
+  // Where each kind of answer lies among the reads' answers: set here, beside the reads.
+  const changesAt = reads.length;
+  if (shapes.length > 0)
+    reads.push(readChanges(changesTable, [...indexShapes.keys()], CHANGES_PER_ROUND));
+  const changedRowsAt = reads.length;
+  for (const shape of shapes) reads.push(readChangedRows(shape, changesTable, CHANGES_PER_ROUND));
+  return {
+    reads,
+    rows: (answers, alsoOnTarget = []) =>
+      lastRows(
+        plan,
+        {
+          content: content.map((_, i) => answers[i] ?? []),
+          changes: shapes.length > 0 ? (answers[changesAt] ?? []) : [],
+          changedRows: shapes.map((_, i) => answers[changedRowsAt + i] ?? []),
+        },
+        alsoOnTarget,
+      ),
+  };
 }
 
-/**
- * The cut-over's last pass, from the answers to {@link lastRowsReads} (read under the lock that
- * holds the shard's writes): the target's transaction (with `alsoOnTarget`, the consumer groups'
- * rows, in it) for {@link writeLastRows}. Undefined when a table has more than one chunk to
- * copy: the chunked copy is for that.
- */
-export function lastRows(
+/** The last pass's answers, by kind: each content table's, the changes', each index table's. */
+interface LastPassAnswers {
+  readonly content: readonly Row[][];
+  readonly changes: readonly Row[];
+  /** By index table, in the plan's order. */
+  readonly changedRows: readonly Row[][];
+}
+
+function lastRows(
   { content, indexShapes, changesTable }: LastRowsPlan,
-  read: readonly Row[][],
-  alsoOnTarget: readonly Statement[] = [],
+  answers: LastPassAnswers,
+  alsoOnTarget: readonly Statement[],
 ): LastRows | undefined {
-  const contentRows = content.map((_, i) => read[i] ?? []);
-  const changeRows = indexShapes.size > 0 ? (read[content.length] ?? []) : [];
+  const { content: contentRows, changes: changeRows } = answers;
   const contentInserts = content.map(({ shape }, i) =>
     batches(contentRows[i]!).map((batch) => insertRows(shape, batch, 'insert')),
   );
@@ -224,7 +251,7 @@ export function lastRows(
     const seen = new Set<string>();
     now.set(
       shape.name,
-      (read[content.length + 1 + i] ?? []).filter((row) => {
+      answers.changedRows[i]!.filter((row) => {
         const key = JSON.stringify(keyText(shape, row));
         if (seen.has(key)) return false;
         seen.add(key);
