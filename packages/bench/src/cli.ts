@@ -196,7 +196,8 @@ const program = new Command('bench')
       'Last, the consumer groups: member processes through crashes, silent cut-offs, joins, ' +
       'rolling restarts and a poison cell, their throughput and latency beside Each.\n\n' +
       'Prints the table (stdout), the one-at-a-time check, the targets of issue 10, those of ' +
-      'issue 55 (the lone call and the idle server) and those of issue 52 (consumer groups, ' +
+      'issue 55 (the lone call and the idle server; a lone read against rounds taken in turn ' +
+      'with the gem-shaped service) and those of issue 52 (consumer groups, ' +
       'each beside what other systems reach) with the figures this run reached, and writes it ' +
       'all as JSON under --out. Progress goes to ' +
       "stderr. Uses a throwaway database. Says so when MySQL's buffer pool is under 2 GiB, " +

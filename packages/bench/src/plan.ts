@@ -97,6 +97,7 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     warmupMs: options.warmupMs ?? (options.quick ? 200 : 400),
     durationMs: options.durationMs ?? (options.quick ? 1000 : 2000),
     seedHotels: options.quick ? 10 : 40,
+    loneRounds: options.quick ? 5 : 7,
     runs,
     follow: { writers: 16, durationMs: options.quick ? 2000 : 5000 },
     halfLoad: chosen.filter((workload) => HALF_LOAD.has(workload.id)),

@@ -34,6 +34,7 @@ import { type CacheLookups, CacheMeter, formatCacheLookups } from './measure/ser
 import { touchRecords } from './workloads/touchRecords.js';
 import { warmUp } from './workloads/warmUp.js';
 import type { Workload, WorkloadContext } from './workloads/workloads.js';
+import { type AlternatingRounds, alternateRounds } from './workloads/alternatingRounds.js';
 
 export interface PlannedRun {
   readonly workload: Workload;
@@ -56,6 +57,11 @@ export interface SuitePlan {
   readonly follow: { writers: number; durationMs: number };
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
+  /**
+   * Rounds of a read one call at a time taken in turn with the gem-shaped service's, each side
+   * half a run's windows (alternatingRounds.ts); 0: none.
+   */
+  readonly loneRounds: number;
   /** The read-replica row (`--workloads replicas`), when chosen. */
   readonly replicas?: ReplicaPlan;
   /** The idle server's figures (`--workloads idle`), when chosen. */
@@ -284,6 +290,33 @@ export async function runSuite(
             }),
         );
       }
+      let loneRounds: AlternatingRounds | undefined;
+      if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
+        const round = { ...load, warmupMs: load.warmupMs / 2, durationMs: load.durationMs / 2 };
+        loneRounds = await alternateRounds(
+          plan.loneRounds,
+          async () => {
+            const meter = cpu.meter(['server', 'client', 'mariadb']);
+            const result = await runClosedLoop(run.workload.sdk(context), {
+              ...round,
+              window: meter,
+            });
+            return { p50: result.latency.p50, cpu: meter.perOperation(result.operations) };
+          },
+          async () => {
+            const service = await gemServiceLoad(
+              gemService,
+              (client) => run.workload.gemService!(baselineContext, client),
+              (operation, window) => runClosedLoop(operation, { ...round, window }),
+            );
+            return { p50: service.p50, cpu: service.cpu ?? {} };
+          },
+        );
+        progress.note(
+          `${label}: ${loneRounds.rounds} rounds in turn with the gem-shaped service, p50 ` +
+            `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms (medians)`,
+        );
+      }
       const row: RunRow = {
         workloadId: run.workload.id,
         workload: run.workload.name,
@@ -302,6 +335,7 @@ export async function runSuite(
         ...(mysql ? { mysql } : {}),
         ...(gem ? { gem } : {}),
         ...(gemServiceRun ? { gemService: gemServiceRun } : {}),
+        ...(loneRounds ? { loneRounds } : {}),
       };
       rows.push(row);
       progress.note(

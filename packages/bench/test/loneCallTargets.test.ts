@@ -153,6 +153,37 @@ describe("issue 55's targets", () => {
     );
   });
 
+  it("reads a lone read's rounds in turn with the service where the run took them, not its one window", () => {
+    const rows = [
+      row('get-cell', {
+        concurrency: 1,
+        opsPerSecond: 2000,
+        // One window each, a minute apart: the store's looks 2× the service's.
+        latency: latency(1.0),
+        cpu: { server: 600, client: 300, mariadb: 200 },
+        gemService: baseline(2000, 0.5, { cpu: { server: 300, client: 150, mariadb: 150 } }),
+        loneRounds: {
+          rounds: 5,
+          store: { p50: 0.6, cpu: { server: 400, client: 200, mariadb: 180 } },
+          service: { p50: 0.55, cpu: { server: 250, client: 120, mariadb: 160 } },
+        },
+      }),
+    ];
+    const verdicts = evaluateLoneCallTargets({ rows });
+    assert.deepEqual(verdict(verdicts, 'GetCell, 1 in flight: p50'), {
+      figure: 'GetCell, 1 in flight: p50',
+      target: "≤ 1.1× the gem-shaped service's p50",
+      measured: '0.60 ms vs 0.55 ms (1.09×; medians of 5 rounds in turn)',
+      met: true,
+    });
+    const cpu = verdict(verdicts, 'GetCell, 1 in flight: CPU');
+    assert.equal(
+      cpu.measured,
+      '780 vs 530 µs (1.47×; 400 + 200 + 180 vs 250 + 120 + 160; medians of 5 rounds in turn)',
+    );
+    assert.equal(cpu.met, false);
+  });
+
   it("asks 1.3× the gem-shaped service's throughput at 16 in flight", () => {
     const rows = [
       row('get-cell', { concurrency: 16, opsPerSecond: 1300, gemService: baseline(1000) }),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { LatencySummary } from '../load/latency.js';
 import type { CpuPerOperation } from '../measure/processCpu.js';
 import { type CacheLookups, formatCacheLookups } from '../measure/serverCaches.js';
+import type { AlternatingRounds } from '../workloads/alternatingRounds.js';
 
 /** A baseline's run, at the same payload and concurrency (or rate) as its row's. */
 export interface Baseline {
@@ -50,6 +51,11 @@ export interface RunRow {
    * stream, at the same concurrency or rate; its `cpu.server` is that server's.
    */
   readonly gemService?: Baseline;
+  /**
+   * One call at a time, beside the gem-shaped service: rounds of both sides in turn, each figure
+   * the median of its rounds (what issue 55's lone-read verdicts read, when there).
+   */
+  readonly loneRounds?: AlternatingRounds;
 }
 
 const ratio = (value: number, baseline: Baseline | undefined) =>

@@ -1,0 +1,65 @@
+// A lone read and the gem-shaped service's are measured in rounds taken in turn, each figure the
+// median of its rounds: checked with windows that answer figures set by hand, in a known order.
+import assert from 'node:assert/strict';
+import {
+  type RoundFigures,
+  alternateRounds,
+  median,
+  medianFigures,
+} from '../src/workloads/alternatingRounds.js';
+
+describe('rounds in turn', () => {
+  it('takes the store, then the service, each round, and keeps the median of each figure', async () => {
+    const order: string[] = [];
+    const windows = (side: string, figures: RoundFigures[]) => {
+      let next = 0;
+      return async () => {
+        order.push(`${side} ${next + 1}`);
+        return figures[next++]!;
+      };
+    };
+    const told: number[] = [];
+    const rounds = await alternateRounds(
+      3,
+      windows('store', [
+        { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 200 } },
+        // A slow moment of the machine: one round's outlier does not move the median.
+        { p50: 3.0, cpu: { server: 1500, client: 900, mariadb: 600 } },
+        { p50: 0.8, cpu: { server: 450, client: 280, mariadb: 210 } },
+      ]),
+      windows('service', [
+        { p50: 0.6, cpu: { server: 300, client: 150, mariadb: 190 } },
+        { p50: 2.0, cpu: { server: 900, client: 500, mariadb: 500 } },
+        { p50: 0.5, cpu: { server: 280, client: 160, mariadb: 180 } },
+      ]),
+      (done) => told.push(done),
+    );
+    assert.deepEqual(order, [
+      'store 1',
+      'service 1',
+      'store 2',
+      'service 2',
+      'store 3',
+      'service 3',
+    ]);
+    assert.deepEqual(told, [1, 2, 3]);
+    assert.deepEqual(rounds, {
+      rounds: 3,
+      store: { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 210 } },
+      service: { p50: 0.6, cpu: { server: 300, client: 160, mariadb: 190 } },
+    });
+  });
+
+  it("leaves out a process's CPU that a round did not read, and takes the middle two's mean", () => {
+    assert.deepEqual(
+      medianFigures([
+        { p50: 1, cpu: { server: 10, client: 5 } },
+        { p50: 2, cpu: { server: 30, client: 7, mariadb: 4 } },
+        { p50: 4, cpu: { server: 20, client: 6 } },
+        { p50: 3, cpu: { server: 40, client: 8 } },
+      ]),
+      { p50: 2.5, cpu: { server: 25, client: 6.5 } },
+    );
+    assert.ok(Number.isNaN(median([])));
+  });
+});
