@@ -18,7 +18,13 @@ import {
   readRowsByKeys,
   toCapturedChange,
 } from '../mysql/sql/shardMoves.js';
-import { COMMIT, START_TRANSACTION, type Statement, runTogether } from '../mysql/sql/statement.js';
+import {
+  COMMIT,
+  START_TRANSACTION,
+  type Statement,
+  runTogether,
+  statement,
+} from '../mysql/sql/statement.js';
 
 /** Rows read from the source per statement. */
 export const COPY_CHUNK_ROWS = 2000;
@@ -286,9 +292,14 @@ function lastRows(
   return { onTarget, copied, applied: changes.length, settle, cursors };
 }
 
-/** Commits the last pass on the target, then moves the cursors past what it wrote. */
+/**
+ * Commits the last pass on the target, then moves the cursors past what it wrote. With nothing
+ * to write, the target is asked all the same: a map is never published naming a server that has
+ * not answered since the cut-over took its lock.
+ */
 export async function writeLastRows(target: MysqlPool, last: LastRows): Promise<void> {
   if (last.onTarget.length > 2) await inOneTransaction(target, last.onTarget);
+  else await runTogether(target, [statement('SELECT 1')]);
   for (const [cursor, key] of last.cursors) cursor.key = key;
 }
 

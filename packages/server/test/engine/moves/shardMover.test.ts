@@ -410,26 +410,31 @@ describe('shard mover', function () {
     ).to.equal(3);
   });
 
-  it('puts the tables back when the target server is SIGKILLed under the cut-over lock; a write held there lands once, and the next run finishes', async () => {
+  /**
+   * The target SIGKILLed once the cut-over holds its lock, a write of the shard held there: the
+   * cut-over fails before it publishes, the tables go back, the held write is answered at the
+   * source, and the next run (the target back) cuts over with it. `withGroup`: a consumer
+   * group's cursor of the shard gives the target's commit under the lock rows to write; without
+   * it nothing was written since the pass before the lock, and the target is only asked.
+   */
+  async function targetDiesUnderTheLock(withGroup: boolean): Promise<void> {
     const uuids = await seed(16);
     const box = mapBox(store!.url);
     const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
     const names = shardTableNames(store!, MOVED);
-    // A consumer group's cursor of the shard: the target's commit under the lock always has it
-    // to write, so the target's death fails that commit (with no group, and nothing written
-    // since the last pass, the cut-over would not touch the target under the lock at all).
     const layout = store!.engine.layout;
-    await store!.sql.query(createGroupShardsTableSql(layout.groupShardsTable));
-    await store!.sql.query(createGroupCellsTableSql(layout.groupCellsTable));
-    await store!.sql.query(
-      `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, NOW(6))`,
-      [MOVED],
-    );
+    if (withGroup) {
+      await store!.sql.query(createGroupShardsTableSql(layout.groupShardsTable));
+      await store!.sql.query(createGroupCellsTableSql(layout.groupCellsTable));
+      await store!.sql.query(
+        `INSERT INTO \`${layout.groupShardsTable}\` VALUES ('rate', 'g', ?, 5, 'member-a', 7, NOW(6))`,
+        [MOVED],
+      );
+    }
     let held: Promise<Error | undefined> | undefined;
     const first = new ShardMover(hostOf(box), {
       onProgress: async (event) => {
         if (event.step !== 'locked' || held) return;
-        // A write of the shard, held by the lock; then the target dies, its last rows unwritten.
         held = writeMeta(store!.engine, ofShard, 7777).then(
           () => undefined,
           (error: unknown) => error as Error,
@@ -466,12 +471,20 @@ describe('shard mover', function () {
       await metaVersionsOnTarget(ofShard),
       "the record's meta versions, the held write's once",
     ).to.equal(4);
-    const [[cursor]] = (await target().query(
-      `SELECT COUNT(*) AS n FROM \`${layout.groupShardsTable}\` WHERE shard = ?`,
-      [MOVED],
-    )) as unknown as [{ n: number }[]];
-    expect(Number(cursor!.n), "the group's cursor of the shard, on the target").to.equal(1);
-  });
+    if (withGroup) {
+      const [[cursor]] = (await target().query(
+        `SELECT COUNT(*) AS n FROM \`${layout.groupShardsTable}\` WHERE shard = ?`,
+        [MOVED],
+      )) as unknown as [{ n: number }[]];
+      expect(Number(cursor!.n), "the group's cursor of the shard, on the target").to.equal(1);
+    }
+  }
+
+  it('puts the tables back when the target server is SIGKILLed under the cut-over lock, its commit with rows to write; a write held there lands once, and the next run finishes', () =>
+    targetDiesUnderTheLock(true));
+
+  it('does not publish a target SIGKILLed under the cut-over lock with nothing to write: it is asked all the same', () =>
+    targetDiesUnderTheLock(false));
 
   it('resumes after its connections to the target are killed mid-copy', async () => {
     await seed(8);
