@@ -2,6 +2,7 @@
 // next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
 import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
 import type { MysqlPool, SqlConnection, SqlValue } from '../mysql/mysqlPool.js';
+import { isConnectionError } from '../mysql/sqlErrors.js';
 
 /**
  * The verify found the target different from the source: the move stops before its cut-over;
@@ -33,7 +34,12 @@ export class ShardMoveDifferenceError extends FailedPreconditionError {
 export class ShardMoveInterruptedError extends UnavailableError {
   constructor(shard: number | undefined, partition: number, step: string, cause: unknown) {
     const code = (cause as { code?: string }).code;
-    const what = cause instanceof Error ? cause.message : String(cause);
+    const message = cause instanceof Error ? cause.message : String(cause);
+    // A statement on a connection its server dropped fails in the driver's words only.
+    const what =
+      code === undefined && isConnectionError(cause)
+        ? `the connection was lost: its server went away or closed it (${message})`
+        : message;
     super(
       partition,
       `${shard === undefined ? '' : `shard ${shard}: `}${step} failed on partition ${partition}` +

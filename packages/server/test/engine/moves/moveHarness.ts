@@ -98,8 +98,17 @@ export const GEM_RATE = {
  * tables the gem makes (INT ids, index tables without a primary key, created_at in BIGINT
  * milliseconds), created by plain SQL before the model is defined.
  */
-export async function openTestStore(options: { gem?: boolean } = {}): Promise<TestStore> {
-  const databases = await createTestDatabases(1);
+export async function openTestStore(
+  options: {
+    gem?: boolean;
+    /** The MySQL server to hold the store (the test kit's default when left out). */
+    baseUrl?: string;
+  } = {},
+): Promise<TestStore> {
+  const databases = await createTestDatabases(
+    1,
+    options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl },
+  );
   const url = databases.urls[0]!;
   if (options.gem) {
     const setup = await mysql.createConnection({ uri: url });

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { type MariaDbServer, startMariaDbServer } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
+import { timeUntil } from '../../support/groupMember.js';
 import { EngineError, FailedPreconditionError } from '../../../src/engine/base/errors.js';
 import { ShardMoveDifferenceError } from '../../../src/engine/moves/moveErrors.js';
 import { type MoveProgress, ShardMover } from '../../../src/engine/moves/shardMover.js';
@@ -112,6 +113,19 @@ describe('shard mover', function () {
       [uuid],
     )) as unknown as [{ n: number }[]];
     return Number(written!.n);
+  }
+
+  /**
+   * The same command run again, to the end: the shard cut over, published once, every row exact
+   * on both sides, and `versions` versions of the record's meta cell on the target.
+   */
+  async function runAgainToTheEnd(box: MapBox, uuid: string, versions: number, why: string) {
+    const [done] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
+    expect(done).to.include({ phase: 'cut_over' });
+    expect(box.published).to.have.length(1);
+    expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
+    expect(await metaVersionsOnTarget(uuid), why).to.equal(versions);
+    return done!;
   }
 
   it('moves a shard to a second server: every row exact, writes during the move included, group rows fenced; finish drops the source', async () => {
@@ -400,14 +414,13 @@ describe('shard mover', function () {
     expect(names.every((name) => moved.has(movedName(name, moveId)))).to.equal(true);
 
     // Run again: put back, caught up (the write above and the last rows of both attempts), cut over.
-    const [done] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
-    expect(done).to.include({ phase: 'cut_over', moveId });
-    expect(box.published).to.have.length(1);
-    expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
-    expect(
-      await metaVersionsOnTarget(ofShard),
+    const done = await runAgainToTheEnd(
+      box,
+      ofShard,
+      3,
       'the versions of the record written on the source, 4242 among them',
-    ).to.equal(3);
+    );
+    expect(done.moveId).to.equal(moveId);
   });
 
   /**
@@ -463,14 +476,7 @@ describe('shard mover', function () {
     await writeMeta(store!.engine, ofShard, 7778);
 
     await second.start();
-    const [done] = await new ShardMover(hostOf(box)).move({ shards: [MOVED], to: targetUrl });
-    expect(done).to.include({ phase: 'cut_over' });
-    expect(box.published).to.have.length(1);
-    expect(await expectSameRows(MOVED, done!.moveId)).to.be.greaterThan(0);
-    expect(
-      await metaVersionsOnTarget(ofShard),
-      "the record's meta versions, the held write's once",
-    ).to.equal(4);
+    await runAgainToTheEnd(box, ofShard, 4, "the record's meta versions, the held write's once");
     if (withGroup) {
       const [[cursor]] = (await target().query(
         `SELECT COUNT(*) AS n FROM \`${layout.groupShardsTable}\` WHERE shard = ?`,
@@ -485,6 +491,63 @@ describe('shard mover', function () {
 
   it('does not publish a target SIGKILLed under the cut-over lock with nothing to write: it is asked all the same', () =>
     targetDiesUnderTheLock(false));
+
+  it('resumes after the source server is SIGKILLed under the cut-over lock: nothing published, every acknowledged write arrives', async () => {
+    // The store on a server of its own, so that it can die: the source and home of the map.
+    const source = await startMariaDbServer();
+    try {
+      await store!.close();
+      store = await openTestStore({ baseUrl: source.url });
+      const uuids = await seed(16);
+      const box = mapBox(store.url);
+      const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+      let killed = false;
+      const first = new ShardMover(hostOf(box), {
+        onProgress: async (event) => {
+          if (event.step !== 'locked' || killed) return;
+          killed = true;
+          await source.kill();
+        },
+      });
+      const failure = await first.move({ shards: [MOVED], to: targetUrl }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(killed, 'the cut-over was reached').to.equal(true);
+      expect(failure, 'the cut-over with its source dead').to.be.instanceOf(EngineError);
+      console.log(`      the cut-over with its source dead: ${failure!.message}`);
+      expect(failure!.message)
+        .to.include('failed on partition 0')
+        .and.include('the connection was lost')
+        .and.include('run the same command again');
+      expect(failure!.message).not.to.match(/\n\s+at /);
+      expect(box.published).to.have.length(0);
+
+      // Back after its crash recovery: the shard is served where it was, and the same command
+      // resumes, catches up (the write below included) and cuts over.
+      await source.start();
+      await timeUntil(
+        () =>
+          store!.engine.getCell('rate', ofShard, 'base').then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        'a read of the shard once the source is back',
+      );
+      await writeMeta(store.engine, ofShard, 8888);
+      await runAgainToTheEnd(
+        box,
+        ofShard,
+        3,
+        "the record's meta versions: the two seeded, the one after the crash",
+      );
+    } finally {
+      await store?.close();
+      store = undefined;
+      await source.destroy();
+    }
+  });
 
   it('resumes after its connections to the target are killed mid-copy', async () => {
     await seed(8);
