@@ -214,13 +214,17 @@ describe('an Each round over shards whose next cells are all large', function ()
   let bodies: BodiesRead;
   let shards: Set<number>;
   before(async () => {
-    ({ store, bodies, docShards: shards } = await startNotesAndDocs(4, (n) => n));
+    // 12 records drawn over 4 shards land on all 4 nearly always, on 2 or fewer about once in
+    // 700 draws: such a draw is made again (up to five times), since the test needs at least 3.
+    for (let draw = 1; ; draw++) {
+      ({ store, bodies, docShards: shards } = await startNotesAndDocs(4, (n) => n));
+      if (shards.size >= 3 || draw === 5) break;
+      await store.close();
+    }
   });
   after(() => store?.close());
 
   it('reads one of them past the shards’ shares, and streams every cell exactly', async () => {
-    // 12 records drawn over 4 shards: nearly always all 4, and at least 3 for the test to say
-    // anything.
     expect(shards.size, 'content shards holding a record').to.be.at.least(3);
     // Streams of small cells: the server takes cells to be small, and reads every shard at once.
     for (let i = 0; i < 3; i++) await store.api.each({ model: 'note', batchSize: 20 });
