@@ -3,8 +3,8 @@
 // the same run, so that the verdicts hold on any machine: the reads with the gem-shaped service
 // (the gem's reads behind a bare hop; a lone read's with the medians of rounds the two took in
 // turn, alternatingRounds.ts, where the run took them), the writes with the echo and the
-// gem-shaped baseline, the idle server with fixed bounds. Rows of 1 KB bodies, the issue's setting; a target whose run was
-// not part of this one is "not measured", with what was missing.
+// gem-shaped baseline, the idle server with fixed bounds. Rows of 1 KB bodies, the issue's
+// setting; a target whose run was not part of this one is "not measured", with what was missing.
 import type { CpuPerOperation } from '../measure/processCpu.js';
 import type { RoundFigures } from '../workloads/alternatingRounds.js';
 import type { IdleResult } from '../workloads/idleServer.js';
@@ -202,9 +202,7 @@ function loneFigures(row: RunRow, service: Baseline): LoneFigures {
 /** A lone read's p50 against the gem-shaped service's. */
 function p50Verdict({ store, service, from }: LoneFigures): { measured: string; met: boolean } {
   return {
-    measured:
-      `${ms(store.p50)} vs ${ms(service.p50)} ` +
-      `(${(store.p50 / service.p50).toFixed(2)}×${from})`,
+    measured: `${ms(store.p50)} vs ${ms(service.p50)} (${(store.p50 / service.p50).toFixed(2)}×${from})`,
     met: store.p50 <= LONE_READ_P50_FACTOR * service.p50,
   };
 }
