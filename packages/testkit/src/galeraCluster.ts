@@ -214,8 +214,8 @@ class Node implements GaleraNode {
     return this.server.stop();
   }
 
-  pause(): void {
-    this.server.pause();
+  pause(): Promise<void> {
+    return this.server.pause();
   }
 
   resume(): void {

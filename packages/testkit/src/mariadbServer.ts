@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants as fsConstants, openSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,9 +53,11 @@ export interface MariaDbServer {
   kill(): Promise<void>;
   /**
    * SIGSTOP: the server hangs, its connections open and its port listening, answering nothing
-   * (a server that froze, or a network that drops its packets), until `resume()`.
+   * (a server that froze, or a network that drops its packets), until `resume()`. Resolves once
+   * every thread of it has stopped: a thread running on another core when the signal is sent
+   * stops only when it next enters the kernel, and could answer a query sent in between.
    */
-  pause(): void;
+  pause(): Promise<void>;
   /** SIGCONT after `pause()`: it answers again. */
   resume(): void;
   /** Kill the server and remove its data directory. The handle is unusable afterwards. */
@@ -188,8 +190,15 @@ class ThrowawayMariaDb implements MariaDbServer {
     return this.serialize(() => this.terminate('SIGKILL'));
   }
 
-  pause(): void {
-    this.child?.kill('SIGSTOP');
+  async pause(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    this.child!.kill('SIGSTOP');
+    const started = Date.now();
+    while (!(await allThreadsStopped(pid))) {
+      if (Date.now() - started > 5_000) throw new Error(`mariadbd ${pid} did not stop within 5 s`);
+      await sleep(1);
+    }
   }
 
   resume(): void {
@@ -451,5 +460,20 @@ async function fileSize(path: string): Promise<number> {
     return (await stat(path)).size;
   } catch {
     return 0;
+  }
+}
+
+/** Whether every thread of process `pid` is stopped (state T in /proc), or it is gone. */
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  try {
+    const tasks = await readdir(`/proc/${pid}/task`);
+    for (const task of tasks) {
+      const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      // The state follows the command's closing parenthesis.
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'T') return false;
+    }
+    return true;
+  } catch {
+    return true;
   }
 }

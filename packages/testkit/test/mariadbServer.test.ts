@@ -78,7 +78,7 @@ describe('startMariaDbServer', () => {
     servers.push(server);
     const connection = await createConnection(server.url);
     try {
-      server.pause();
+      await server.pause();
       const answered = connection.query('SELECT 1 AS one');
       const late = Symbol('no answer');
       const first = await Promise.race([
