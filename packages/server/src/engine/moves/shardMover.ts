@@ -941,6 +941,7 @@ export class ShardMover {
       );
       // Let go once the map is published: the shard's own tables are renamed away, so this
       // holds only the consumer groups' tables and the changes table, not the shard's writes.
+      this.at(run, row.source, 'letting go of the lock (the map is published)');
       await runTogether(connection, [statement(UNLOCK_TABLES)]);
       release(false);
       // The changes applied, deleted now that the writes flow: their tables are frozen, so what

@@ -492,12 +492,27 @@ describe('shard mover', function () {
   it('does not publish a target SIGKILLed under the cut-over lock with nothing to write: it is asked all the same', () =>
     targetDiesUnderTheLock(false));
 
-  it('resumes after the source server is SIGKILLed under the cut-over lock: nothing published, every acknowledged write arrives', async () => {
-    // The store on a server of its own, so that it can die: the source and home of the map.
+  /**
+   * `body` run with the store on a MariaDB server of its own, so that it can die: the move's
+   * source and the home of the map.
+   */
+  async function withTheStoreOnItsOwnServer(
+    body: (source: MariaDbServer, store: TestStore) => Promise<void>,
+  ): Promise<void> {
     const source = await startMariaDbServer();
     try {
       await store!.close();
       store = await openTestStore({ baseUrl: source.url });
+      await body(source, store);
+    } finally {
+      await store?.close();
+      store = undefined;
+      await source.destroy();
+    }
+  }
+
+  it('resumes after the source server is SIGKILLed under the cut-over lock: nothing published, every acknowledged write arrives', () =>
+    withTheStoreOnItsOwnServer(async (source, store) => {
       const uuids = await seed(16);
       const box = mapBox(store.url);
       const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
@@ -542,12 +557,80 @@ describe('shard mover', function () {
         3,
         "the record's meta versions: the two seeded, the one after the crash",
       );
-    } finally {
-      await store?.close();
-      store = undefined;
-      await source.destroy();
-    }
-  });
+    }));
+
+  /**
+   * The source SIGKILLed once the cut-over's renames are done: before the map's publish
+   * (`published` false: the shard's tables stay at their moved names through the crash recovery,
+   * so the shard is written nowhere until the same command puts them back and cuts over), or just
+   * after it (the mover never heard the lock let go nor recorded the phase; run again, it finds
+   * the map naming the target and only finishes its bookkeeping).
+   */
+  function sourceDiesAfterTheRenames(published: boolean): Promise<void> {
+    return withTheStoreOnItsOwnServer(async (source, store) => {
+      const uuids = await seed(16);
+      const box = mapBox(store.url);
+      const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+      const names = shardTableNames(store, MOVED);
+      const host = hostOf(box);
+      const publish = host.publishMap.bind(host);
+      let killed = false;
+      host.publishMap = async (next) => {
+        if (published) await publish(next);
+        killed = true;
+        await source.kill();
+        if (!published) throw new Error('partition 0 went away with the source');
+      };
+      const failure = await new ShardMover(host).move({ shards: [MOVED], to: targetUrl }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(killed, 'the renames were done').to.equal(true);
+      expect(failure, 'the cut-over with its source dead').to.be.instanceOf(EngineError);
+      console.log(`      the source dead after the renames: ${failure!.message}`);
+      expect(failure!.message)
+        .to.include(
+          published
+            ? 'letting go of the lock (the map is published) failed on partition 0: the connection was lost'
+            : 'publishing the partition map failed on partition 0',
+        )
+        .and.include('run the same command again');
+      expect(failure!.message).not.to.match(/\n\s+at /);
+      expect(box.published).to.have.length(published ? 1 : 0);
+
+      // Back after its crash recovery: the renames survived it (the tables are at their moved
+      // names), so no server writes the shard at its old place.
+      await source.start();
+      await timeUntil(
+        () =>
+          tablesIn(store!.sql).then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        'the source answering again',
+      );
+      const present = new Set(await tablesIn(store.sql));
+      expect(
+        names.filter((name) => present.has(name)),
+        'tables left at their names',
+      ).to.deep.equal([]);
+      if (!published) {
+        const refused = await writeMeta(store.engine, ofShard, 9999).then(
+          () => undefined,
+          (error: unknown) => error as Error,
+        );
+        expect(refused?.message, 'a write while the tables are away').to.include('being moved');
+      }
+      await runAgainToTheEnd(box, ofShard, 2, "the record's meta versions: the two seeded");
+    });
+  }
+
+  it('resumes after the source server is SIGKILLed after its renames, before the publish: the shard is written nowhere until the same command puts the tables back and cuts over', () =>
+    sourceDiesAfterTheRenames(false));
+
+  it('finishes after the source server is SIGKILLed just after the publish: run again, it records the cut-over the map already has', () =>
+    sourceDiesAfterTheRenames(true));
 
   it('resumes after its connections to the target are killed mid-copy', async () => {
     await seed(8);
