@@ -10,7 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { startListeningProcess } from '@shameless/testkit';
 import { Command, InvalidArgumentError } from 'commander';
 import mysql from 'mysql2/promise';
-import { openBenchStore, seedRates, serverConnection } from './subjects/benchStore.js';
+import {
+  SDK_DEADLINE_MS,
+  openBenchStore,
+  seedRates,
+  serverConnection,
+} from './subjects/benchStore.js';
 import { bufferPoolNote } from './measure/bufferPool.js';
 import { type DatabasePid, localDatabasePid } from './measure/databaseProcess.js';
 import { memorySummary, sampleMemory } from './measure/memorySampler.js';
@@ -117,6 +122,11 @@ is "not measured", with what was missing:
     Put (update) and Put (create) ≤ echo p50 + gem-shaped p50 + 0.1 ms
   1 in flight, CPU µs per read of GetCell and Where (1 record), server + SDK + MariaDB
     ≤ 1.3× the gem-shaped service's (its server + its client + MariaDB)
+  A lone GetCell's rounds take a third side, the protocol floor (protocolFloor.ts): the
+    Store's Pipeline, its protobuf both ways, answered by a bare grpc-js handler in a process
+    of its own with the statement the store's server sends (its MariaDB time limit included)
+    and nothing else; its p50 and CPU are printed beside the GetCell verdicts: what any
+    server of this protocol pays, with none of the store's work
   16 in flight: GetCell and Where (1 record) ≥ 1.3× the gem-shaped service's ops/s
   idle server (--workloads idle), defaults, 16 and 1,024 shards: ≤ 0.5% of a core and
     ≤ 2 statements/s per partition
@@ -402,16 +412,27 @@ async function suiteMode(): Promise<number> {
   const gemReads = [...plan.runs.map((run) => run.workload), ...plan.halfLoad].some(
     (workload) => workload.gemService,
   );
+  // A baseline's server in a process of its own, over the store's partition and shards.
+  const startSubject = (main: string, name: string, ...args: string[]) =>
+    startListeningProcess(
+      [
+        join(here, 'subjects', main),
+        bench.partitionUrl,
+        String(bench.settings.shardsCount),
+        String(bench.settings.poolSize),
+        ...args,
+      ],
+      { name },
+    );
   const gemService = gemReads
-    ? await startListeningProcess(
-        [
-          join(here, 'subjects/gemServiceMain.js'),
-          bench.partitionUrl,
-          String(bench.settings.shardsCount),
-          String(bench.settings.poolSize),
-        ],
-        { name: 'gem-shaped service' },
-      )
+    ? await startSubject('gemServiceMain.js', 'gem-shaped service')
+    : undefined;
+  // The protocol floor, for the lone rounds of the workloads that have it.
+  const floorReads =
+    plan.loneRounds > 0 &&
+    plan.runs.some((run) => run.workload.protocolFloor && run.concurrency.includes(1));
+  const protocolFloor = floorReads
+    ? await startSubject('protocolFloorMain.js', 'protocol floor', String(SDK_DEADLINE_MS))
     : undefined;
   const memory = sampleMemory(bench.server);
   const previousFollowP99 = plan.runs.length > 0 ? await previousFollow() : undefined;
@@ -427,6 +448,14 @@ async function suiteMode(): Promise<number> {
               gemService: {
                 address: gemService.address,
                 cpu: new ProcessCpu({ ...cpu.pids, server: gemService.process.pid }, cpu.ticks),
+              },
+            }
+          : {}),
+        ...(protocolFloor
+          ? {
+              protocolFloor: {
+                address: protocolFloor.address,
+                cpu: new ProcessCpu({ ...cpu.pids, server: protocolFloor.process.pid }, cpu.ticks),
               },
             }
           : {}),
@@ -513,6 +542,7 @@ async function suiteMode(): Promise<number> {
     memory.stop();
     await echo?.kill();
     await gemService?.kill();
+    await protocolFloor?.kill();
   }
 }
 

@@ -22,7 +22,8 @@ import {
 import { type IdlePlan, type IdleResult, runIdleWorkload } from './workloads/idleServer.js';
 import { type MovesPlan, type MovesResult, runMovesWorkload } from './workloads/shardMoveCopy.js';
 import { openGemShapedClient } from './subjects/gemShapedClient.js';
-import { type GemServiceClient, connectGemService } from './subjects/gemService.js';
+import { connectGemService } from './subjects/gemService.js';
+import { connectProtocolFloor } from './subjects/protocolFloor.js';
 import { runOpenLoop } from './load/openLoop.js';
 import { BaselineTables, openBaselinePools } from './subjects/mysqlBaseline.js';
 import type { CpuPerOperation, ProcessCpu } from './measure/processCpu.js';
@@ -107,12 +108,17 @@ export interface SuiteInstruments {
    * The gem-shaped service's server (gemService.ts), run beside the read workloads that have it
    * and at their half-peak rates, and the CPU of the processes involved (its own as `server`).
    */
-  readonly gemService?: { readonly address: string; readonly cpu: ProcessCpu };
+  readonly gemService?: ChildSubject;
+  /**
+   * The store's protocol over a bare handler (protocolFloor.ts), a third side of a lone read's
+   * rounds where the workload has it, and the CPU of the processes involved (its own as `server`).
+   */
+  readonly protocolFloor?: ChildSubject;
 }
 
 export async function runSuite(
   bench: BenchStore,
-  { echoAddress, cpu, sdkProfiler, gemService }: SuiteInstruments,
+  { echoAddress, cpu, sdkProfiler, gemService, protocolFloor }: SuiteInstruments,
   plan: SuitePlan,
   progress: Progress,
 ): Promise<SuiteResult> {
@@ -278,8 +284,9 @@ export async function runSuite(
       let gemServiceRun: Baseline | undefined;
       if (gemService && run.workload.gemService) {
         await touch(baselineContext.seeded);
-        gemServiceRun = await gemServiceLoad(
+        gemServiceRun = await childLoad(
           gemService,
+          connectGemService,
           (service) => run.workload.gemService!(baselineContext, service),
           (operation, window) =>
             runClosedLoop(operation, {
@@ -293,9 +300,24 @@ export async function runSuite(
       let loneRounds: AlternatingRounds | undefined;
       if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
         const round = { ...load, warmupMs: load.warmupMs / 2, durationMs: load.durationMs / 2 };
-        loneRounds = await alternateRounds(
-          plan.loneRounds,
-          async () => {
+        const floorOf = protocolFloor && run.workload.protocolFloor;
+        if (floorOf) {
+          // Warmed as the service was by its run above: a process cold to these calls takes
+          // seconds of them to reach its pace, longer than its rounds' windows add up to.
+          await childLoad(
+            protocolFloor,
+            connectProtocolFloor,
+            (client) => floorOf(baselineContext, client),
+            (operation, window) =>
+              runClosedLoop(operation, {
+                ...load,
+                window,
+                warmupOperations: run.warmupOperations,
+              }),
+          );
+        }
+        loneRounds = await alternateRounds(plan.loneRounds, {
+          store: async () => {
             const meter = cpu.meter(['server', 'client', 'mariadb']);
             const result = await runClosedLoop(run.workload.sdk(context), {
               ...round,
@@ -303,18 +325,33 @@ export async function runSuite(
             });
             return { p50: result.latency.p50, cpu: meter.perOperation(result.operations) };
           },
-          async () => {
-            const service = await gemServiceLoad(
+          service: async () => {
+            const service = await childLoad(
               gemService,
+              connectGemService,
               (client) => run.workload.gemService!(baselineContext, client),
               (operation, window) => runClosedLoop(operation, { ...round, window }),
             );
             return { p50: service.p50, cpu: service.cpu ?? {} };
           },
-        );
+          ...(floorOf
+            ? {
+                floor: async () => {
+                  const floor = await childLoad(
+                    protocolFloor,
+                    connectProtocolFloor,
+                    (client) => floorOf(baselineContext, client),
+                    (operation, window) => runClosedLoop(operation, { ...round, window }),
+                  );
+                  return { p50: floor.p50, cpu: floor.cpu ?? {} };
+                },
+              }
+            : {}),
+        });
         progress.note(
           `${label}: ${loneRounds.rounds} rounds in turn with the gem-shaped service, p50 ` +
-            `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms (medians)`,
+            `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms` +
+            `${loneRounds.floor ? ` (the protocol's floor ${loneRounds.floor.p50.toFixed(2)})` : ''} (medians)`,
         );
       }
       const row: RunRow = {
@@ -380,8 +417,9 @@ export async function runSuite(
     // The gem's read behind the same hop, at the same rate, on the baselines' records.
     const gemServiceRun =
       gemService && workload.gemService
-        ? await gemServiceLoad(
+        ? await childLoad(
             gemService,
+            connectGemService,
             (service) =>
               workload.gemService!(
                 { ...context, seeded: baselineSeeded.get(HALF_LOAD_BODY)! },
@@ -445,25 +483,32 @@ export async function runSuite(
   };
 }
 
+/** A baseline's server in a process of its own, and the CPU of the processes its loads involve. */
+interface ChildSubject {
+  readonly address: string;
+  readonly cpu: ProcessCpu;
+}
+
 /**
- * A load of the gem-shaped service's reads on a client of its own, with the CPU of the service's
- * process (as `server`), this one and MariaDB.
+ * A load on a client of its own of a baseline's server (the gem-shaped service, the protocol
+ * floor), with the CPU of its process (as `server`), this one and MariaDB.
  */
-async function gemServiceLoad(
-  gemService: NonNullable<SuiteInstruments['gemService']>,
-  operationOf: (service: GemServiceClient) => (worker: number) => Promise<number | void>,
+async function childLoad<Client extends { close(): void }>(
+  subject: ChildSubject,
+  connect: (address: string) => Client,
+  operationOf: (client: Client) => (worker: number) => Promise<number | void>,
   load: (
     operation: (worker: number) => Promise<number | void>,
     window: MeasuredWindow,
   ) => Promise<LoadResult>,
 ): Promise<Baseline> {
-  const service = connectGemService(gemService.address);
-  const meter = gemService.cpu.meter(['server', 'client', 'mariadb']);
+  const client = connect(subject.address);
+  const meter = subject.cpu.meter(['server', 'client', 'mariadb']);
   try {
-    const result = await load(operationOf(service), meter);
+    const result = await load(operationOf(client), meter);
     return baseline(result, meter.perOperation(result.operations));
   } finally {
-    service.close();
+    client.close();
   }
 }
 

@@ -21,17 +21,19 @@ describe('rounds in turn', () => {
     const told: number[] = [];
     const rounds = await alternateRounds(
       3,
-      windows('store', [
-        { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 200 } },
-        // A slow moment of the machine: one round's outlier does not move the median.
-        { p50: 3.0, cpu: { server: 1500, client: 900, mariadb: 600 } },
-        { p50: 0.8, cpu: { server: 450, client: 280, mariadb: 210 } },
-      ]),
-      windows('service', [
-        { p50: 0.6, cpu: { server: 300, client: 150, mariadb: 190 } },
-        { p50: 2.0, cpu: { server: 900, client: 500, mariadb: 500 } },
-        { p50: 0.5, cpu: { server: 280, client: 160, mariadb: 180 } },
-      ]),
+      {
+        store: windows('store', [
+          { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 200 } },
+          // A slow moment of the machine: one round's outlier does not move the median.
+          { p50: 3.0, cpu: { server: 1500, client: 900, mariadb: 600 } },
+          { p50: 0.8, cpu: { server: 450, client: 280, mariadb: 210 } },
+        ]),
+        service: windows('service', [
+          { p50: 0.6, cpu: { server: 300, client: 150, mariadb: 190 } },
+          { p50: 2.0, cpu: { server: 900, client: 500, mariadb: 500 } },
+          { p50: 0.5, cpu: { server: 280, client: 160, mariadb: 180 } },
+        ]),
+      },
       (done) => told.push(done),
     );
     assert.deepEqual(order, [
@@ -48,6 +50,30 @@ describe('rounds in turn', () => {
       store: { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 210 } },
       service: { p50: 0.6, cpu: { server: 300, client: 160, mariadb: 190 } },
     });
+  });
+
+  it('takes the floor third in each round where there is one, and keeps its medians apart', async () => {
+    const order: string[] = [];
+    const side = (name: string, p50s: number[]) => {
+      let next = 0;
+      return async () => {
+        order.push(`${name} ${next + 1}`);
+        return { p50: p50s[next++]!, cpu: { server: 100 * next } };
+      };
+    };
+    const rounds = await alternateRounds(2, {
+      store: side('store', [0.9, 0.7]),
+      service: side('service', [0.5, 0.3]),
+      floor: side('floor', [0.6, 0.4]),
+    });
+    assert.deepEqual(order, ['store 1', 'service 1', 'floor 1', 'store 2', 'service 2', 'floor 2']);
+    assert.deepEqual(rounds.floor, { p50: 0.5, cpu: { server: 150 } });
+    assert.equal(rounds.service.p50, 0.4);
+    const without = await alternateRounds(1, {
+      store: side('store', [1]),
+      service: side('service', [1]),
+    });
+    assert.equal('floor' in without, false);
   });
 
   it("leaves out a process's CPU that a round did not read, and takes the middle two's mean", () => {

@@ -8,6 +8,7 @@ import {
   formatLoneCallTargets,
 } from '../src/report/loneCallTargets.js';
 import { baseline, latency, row } from './support/handMadeRows.js';
+import type { RunRow } from '../src/report/report.js';
 import type { IdleResult, IdleSide } from '../src/workloads/idleServer.js';
 
 const verdict = (verdicts: LoneCallVerdict[], start: string) => {
@@ -153,22 +154,25 @@ describe("issue 55's targets", () => {
     );
   });
 
+  /** A lone GetCell's row whose one window each says 2× the service's, with `loneRounds`. */
+  const loneGetCell = (loneRounds: NonNullable<RunRow['loneRounds']>) => [
+    row('get-cell', {
+      concurrency: 1,
+      opsPerSecond: 2000,
+      // One window each, a minute apart: the store's looks 2× the service's.
+      latency: latency(1.0),
+      cpu: { server: 600, client: 300, mariadb: 200 },
+      gemService: baseline(2000, 0.5, { cpu: { server: 300, client: 150, mariadb: 150 } }),
+      loneRounds,
+    }),
+  ];
+
   it("reads a lone read's rounds in turn with the service where the run took them, not its one window", () => {
-    const rows = [
-      row('get-cell', {
-        concurrency: 1,
-        opsPerSecond: 2000,
-        // One window each, a minute apart: the store's looks 2× the service's.
-        latency: latency(1.0),
-        cpu: { server: 600, client: 300, mariadb: 200 },
-        gemService: baseline(2000, 0.5, { cpu: { server: 300, client: 150, mariadb: 150 } }),
-        loneRounds: {
-          rounds: 5,
-          store: { p50: 0.6, cpu: { server: 400, client: 200, mariadb: 180 } },
-          service: { p50: 0.55, cpu: { server: 250, client: 120, mariadb: 160 } },
-        },
-      }),
-    ];
+    const rows = loneGetCell({
+      rounds: 5,
+      store: { p50: 0.6, cpu: { server: 400, client: 200, mariadb: 180 } },
+      service: { p50: 0.55, cpu: { server: 250, client: 120, mariadb: 160 } },
+    });
     const verdicts = evaluateLoneCallTargets({ rows });
     assert.deepEqual(verdict(verdicts, 'GetCell, 1 in flight: p50'), {
       figure: 'GetCell, 1 in flight: p50',
@@ -182,6 +186,26 @@ describe("issue 55's targets", () => {
       '780 vs 530 µs (1.47×; 400 + 200 + 180 vs 250 + 120 + 160; medians of 5 rounds in turn)',
     );
     assert.equal(cpu.met, false);
+  });
+
+  it("prints the protocol floor's p50 and CPU beside a lone GetCell's where its rounds took it; the verdict stays the service's", () => {
+    const rows = loneGetCell({
+      rounds: 3,
+      store: { p50: 0.5, cpu: { server: 240, client: 180, mariadb: 110 } },
+      service: { p50: 0.2, cpu: { server: 100, client: 70, mariadb: 90 } },
+      floor: { p50: 0.23, cpu: { server: 110, client: 80, mariadb: 100 } },
+    });
+    const verdicts = evaluateLoneCallTargets({ rows });
+    const p50 = verdict(verdicts, 'GetCell, 1 in flight: p50');
+    assert.equal(
+      p50.measured,
+      "0.50 ms vs 0.20 ms (2.50×; the protocol's floor 0.23 ms, 1.15×; medians of 3 rounds in turn)",
+    );
+    assert.equal(p50.met, false);
+    assert.equal(
+      verdict(verdicts, 'GetCell, 1 in flight: CPU').measured,
+      "530 vs 260 µs (2.04×; 240 + 180 + 110 vs 100 + 70 + 90; the protocol's floor 290, 1.12×; medians of 3 rounds in turn)",
+    );
   });
 
   it("asks 1.3× the gem-shaped service's throughput at 16 in flight", () => {

@@ -7,6 +7,7 @@ export * from './engine/mysql/sql/contentRows.js';
 export * from './engine/mysql/sql/contentWrites.js';
 export * from './engine/mysql/sql/indexTable.js';
 export * from './engine/mysql/sql/statement.js';
+export { type ReadTimeLimit, readTimeLimitFor } from './engine/mysql/sql/readTimeLimit.js';
 export {
   createMysqlPool,
   parseMysqlUrl,

@@ -184,6 +184,8 @@ export function evaluateLoneCallTargets({ rows, idle }: LoneCallInputs): LoneCal
 interface LoneFigures {
   readonly store: RoundFigures;
   readonly service: RoundFigures;
+  /** The store's protocol over a bare handler, where its rounds took it (protocolFloor.ts). */
+  readonly floor?: RoundFigures;
   /** What the figures are: said after them. */
   readonly from: string;
 }
@@ -199,10 +201,16 @@ function loneFigures(row: RunRow, service: Baseline): LoneFigures {
       };
 }
 
-/** A lone read's p50 against the gem-shaped service's. */
-function p50Verdict({ store, service, from }: LoneFigures): { measured: string; met: boolean } {
+/** A lone read's p50 against the gem-shaped service's (and the protocol floor's, where measured). */
+function p50Verdict({ store, service, floor, from }: LoneFigures): {
+  measured: string;
+  met: boolean;
+} {
+  const floorP50 = floor
+    ? `; the protocol's floor ${ms(floor.p50)}, ${(floor.p50 / service.p50).toFixed(2)}×`
+    : '';
   return {
-    measured: `${ms(store.p50)} vs ${ms(service.p50)} (${(store.p50 / service.p50).toFixed(2)}×${from})`,
+    measured: `${ms(store.p50)} vs ${ms(service.p50)} (${(store.p50 / service.p50).toFixed(2)}×${floorP50}${from})`,
     met: store.p50 <= LONE_READ_P50_FACTOR * service.p50,
   };
 }
@@ -211,6 +219,7 @@ function p50Verdict({ store, service, from }: LoneFigures): { measured: string; 
 function cpuVerdict({
   store,
   service,
+  floor,
   from,
 }: LoneFigures): { measured: string; met: boolean } | string {
   const parts = (of: CpuPerOperation) =>
@@ -222,10 +231,14 @@ function cpuVerdict({
   if (!ours) return "a process's CPU unread in the SDK's run";
   if (!gem) return "a process's CPU unread in the gem-shaped service's run";
   const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+  const bare = floor && parts(floor.cpu);
+  const floorCpu = bare
+    ? `; the protocol's floor ${micros(sum(bare))}, ${(sum(bare) / sum(gem)).toFixed(2)}×`
+    : '';
   return {
     measured:
       `${micros(sum(ours))} vs ${micros(sum(gem))} µs (${(sum(ours) / sum(gem)).toFixed(2)}×; ` +
-      `${ours.map(micros).join(' + ')} vs ${gem.map(micros).join(' + ')}${from})`,
+      `${ours.map(micros).join(' + ')} vs ${gem.map(micros).join(' + ')}${floorCpu}${from})`,
     met: sum(ours) <= LONE_READ_CPU_FACTOR * sum(gem),
   };
 }

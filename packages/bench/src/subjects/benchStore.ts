@@ -28,6 +28,9 @@ export const RATE_SCHEMA = {
 
 export type RateModel = Model<typeof RATE_SCHEMA>;
 
+/** The deadline of the SDK's calls: the time limit the server gives their statements. */
+export const SDK_DEADLINE_MS = 30_000;
+
 export interface StoreSettings {
   /** `mysql://user:password@host:port` (no database: the benchmark makes its own). */
   readonly mysqlUrl: string;
@@ -68,7 +71,7 @@ export async function openBenchStore(settings: StoreSettings): Promise<BenchStor
   });
   const store = await connect({
     endpoints: [server.address],
-    deadlineMs: 30_000,
+    deadlineMs: SDK_DEADLINE_MS,
     coalesce: settings.coalesce,
     pipeline: settings.pipeline,
     ...(settings.maxBatchesInFlight === undefined

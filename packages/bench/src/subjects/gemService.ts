@@ -10,6 +10,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { type MysqlPool, createMysqlPool, parseMysqlUrl } from '@shameless/server/sql';
 import { type GemValues, gemLatestBase, gemPointWhere } from './gemShapedClient.js';
+import { type LoopbackServer, listenOnLoopback } from './loopbackServer.js';
 import { BaselineTables, PRIMARY } from './mysqlBaseline.js';
 import { rawBytesMethod } from './rawBytesMethod.js';
 
@@ -40,9 +41,7 @@ export interface GemServiceSettings {
 }
 
 /** Serves the gem-shaped service on `127.0.0.1:0`; resolves with the bound port. */
-export async function serveGemService(
-  settings: GemServiceSettings,
-): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveGemService(settings: GemServiceSettings): Promise<LoopbackServer> {
   const pool = createMysqlPool(parseMysqlUrl(settings.partitionUrl), {
     connectionLimit: settings.connections,
     connectTimeoutMs: 5000,
@@ -68,18 +67,7 @@ export async function serveGemService(
       call.on('end', () => call.end());
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  return {
-    port,
-    async close() {
-      server.forceShutdown();
-      await pool.end();
-    },
-  };
+  return listenOnLoopback(server, pool);
 }
 
 /** The read a request names (JSON), answered with the body; a bad request is a failed read. */

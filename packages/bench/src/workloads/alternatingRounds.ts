@@ -3,7 +3,8 @@
 // and this machine's speed swings within minutes (up to a fifth of its cores taken by the host at
 // times): one window of each side, measured a minute apart, can differ by the hour they ran in
 // rather than by the code. Rounds of both sides in turn, and the median of each figure over the
-// rounds, compare the two at the same moments.
+// rounds, compare the two at the same moments (and a third side, the store's protocol over a
+// bare handler, where the workload has it).
 import type { CpuPerOperation } from '../measure/processCpu.js';
 
 /** What one side's window measured: its p50 (ms), and its processes' CPU per operation (µs). */
@@ -17,26 +18,44 @@ export interface AlternatingRounds {
   readonly rounds: number;
   readonly store: RoundFigures;
   readonly service: RoundFigures;
+  /**
+   * The store's protocol over a bare handler (protocolFloor.ts), where the workload has it: a
+   * third window each round, after the service's.
+   */
+  readonly floor?: RoundFigures;
 }
 
 /** One window of a side. */
 export type RoundWindow = () => Promise<RoundFigures>;
 
-/** `rounds` rounds, each the store's window then the service's. */
+/** The sides taken in turn: the store's window, then the service's, then the floor's if any. */
+export interface RoundSides {
+  readonly store: RoundWindow;
+  readonly service: RoundWindow;
+  readonly floor?: RoundWindow;
+}
+
+/** `rounds` rounds, each the store's window, then the service's, then the floor's. */
 export async function alternateRounds(
   rounds: number,
-  store: RoundWindow,
-  service: RoundWindow,
+  sides: RoundSides,
   onRound?: (done: number) => void,
 ): Promise<AlternatingRounds> {
   const stores: RoundFigures[] = [];
   const services: RoundFigures[] = [];
+  const floors: RoundFigures[] = [];
   for (let round = 1; round <= rounds; round++) {
-    stores.push(await store());
-    services.push(await service());
+    stores.push(await sides.store());
+    services.push(await sides.service());
+    if (sides.floor) floors.push(await sides.floor());
     onRound?.(round);
   }
-  return { rounds, store: medianFigures(stores), service: medianFigures(services) };
+  return {
+    rounds,
+    store: medianFigures(stores),
+    service: medianFigures(services),
+    ...(sides.floor ? { floor: medianFigures(floors) } : {}),
+  };
 }
 
 /** Each figure's median over the rounds (a process's CPU only where every round read it). */

@@ -27,6 +27,7 @@ import {
   gemUpdate,
 } from '../subjects/gemShapedClient.js';
 import type { GemServiceClient } from '../subjects/gemService.js';
+import type { ProtocolFloorClient } from '../subjects/protocolFloor.js';
 import {
   type BaselinePools,
   type BaselineTables,
@@ -73,6 +74,11 @@ export interface Workload {
    * workloads.
    */
   gemService?(context: WorkloadContext, service: GemServiceClient): Operation;
+  /**
+   * The same read through the store's protocol over a bare handler (protocolFloor.ts), for a
+   * lone read's rounds; undefined for the workloads the floor does not answer.
+   */
+  protocolFloor?(context: WorkloadContext, floor: ProtocolFloorClient): Operation;
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
@@ -229,6 +235,8 @@ export const getCell: Workload = {
   },
   gemService: (context, service) => async () =>
     void (await service.read({ op: 'find', uuid: randomSeeded(context).uuid })),
+  protocolFloor: (context, floor) => async () =>
+    void (await floor.getCell(randomSeeded(context).uuid)),
 };
 
 export const whereOne: Workload = {
