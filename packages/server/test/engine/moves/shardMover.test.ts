@@ -505,7 +505,9 @@ describe('shard mover', function () {
       store = await openTestStore({ baseUrl: source.url });
       await body(source, store);
     } finally {
-      await store?.close();
+      // A failure that left the server dead leaves its database to go with it: the test's own
+      // failure is the one told, and the server is destroyed all the same.
+      await store?.close().catch(() => {});
       store = undefined;
       await source.destroy();
     }
@@ -591,9 +593,10 @@ describe('shard mover', function () {
       expect(failure!.message)
         .to.include(
           published
-            ? 'letting go of the lock (the map is published) failed on partition 0: the connection was lost'
+            ? 'letting go of the lock (the map is published) failed on partition 0'
             : 'publishing the partition map failed on partition 0',
         )
+        .and.include(published ? 'the connection was lost' : 'partition 0 went away')
         .and.include('run the same command again');
       expect(failure!.message).not.to.match(/\n\s+at /);
       expect(box.published).to.have.length(published ? 1 : 0);
