@@ -90,6 +90,40 @@ const nodePool = (node: GaleraNode) =>
     sessionStatements: [CAUSAL_READS],
   });
 
+/**
+ * Each running node's replication state and its statements running for over a second, one line a
+ * node: printed when a test's writes stall, so that a failure in CI says whether flow control,
+ * a queue or a lock held them.
+ */
+async function nodesState(cluster: GaleraCluster): Promise<string> {
+  const lines = await Promise.all(
+    cluster.nodes
+      .filter((node) => node.running)
+      .map(async (node) => {
+        const connection = await createConnection(node.url);
+        try {
+          const [status] = await connection.query<RowDataPacket[]>(
+            `SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment',
+              'wsrep_flow_control_paused', 'wsrep_local_recv_queue', 'wsrep_local_send_queue',
+              'wsrep_local_bf_aborts', 'wsrep_local_cert_failures')`,
+          );
+          const [running] = await connection.query<RowDataPacket[]>(
+            `SELECT TIME AS t, STATE AS state, LEFT(INFO, 60) AS info FROM information_schema.PROCESSLIST
+              WHERE COMMAND <> 'Sleep' AND TIME >= 1 AND INFO NOT LIKE '%PROCESSLIST%'`,
+          );
+          const values = status.map((row) => `${row.Variable_name}=${row.Value}`).join(' ');
+          const slow = running.map((row) => `[${row.t}s ${row.state}: ${row.info}]`).join(' ');
+          return `${node.name}: ${values}${slow ? ` running: ${slow}` : ''}`;
+        } catch (error) {
+          return `${node.name}: unreadable (${(error as Error).message})`;
+        } finally {
+          await connection.end().catch(() => {});
+        }
+      }),
+  );
+  return lines.join('\n        ');
+}
+
 /** How many transactions of `node` a write set of another node aborted so far. */
 async function bfAborts(node: GaleraNode): Promise<number> {
   const [row] = await causalQuery(node, "SHOW GLOBAL STATUS LIKE 'wsrep_local_bf_aborts'");
@@ -520,7 +554,10 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       };
       await Promise.all(
         [store.api, other.api].flatMap((api) => [0, 1, 2, 3].map((w) => writer(api, w))),
-      );
+      ).catch(async (error: unknown) => {
+        console.log(`      the nodes when a write failed:\n        ${await nodesState(cluster)}`);
+        throw error;
+      });
       const audit = await auditStore(await currentNode(), acknowledged, follower);
       console.log(`      (${acknowledged.length} writes to 8 records through two nodes at once)`);
       expectIntact(audit);
