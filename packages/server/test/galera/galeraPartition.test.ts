@@ -91,9 +91,9 @@ const nodePool = (node: GaleraNode) =>
   });
 
 /**
- * Each running node's replication state and its statements running for over a second, one line a
- * node: printed when a test's writes stall, so that a failure in CI says whether flow control,
- * a queue or a lock held them.
+ * Each running node's replication state, its statements running for over a second and its
+ * transactions open as long, one line a node: printed when a test's writes stall, so that a
+ * failure in CI says whether flow control, a queue or a lock held them.
  */
 async function nodesState(cluster: GaleraCluster): Promise<string> {
   const lines = await Promise.all(
@@ -111,9 +111,22 @@ async function nodesState(cluster: GaleraCluster): Promise<string> {
             `SELECT TIME AS t, STATE AS state, LEFT(INFO, 60) AS info FROM information_schema.PROCESSLIST
               WHERE COMMAND <> 'Sleep' AND TIME >= 1 AND INFO NOT LIKE '%PROCESSLIST%'`,
           );
+          // Transactions open for over a second, idle ones too (a lock held by a connection
+          // that sleeps shows here, not in the processlist's running statements).
+          const [open] = await connection.query<RowDataPacket[]>(
+            `SELECT trx_mysql_thread_id AS thread, trx_state AS state,
+                TIMESTAMPDIFF(SECOND, trx_started, NOW()) AS age, LEFT(trx_query, 60) AS query
+              FROM information_schema.INNODB_TRX WHERE trx_started < NOW() - INTERVAL 1 SECOND`,
+          );
           const values = status.map((row) => `${row.Variable_name}=${row.Value}`).join(' ');
           const slow = running.map((row) => `[${row.t}s ${row.state}: ${row.info}]`).join(' ');
-          return `${node.name}: ${values}${slow ? ` running: ${slow}` : ''}`;
+          const held = open
+            .map((row) => `[thread ${row.thread} ${row.state} ${row.age}s: ${row.query ?? 'idle'}]`)
+            .join(' ');
+          return (
+            `${node.name}: ${values}${slow ? ` running: ${slow}` : ''}` +
+            `${held ? ` transactions: ${held}` : ''}`
+          );
         } catch (error) {
           return `${node.name}: unreadable (${(error as Error).message})`;
         } finally {
