@@ -2,7 +2,7 @@
 // next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
 import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
 import type { MysqlPool, SqlConnection, SqlValue } from '../mysql/mysqlPool.js';
-import { isConnectionError } from '../mysql/sqlErrors.js';
+import { isConnectionLost } from '../mysql/sqlErrors.js';
 
 /**
  * The verify found the target different from the source: the move stops before its cut-over;
@@ -30,21 +30,16 @@ export class ShardMoveDifferenceError extends FailedPreconditionError {
   }
 }
 
-/** How a connection open until then fails once its server is gone. */
-const CONNECTION_LOST_CODES = new Set(['EPIPE', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
-
 /** A statement of the move failed on a partition: running the same command again resumes. */
 export class ShardMoveInterruptedError extends UnavailableError {
   constructor(shard: number | undefined, partition: number, step: string, cause: unknown) {
     const code = (cause as { code?: string }).code;
     const message = cause instanceof Error ? cause.message : String(cause);
     // A statement on a connection its server dropped fails in the driver's or the socket's
-    // words only ("Can't add new command when connection is in closed state", EPIPE, ...),
-    // whichever of them the death of the server happens to produce.
-    const what =
-      isConnectionError(cause) && (code === undefined || CONNECTION_LOST_CODES.has(code))
-        ? `the connection was lost: its server went away or closed it (${message})`
-        : message;
+    // words only, which do not say so.
+    const what = isConnectionLost(cause)
+      ? `the connection was lost: its server went away or closed it (${message})`
+      : message;
     super(
       partition,
       `${shard === undefined ? '' : `shard ${shard}: `}${step} failed on partition ${partition}` +

@@ -92,6 +92,22 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+// How a connection open until then fails once its server is gone (as against one that could not
+// be opened: ECONNREFUSED, a name not found).
+const CONNECTION_LOST_CODES = new Set(['EPIPE', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
+
+/**
+ * True when a connection that was open failed because its server went away or closed it: in
+ * the socket's words (EPIPE, ECONNRESET), mysql2's (PROTOCOL_CONNECTION_LOST), or with no code
+ * at all ("Can't add new command when connection is in closed state"), whichever the death of
+ * the server happens to produce.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!isConnectionError(error)) return false;
+  const code = asDriverError(error)?.code;
+  return code === undefined || CONNECTION_LOST_CODES.has(code);
+}
+
 // The server refused the user, its password or its grants: waiting does not change that.
 const ACCESS_CODES = new Set([
   'ER_ACCESS_DENIED_ERROR',

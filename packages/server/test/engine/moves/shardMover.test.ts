@@ -517,7 +517,7 @@ describe('shard mover', function () {
     withTheStoreOnItsOwnServer(async (source, store) => {
       const uuids = await seed(16);
       const box = mapBox(store.url);
-      const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+      const ofShard = uuids.find((uuid) => store.engine.layout.contentShard(uuid) === MOVED)!;
       let killed = false;
       const first = new ShardMover(hostOf(box), {
         onProgress: async (event) => {
@@ -545,7 +545,7 @@ describe('shard mover', function () {
       await source.start();
       await timeUntil(
         () =>
-          store!.engine.getCell('rate', ofShard, 'base').then(
+          store.engine.getCell('rate', ofShard, 'base').then(
             () => true,
             () => false,
           ),
@@ -572,7 +572,7 @@ describe('shard mover', function () {
     return withTheStoreOnItsOwnServer(async (source, store) => {
       const uuids = await seed(16);
       const box = mapBox(store.url);
-      const ofShard = uuids.find((uuid) => store!.engine.layout.contentShard(uuid) === MOVED)!;
+      const ofShard = uuids.find((uuid) => store.engine.layout.contentShard(uuid) === MOVED)!;
       const names = shardTableNames(store, MOVED);
       const host = hostOf(box);
       const publish = host.publishMap.bind(host);
@@ -606,7 +606,7 @@ describe('shard mover', function () {
       await source.start();
       await timeUntil(
         () =>
-          tablesIn(store!.sql).then(
+          tablesIn(store.sql).then(
             () => true,
             () => false,
           ),

@@ -7,6 +7,7 @@ import {
   isAlreadyAltered,
   isDeadlock,
   isConnectionError,
+  isConnectionLost,
   isLockContention,
   isServerStatementTimeout,
   translateSqlError,
@@ -42,6 +43,23 @@ describe('SQL errors (pure)', () => {
     expect(isAlreadyAltered(driverError('ER_DUP_FIELDNAME'))).to.equal(true);
     expect(isAlreadyAltered(driverError('ER_DUP_KEYNAME'))).to.equal(true);
     expect(isAlreadyAltered(driverError('ER_BAD_FIELD_ERROR'))).to.equal(false);
+  });
+
+  it('tells a connection lost under a statement from one that could not be opened', () => {
+    const fatal = (code: string, message = code) =>
+      Object.assign(driverError(code, message), { fatal: true });
+    for (const lost of [
+      fatal('EPIPE', 'This socket has been ended by the other party'),
+      fatal('ECONNRESET', 'read ECONNRESET'),
+      fatal('PROTOCOL_CONNECTION_LOST'),
+      new Error("Can't add new command when connection is in closed state"),
+    ]) {
+      expect(isConnectionLost(lost), lost.message).to.equal(true);
+    }
+    expect(isConnectionLost(fatal('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:1'))).to.equal(
+      false,
+    );
+    expect(isConnectionLost(driverError('ER_DUP_ENTRY'))).to.equal(false);
   });
 
   it('maps a statement the server stopped: DEADLINE_EXCEEDED at the deadline, else UNAVAILABLE', () => {
