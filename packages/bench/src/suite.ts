@@ -301,21 +301,18 @@ export async function runSuite(
       if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
         const round = { ...load, warmupMs: load.warmupMs / 2, durationMs: load.durationMs / 2 };
         const floorOf = protocolFloor && run.workload.protocolFloor;
-        if (floorOf) {
-          // Warmed as the service was by its run above: a process cold to these calls takes
-          // seconds of them to reach its pace, longer than its rounds' windows add up to.
-          await childLoad(
-            protocolFloor,
-            connectProtocolFloor,
-            (client) => floorOf(baselineContext, client),
-            (operation, window) =>
-              runClosedLoop(operation, {
-                ...load,
-                window,
-                warmupOperations: run.warmupOperations,
-              }),
-          );
-        }
+        const floorLoad =
+          floorOf &&
+          ((options: LoadOptions) =>
+            childLoad(
+              protocolFloor,
+              connectProtocolFloor,
+              (client) => floorOf(baselineContext, client),
+              (operation, window) => runClosedLoop(operation, { ...options, window }),
+            ));
+        // Warmed as the service was by its run above: a process cold to these calls takes
+        // seconds of them to reach its pace, longer than its rounds' windows add up to.
+        if (floorLoad) await floorLoad({ ...load, warmupOperations: run.warmupOperations });
         loneRounds = await alternateRounds(plan.loneRounds, {
           store: async () => {
             const meter = cpu.meter(['server', 'client', 'mariadb']);
@@ -334,15 +331,10 @@ export async function runSuite(
             );
             return { p50: service.p50, cpu: service.cpu ?? {} };
           },
-          ...(floorOf
+          ...(floorLoad
             ? {
                 floor: async () => {
-                  const floor = await childLoad(
-                    protocolFloor,
-                    connectProtocolFloor,
-                    (client) => floorOf(baselineContext, client),
-                    (operation, window) => runClosedLoop(operation, { ...round, window }),
-                  );
+                  const floor = await floorLoad(round);
                   return { p50: floor.p50, cpu: floor.cpu ?? {} };
                 },
               }
