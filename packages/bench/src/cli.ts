@@ -182,7 +182,12 @@ loopback port). mariadb-dump --single-transaction of the shard's tables piped in
 the second server, timed end to end; then MoveShards of the shard to a database there, its copy
 timed from the created step to the copied step, and the whole move (create, copy, catch up,
 verify, cut over) with the cut-over's hold. Both in cells/s, the mover's as a multiple of
-mariadb-dump's. Target: the mover's copy at least 15,000 cells/s.
+mariadb-dump's. Then shards 1-4 moved there while 500 WriteCells/s go to them through two
+shameless serve processes taking turns (and 125/s to shards 5-8, which stay): each shard's
+hold as the mover reports it, and the writes' p50, p99 and max while the move runs, on the
+shards moved beside those that stay (the machine's own latency; needs --shards-count 9 or
+more). Targets: the mover's copy at least 15,000 cells/s; writes held at the cut-over p99
+≤ 100 ms over the shards moved, none refused.
 
 Examples:
   pnpm bench --quick

@@ -21,6 +21,7 @@ import { startMariaDbServer } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import type { Progress } from '../load/progress.js';
 import { type StoreSettings, serverConnection, startServe } from '../subjects/benchStore.js';
+import { type CutOverResult, cutOverPlan, runCutOversUnderWrites } from './cutOversUnderWrites.js';
 
 /** Its id for `--workloads`. */
 export const MOVES_WORKLOAD = 'moves';
@@ -50,11 +51,14 @@ export interface MovesResult {
   /** `mariadb-dump | mariadb` of the same tables, end to end. */
   readonly dumpMs: number;
   readonly dumpCellsPerSecond: number;
+  /** Shards moved while writes went to them (issue 54's hold target). */
+  readonly underWrites?: CutOverResult;
 }
 
 const NAMESPACE = 'bm';
 const SHARD = 0;
-const CONTENT = `${NAMESPACE}_rate_${String(SHARD).padStart(6, '0')}`;
+const contentTable = (shard: number) => `${NAMESPACE}_rate_${String(shard).padStart(6, '0')}`;
+const CONTENT = contentTable(SHARD);
 const FILL_CHUNK = 10_000;
 
 export async function runMovesWorkload(
@@ -75,6 +79,7 @@ export async function runMovesWorkload(
     extraArgs: ['--innodb-buffer-pool-size=512M', '--innodb-log-file-size=256M'],
   });
   let server: Awaited<ReturnType<typeof startServe>> | undefined;
+  let second: Awaited<ReturnType<typeof startServe>> | undefined;
   let client: StoreClient | undefined;
   try {
     server = await startServe(settings, sourceUrl.toString(), {
@@ -109,7 +114,34 @@ export async function runMovesWorkload(
     progress.note(`Shard moves: mariadb-dump | mariadb of shard ${SHARD}'s tables`);
     const dumpMs = await dumpAndLoad(settings.mysqlUrl, database, shardTables, target, database);
     progress.note(`Shard moves: the mover copies shard ${SHARD} to the second server`);
-    const moved = await moveShard(client, `${target.url}/${database}_moved`);
+    const to = `${target.url}/${database}_moved`;
+    const moved = await moveShard(client, to);
+    // Then the cut-overs under writes, when the store has the shards for them.
+    const cutOvers = cutOverPlan(settings.shardsCount);
+    let underWrites: CutOverResult | undefined;
+    if (cutOvers) {
+      progress.note(
+        `Shard moves: shards ${cutOvers.moving.join(', ')} moved under writes through two servers`,
+      );
+      second = await startServe(settings, sourceUrl.toString(), {
+        name: 'shameless serve (moves, second)',
+        args: ['--namespace', NAMESPACE],
+      });
+      underWrites = await runCutOversUnderWrites(
+        [server.address, second.address],
+        to,
+        cutOvers,
+        settings.shardsCount,
+        (shard, uuids) =>
+          admin
+            .query(
+              `INSERT INTO \`${contentTable(shard)}\` (uuid, column_name, ref_key, body, created_at) VALUES ?`,
+              [uuids.map((uuid) => [uuid, 'base', 0, Buffer.from([0x80]), new Date()])],
+            )
+            .then(() => undefined),
+        progress,
+      );
+    }
     return {
       plan,
       copyMs: moved.copyMs,
@@ -118,10 +150,11 @@ export async function runMovesWorkload(
       holdMs: moved.holdMs,
       dumpMs,
       dumpCellsPerSecond: plan.cells / (dumpMs / 1000),
+      ...(underWrites ? { underWrites } : {}),
     };
   } finally {
     client?.close();
-    await server?.kill('SIGKILL');
+    await Promise.all([server?.kill('SIGKILL'), second?.kill('SIGKILL')]);
     await admin.query(`DROP DATABASE IF EXISTS \`${database}\``).catch(() => {});
     await admin.end();
     await target.destroy();
@@ -143,7 +176,7 @@ function defineModel(client: StoreClient): Promise<void> {
             shardOn: 'hotel_id',
           },
           secondaryIndices: [],
-          cells: [],
+          cells: ['meta'],
         },
       },
       (error) => (error ? reject(error) : resolve()),
