@@ -3,9 +3,11 @@
 // GetCell, the statement the store's server sends for a lone GetCell (the engine's own SQL and
 // MariaDB time limit, so the text cannot drift), on a pooled connection. No middleware, no
 // validation, no batching, no deadline, no cache. Beside a lone GetCell's rounds in turn with the
-// gem-shaped service (issue 55) it shows what the protocol and the bounded statement cost by
-// themselves: the floor under which no server of this protocol answers a lone GetCell on this
-// machine. GetCell only; any other call is answered UNIMPLEMENTED.
+// gem-shaped service (issue 55) it shows what the protocol and the bounded statement, sent as the
+// store sends it (its pool, its text), cost by themselves: the floor of the store's server as it
+// reads. Not of every server of the protocol: the same statement prepared (mysql2's `execute`)
+// went lower still (the journal's "Prepared statements, and what a slower caller costs"). GetCell
+// only; any other call is answered UNIMPLEMENTED.
 import * as grpc from '@grpc/grpc-js';
 import {
   type PipelineRequest,
