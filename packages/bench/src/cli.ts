@@ -175,8 +175,8 @@ Kafka, the Kinesis Client Library and NATS JetStream are known for, with its tar
     clock, set before the commit) to its handler's start, beside an Each follow of the same
     writes; from the write's acknowledgement too
 
-Shard moves (issue 54; --workloads moves, not in the default suite, about 1 minute, quick
-20 s): a store of its own on the bench's MySQL whose shard 0 holds 100,000 cells of 1 KB
+Shard moves (issue 54; --workloads moves, not in the default suite, about 25 s, quick
+15 s): a store of its own on the bench's MySQL whose shard 0 holds 100,000 cells of 1 KB
 (quick 20,000, written by plain SQL), and a second MariaDB of its own (the test kit's, on a
 loopback port). mariadb-dump --single-transaction of the shard's tables piped into mariadb on
 the second server, timed end to end; then MoveShards of the shard to a database there, its copy
