@@ -64,9 +64,13 @@ describe("the shard moves' report (issue 54)", () => {
     assert.match(text, /to the shards that stayed \(baseline\) +1000 +30\.0 +170\.0 +180\.0 +0/);
   });
 
-  it('leaves the hold target out when the run had too few shards for the cut-overs', () => {
+  it('says the hold target was not measured when the run had too few shards for the cut-overs', () => {
     const text = formatMovesRows(moves());
     assert.equal(holdLine(text), undefined);
+    assert.match(
+      text,
+      /not measured {2}writes held at the cut-over under writes \(the cut-overs need --shards-count 9 or more\)/,
+    );
     assert.match(text, /met {6}mover copy 20,000 cells\/s/);
   });
 });

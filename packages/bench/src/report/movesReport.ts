@@ -1,5 +1,6 @@
-// The shard move's row (`--workloads moves`): the mover's copy beside `mariadb-dump | mariadb`
-// of the same tables, and the target of issue 54.
+// The shard moves' rows (`--workloads moves`): the mover's copy beside `mariadb-dump | mariadb`
+// of the same tables, the cut-overs under writes beside the writes to shards nobody moves, and
+// issue 54's targets.
 import {
   type CutOverResult,
   HOLD_TARGET_MS,
@@ -45,7 +46,10 @@ export function formatMovesRows(result: MovesResult): string {
     'Targets (issue 54):',
     `  ${met ? 'met    ' : 'NOT met'}  mover copy ${rate(result.copyCellsPerSecond)} cells/s ` +
       `(target ≥ ${MOVE_COPY_TARGET.toLocaleString('en-US')})`,
-    ...(held ? [holdVerdict(held)] : []),
+    held
+      ? holdVerdict(held)
+      : '  not measured  writes held at the cut-over under writes (the cut-overs need ' +
+        '--shards-count 9 or more)',
   ].join('\n');
 }
 

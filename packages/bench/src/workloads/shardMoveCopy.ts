@@ -8,7 +8,8 @@
 // by id in chunks, several in flight), beside the whole move (create, copy, catch up, verify,
 // cut over) and the cut-over's hold of the shard's writes. Then `mariadb-dump --single-transaction`
 // of the shard's tables piped into `mariadb` on the second server, timed end to end (its
-// CREATE TABLEs included). Both in cells a second.
+// CREATE TABLEs included). Both in cells a second. Then, with a second `shameless serve`, the
+// cut-overs under writes (cutOversUnderWrites.ts) to the same target.
 import { spawn } from 'node:child_process';
 import { credentials } from '@grpc/grpc-js';
 import {
