@@ -21,6 +21,8 @@ export { parseBody } from './engine/base/body.js';
 export { DEFAULT_BODY_LIMITS } from './engine/base/bodyRules.js';
 export { MEDIUMBLOB_BYTES } from './engine/base/limits.js';
 export { StoreLayout } from './engine/model/layout.js';
+// Where a uuid's content lies, for a tool that must place records in chosen shards.
+export { withContentShard } from './engine/model/sharding.js';
 export { KnownRecords } from './engine/write/knownRecords.js';
 export { VersionCache } from './engine/base/versionCache.js';
 export { LogNotifier } from './engine/log/logNotifier.js';

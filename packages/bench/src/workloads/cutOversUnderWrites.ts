@@ -5,12 +5,13 @@
 // writes' own latency during the move, on the shards moved beside the shards that stayed, says
 // what the machine's scheduling costs a write that nobody holds (the same run's baseline).
 // Latency counts from when a write was due, not sent: a write held late counts its whole delay.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Metadata, credentials } from '@grpc/grpc-js';
 import { type MoveShardsProgress, StoreClient, WriteMode } from '@shameless/proto';
+import { withContentShard } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
-import { LatencyRecorder, type LatencySummary } from '../load/latency.js';
+import { LatencyRecorder, type LatencySummary, percentile } from '../load/latency.js';
 import type { Progress } from '../load/progress.js';
 
 /** Issue 54: writes held at a cut-over, p99 over the shards moved, at most (ms). */
@@ -76,7 +77,7 @@ export async function runCutOversUnderWrites(
   const clients = servers.map((address) => new StoreClient(address, credentials.createInsecure()));
   const moving = new Set(plan.moving);
   /** Each write answered: when it was due, how long it took from then, where it went. */
-  const answered: { due: number; ms: number; moved: boolean }[] = [];
+  const answered: { due: number; ms: number; kind: 'moved' | 'stayed' }[] = [];
   const refused = { moved: 0, stayed: 0 };
   let firstRefusal: string | undefined;
   const body = pack({ payload: 'x'.repeat(Math.max(0, plan.bodyBytes - 16)) });
@@ -84,8 +85,8 @@ export async function runCutOversUnderWrites(
   // Four writes to the shards moved for each one to a shard that stays, due at a steady pace.
   const shardOf = (sent: number): number => {
     const round = Math.floor(sent / 5);
-    const kinds = sent % 5 === 4 ? staying : plan.moving;
-    return kinds[round % kinds.length]!;
+    const shards = sent % 5 === 4 ? staying : plan.moving;
+    return shards[round % shards.length]!;
   };
   const intervalMs = 1000 / (plan.writesPerSecond * 1.25);
   let running = true;
@@ -101,7 +102,7 @@ export async function runCutOversUnderWrites(
       const shardUuids = uuids.get(shard)!;
       const uuid = shardUuids[sent % shardUuids.length]!;
       const write = writeCell(clients[sent % 2]!, uuid, body).then(
-        () => void answered.push({ due, ms: performance.now() - due, moved: kind === 'moved' }),
+        () => void answered.push({ due, ms: performance.now() - due, kind }),
         (error: unknown) => {
           refused[kind] += 1;
           firstRefusal ??= `shard ${shard}: ${(error as Error).message}`;
@@ -152,18 +153,16 @@ export async function runCutOversUnderWrites(
     throw new Error(`the move reported ${holds.length} holds for ${plan.moving.length} shards`);
   }
   holds.sort((a, b) => a.shard - b.shard);
-  const sortedHolds = holds.map(({ holdMs }) => holdMs).sort((a, b) => a - b);
   // The writes due while the move ran; every refusal counts, whenever it came.
   const latency = { moved: new LatencyRecorder(), stayed: new LatencyRecorder() };
-  for (const { due, ms, moved } of answered) {
-    if (due >= moveStarted && due <= moveEnded) latency[moved ? 'moved' : 'stayed'].record(ms);
+  for (const { due, ms, kind } of answered) {
+    if (due >= moveStarted && due <= moveEnded) latency[kind].record(ms);
   }
   return {
     plan,
     staying,
     holds,
-    holdP99Ms:
-      sortedHolds[Math.min(sortedHolds.length - 1, Math.ceil(sortedHolds.length * 0.99) - 1)]!,
+    holdP99Ms: percentile(Float64Array.from(holds, ({ holdMs }) => holdMs).sort(), 0.99),
     moved: { ...latency.moved.summary(), refused: refused.moved },
     stayed: { ...latency.stayed.summary(), refused: refused.stayed },
     ...(firstRefusal ? { firstRefusal } : {}),
@@ -171,18 +170,11 @@ export async function runCutOversUnderWrites(
   };
 }
 
-/** `count` random v4 uuids whose content shard is `shard`. */
+/** `count` random v4 uuids whose content shard is `shard` (the gem's rule, as the server routes). */
 function uuidsIn(shard: number, count: number, shardsCount: number): string[] {
-  // A uuid's first four hex digits decide its content shard (the gem's rule): `shard` itself,
-  // below the shard count, leads there.
-  if (shard >= shardsCount) throw new RangeError(`no shard ${shard} of ${shardsCount}`);
-  return Array.from({ length: count }, () => {
-    const hex = randomBytes(14).toString('hex');
-    return (
-      `${shard.toString(16).padStart(4, '0')}${hex.slice(0, 4)}-${hex.slice(4, 8)}-4${hex.slice(8, 11)}-` +
-      `8${hex.slice(11, 14)}-${hex.slice(14, 26)}`
-    );
-  });
+  return Array.from({ length: count }, () =>
+    withContentShard(randomUUID(), shard, shardsCount, Math.random()),
+  );
 }
 
 function writeCell(client: StoreClient, uuid: string, body: Buffer): Promise<void> {
