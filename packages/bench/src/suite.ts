@@ -313,6 +313,17 @@ export async function runSuite(
         // Warmed as the service was by its run above: a process cold to these calls takes
         // seconds of them to reach its pace, longer than its rounds' windows add up to.
         if (floorLoad) await floorLoad({ ...load, warmupOperations: run.warmupOperations });
+        // The same bare client of the Pipeline, of the store's own server: the store with no SDK.
+        const bareOf = run.workload.protocolFloor;
+        const bareClientLoad =
+          bareOf &&
+          ((options: LoadOptions) =>
+            childLoad(
+              { address: bench.server.address, cpu },
+              connectProtocolFloor,
+              (client) => bareOf(baselineContext, client),
+              (operation, window) => runClosedLoop(operation, { ...options, window }),
+            ));
         loneRounds = await alternateRounds(plan.loneRounds, {
           store: async () => {
             const meter = cpu.meter(['server', 'client', 'mariadb']);
@@ -339,11 +350,23 @@ export async function runSuite(
                 },
               }
             : {}),
+          ...(bareClientLoad
+            ? {
+                bareClient: async () => {
+                  const bare = await bareClientLoad(round);
+                  return { p50: bare.p50, cpu: bare.cpu ?? {} };
+                },
+              }
+            : {}),
         });
+        const beside = [
+          loneRounds.bareClient && `without the SDK ${loneRounds.bareClient.p50.toFixed(2)}`,
+          loneRounds.floor && `the protocol's floor ${loneRounds.floor.p50.toFixed(2)}`,
+        ].filter(Boolean);
         progress.note(
           `${label}: ${loneRounds.rounds} rounds in turn with the gem-shaped service, p50 ` +
             `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms` +
-            `${loneRounds.floor ? ` (the protocol's floor ${loneRounds.floor.p50.toFixed(2)})` : ''} (medians)`,
+            `${beside.length > 0 ? ` (${beside.join(', ')})` : ''} (medians)`,
         );
       }
       const row: RunRow = {

@@ -52,15 +52,18 @@ describe('rounds in turn', () => {
     });
   });
 
+  /** A side whose windows answer `p50s` in turn (its server 100 µs a call more each round). */
+  const sideOf = (order: string[], name: string, p50s: number[]) => {
+    let next = 0;
+    return async () => {
+      order.push(`${name} ${next + 1}`);
+      return { p50: p50s[next++]!, cpu: { server: 100 * next } };
+    };
+  };
+
   it('takes the floor third in each round where there is one, and keeps its medians apart', async () => {
     const order: string[] = [];
-    const side = (name: string, p50s: number[]) => {
-      let next = 0;
-      return async () => {
-        order.push(`${name} ${next + 1}`);
-        return { p50: p50s[next++]!, cpu: { server: 100 * next } };
-      };
-    };
+    const side = (name: string, p50s: number[]) => sideOf(order, name, p50s);
     const rounds = await alternateRounds(2, {
       store: side('store', [0.9, 0.7]),
       service: side('service', [0.5, 0.3]),
@@ -74,6 +77,29 @@ describe('rounds in turn', () => {
       service: side('service', [1]),
     });
     assert.equal('floor' in without, false);
+    assert.equal('bareClient' in without, false);
+  });
+
+  it("takes the store's server with a bare client last in each round, its medians apart", async () => {
+    const order: string[] = [];
+    const side = (name: string, p50s: number[]) => sideOf(order, name, p50s);
+    const rounds = await alternateRounds(3, {
+      store: side('store', [0.9, 0.7, 0.8]),
+      service: side('service', [0.5, 0.3, 0.4]),
+      floor: side('floor', [0.6, 0.4, 0.5]),
+      bareClient: side('bare', [0.65, 0.75, 0.55]),
+    });
+    assert.deepEqual(order.slice(0, 5), ['store 1', 'service 1', 'floor 1', 'bare 1', 'store 2']);
+    assert.equal(order.length, 12);
+    assert.deepEqual(rounds.bareClient, { p50: 0.65, cpu: { server: 200 } });
+    assert.equal(rounds.store.p50, 0.8);
+    const withoutFloor = await alternateRounds(1, {
+      store: side('store', [1]),
+      service: side('service', [1]),
+      bareClient: side('bare', [1]),
+    });
+    assert.equal('floor' in withoutFloor, false);
+    assert.equal(withoutFloor.bareClient?.p50, 1);
   });
 
   it("leaves out a process's CPU that a round did not read, and takes the middle two's mean", () => {

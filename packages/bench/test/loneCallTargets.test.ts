@@ -208,6 +208,29 @@ describe("issue 55's targets", () => {
     );
   });
 
+  it("prints the store's figures without the SDK before the floor's, as ratios to the service's; the verdict stays the SDK's", () => {
+    const rows = loneGetCell({
+      rounds: 5,
+      store: { p50: 0.84, cpu: { server: 462, client: 258, mariadb: 211 } },
+      service: { p50: 0.58, cpu: { server: 307, client: 135, mariadb: 204 } },
+      floor: { p50: 0.61, cpu: { server: 330, client: 170, mariadb: 213 } },
+      bareClient: { p50: 0.62, cpu: { server: 400, client: 150, mariadb: 210 } },
+    });
+    const verdicts = evaluateLoneCallTargets({ rows });
+    const p50 = verdict(verdicts, 'GetCell, 1 in flight: p50');
+    assert.equal(
+      p50.measured,
+      "0.84 ms vs 0.58 ms (1.45×; without the SDK 0.62 ms, 1.07×; the protocol's floor 0.61 ms, 1.05×; medians of 5 rounds in turn)",
+    );
+    assert.equal(p50.met, false);
+    const cpu = verdict(verdicts, 'GetCell, 1 in flight: CPU');
+    assert.equal(
+      cpu.measured,
+      "931 vs 646 µs (1.44×; 462 + 258 + 211 vs 307 + 135 + 204; without the SDK 760, 1.18×; the protocol's floor 713, 1.10×; medians of 5 rounds in turn)",
+    );
+    assert.equal(cpu.met, false);
+  });
+
   it("asks 1.3× the gem-shaped service's throughput at 16 in flight", () => {
     const rows = [
       row('get-cell', { concurrency: 16, opsPerSecond: 1300, gemService: baseline(1000) }),

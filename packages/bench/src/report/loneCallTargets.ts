@@ -186,6 +186,8 @@ interface LoneFigures {
   readonly service: RoundFigures;
   /** The store's protocol over a bare handler, where its rounds took it (protocolFloor.ts). */
   readonly floor?: RoundFigures;
+  /** The store's server called by a bare Pipeline client (no SDK), where its rounds took it. */
+  readonly bareClient?: RoundFigures;
   /** What the figures are: said after them. */
   readonly from: string;
 }
@@ -201,16 +203,20 @@ function loneFigures(row: RunRow, service: Baseline): LoneFigures {
       };
 }
 
-/** A lone read's p50 against the gem-shaped service's (and the protocol floor's, where measured). */
-function p50Verdict({ store, service, floor, from }: LoneFigures): {
+/**
+ * A lone read's p50 against the gem-shaped service's (and, where measured, the store's without
+ * the SDK and the protocol floor's).
+ */
+function p50Verdict({ store, service, floor, bareClient, from }: LoneFigures): {
   measured: string;
   met: boolean;
 } {
-  const floorP50 = floor
-    ? `; the protocol's floor ${ms(floor.p50)}, ${(floor.p50 / service.p50).toFixed(2)}×`
-    : '';
+  const beside = (name: string, side: RoundFigures | undefined) =>
+    side ? `; ${name} ${ms(side.p50)}, ${(side.p50 / service.p50).toFixed(2)}×` : '';
   return {
-    measured: `${ms(store.p50)} vs ${ms(service.p50)} (${(store.p50 / service.p50).toFixed(2)}×${floorP50}${from})`,
+    measured:
+      `${ms(store.p50)} vs ${ms(service.p50)} (${(store.p50 / service.p50).toFixed(2)}×` +
+      `${beside('without the SDK', bareClient)}${beside("the protocol's floor", floor)}${from})`,
     met: store.p50 <= LONE_READ_P50_FACTOR * service.p50,
   };
 }
@@ -220,6 +226,7 @@ function cpuVerdict({
   store,
   service,
   floor,
+  bareClient,
   from,
 }: LoneFigures): { measured: string; met: boolean } | string {
   const parts = (of: CpuPerOperation) =>
@@ -231,14 +238,15 @@ function cpuVerdict({
   if (!ours) return "a process's CPU unread in the SDK's run";
   if (!gem) return "a process's CPU unread in the gem-shaped service's run";
   const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
-  const bare = floor && parts(floor.cpu);
-  const floorCpu = bare
-    ? `; the protocol's floor ${micros(sum(bare))}, ${(sum(bare) / sum(gem)).toFixed(2)}×`
-    : '';
+  const beside = (name: string, side: RoundFigures | undefined) => {
+    const cpu = side && parts(side.cpu);
+    return cpu ? `; ${name} ${micros(sum(cpu))}, ${(sum(cpu) / sum(gem)).toFixed(2)}×` : '';
+  };
   return {
     measured:
       `${micros(sum(ours))} vs ${micros(sum(gem))} µs (${(sum(ours) / sum(gem)).toFixed(2)}×; ` +
-      `${ours.map(micros).join(' + ')} vs ${gem.map(micros).join(' + ')}${floorCpu}${from})`,
+      `${ours.map(micros).join(' + ')} vs ${gem.map(micros).join(' + ')}` +
+      `${beside('without the SDK', bareClient)}${beside("the protocol's floor", floor)}${from})`,
     met: sum(ours) <= LONE_READ_CPU_FACTOR * sum(gem),
   };
 }

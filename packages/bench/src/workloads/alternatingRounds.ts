@@ -3,8 +3,8 @@
 // and this machine's speed swings within minutes (up to a fifth of its cores taken by the host at
 // times): one window of each side, measured a minute apart, can differ by the hour they ran in
 // rather than by the code. Rounds of both sides in turn, and the median of each figure over the
-// rounds, compare the two at the same moments (and a third side, the store's protocol over a
-// bare handler, where the workload has it).
+// rounds, compare the two at the same moments (and, where the workload has them, a third side,
+// the store's protocol over a bare handler, and a fourth, the store's server with no SDK).
 import type { CpuPerOperation } from '../measure/processCpu.js';
 
 /** What one side's window measured: its p50 (ms), and its processes' CPU per operation (µs). */
@@ -23,19 +23,29 @@ export interface AlternatingRounds {
    * third window each round, after the service's.
    */
   readonly floor?: RoundFigures;
+  /**
+   * The store's server called by a bare Pipeline client (the generated StoreClient, no SDK), where
+   * the workload has one: the last window each round. The store's figures over these are the SDK's
+   * share of the gap; these over the floor's, the server's.
+   */
+  readonly bareClient?: RoundFigures;
 }
 
 /** One window of a side. */
 export type RoundWindow = () => Promise<RoundFigures>;
 
-/** The sides taken in turn: the store's window, then the service's, then the floor's if any. */
+/**
+ * The sides taken in turn: the store's window, then the service's, then the floor's and the bare
+ * client's, each if any.
+ */
 export interface RoundSides {
   readonly store: RoundWindow;
   readonly service: RoundWindow;
   readonly floor?: RoundWindow;
+  readonly bareClient?: RoundWindow;
 }
 
-/** `rounds` rounds, each the store's window, then the service's, then the floor's. */
+/** `rounds` rounds, each the store's window, then the service's, the floor's, the bare client's. */
 export async function alternateRounds(
   rounds: number,
   sides: RoundSides,
@@ -44,10 +54,12 @@ export async function alternateRounds(
   const stores: RoundFigures[] = [];
   const services: RoundFigures[] = [];
   const floors: RoundFigures[] = [];
+  const bareClients: RoundFigures[] = [];
   for (let round = 1; round <= rounds; round++) {
     stores.push(await sides.store());
     services.push(await sides.service());
     if (sides.floor) floors.push(await sides.floor());
+    if (sides.bareClient) bareClients.push(await sides.bareClient());
     onRound?.(round);
   }
   return {
@@ -55,6 +67,7 @@ export async function alternateRounds(
     store: medianFigures(stores),
     service: medianFigures(services),
     ...(sides.floor ? { floor: medianFigures(floors) } : {}),
+    ...(sides.bareClient ? { bareClient: medianFigures(bareClients) } : {}),
   };
 }
 
