@@ -35,7 +35,11 @@ import { type CacheLookups, CacheMeter, formatCacheLookups } from './measure/ser
 import { touchRecords } from './workloads/touchRecords.js';
 import { warmUp } from './workloads/warmUp.js';
 import type { Workload, WorkloadContext } from './workloads/workloads.js';
-import { type AlternatingRounds, alternateRounds } from './workloads/alternatingRounds.js';
+import {
+  type AlternatingRounds,
+  type RoundFigures,
+  alternateRounds,
+} from './workloads/alternatingRounds.js';
 
 export interface PlannedRun {
   readonly workload: Workload;
@@ -313,7 +317,8 @@ export async function runSuite(
         // Warmed as the service was by its run above: a process cold to these calls takes
         // seconds of them to reach its pace, longer than its rounds' windows add up to.
         if (floorLoad) await floorLoad({ ...load, warmupOperations: run.warmupOperations });
-        // The same bare client of the Pipeline, of the store's own server: the store with no SDK.
+        // The same bare client of the Pipeline, of the store's own server: the store with no SDK,
+        // reading the records the SDK's rounds read.
         const bareOf = run.workload.protocolFloor;
         const bareClientLoad =
           bareOf &&
@@ -321,7 +326,7 @@ export async function runSuite(
             childLoad(
               { address: bench.server.address, cpu },
               connectProtocolFloor,
-              (client) => bareOf(baselineContext, client),
+              (client) => bareOf(context, client),
               (operation, window) => runClosedLoop(operation, { ...options, window }),
             ));
         loneRounds = await alternateRounds(plan.loneRounds, {
@@ -331,7 +336,8 @@ export async function runSuite(
               ...round,
               window: meter,
             });
-            return { p50: result.latency.p50, cpu: meter.perOperation(result.operations) };
+            const cpuPerRead = meter.perOperation(result.operations);
+            return roundFigures(`${label}, the SDK`, baseline(result, cpuPerRead));
           },
           service: async () => {
             const service = await childLoad(
@@ -340,22 +346,18 @@ export async function runSuite(
               (client) => run.workload.gemService!(baselineContext, client),
               (operation, window) => runClosedLoop(operation, { ...round, window }),
             );
-            return { p50: service.p50, cpu: service.cpu ?? {} };
+            return roundFigures(`${label}, the gem-shaped service`, service);
           },
           ...(floorLoad
             ? {
-                floor: async () => {
-                  const floor = await floorLoad(round);
-                  return { p50: floor.p50, cpu: floor.cpu ?? {} };
-                },
+                floor: async () =>
+                  roundFigures(`${label}, the protocol's floor`, await floorLoad(round)),
               }
             : {}),
           ...(bareClientLoad
             ? {
-                bareClient: async () => {
-                  const bare = await bareClientLoad(round);
-                  return { p50: bare.p50, cpu: bare.cpu ?? {} };
-                },
+                bareClient: async () =>
+                  roundFigures(`${label}, without the SDK`, await bareClientLoad(round)),
               }
             : {}),
         });
@@ -496,6 +498,19 @@ export async function runSuite(
     ...(moves ? { moves } : {}),
     ...(consumer ? { consumer } : {}),
   };
+}
+
+/**
+ * A side's window as a round's figures. A window in which a call failed stops the run: its p50
+ * and CPU would be those of the failures, not of the reads being compared.
+ */
+export function roundFigures(side: string, window: Baseline): RoundFigures {
+  if (window.errors > 0) {
+    throw new Error(
+      `${side}: ${window.errors} call(s) failed in a round, the first: ${window.firstError ?? '?'}`,
+    );
+  }
+  return { p50: window.p50, cpu: window.cpu ?? {} };
 }
 
 /** A baseline's server in a process of its own, and the CPU of the processes its loads involve. */
