@@ -304,31 +304,24 @@ export async function runSuite(
       let loneRounds: AlternatingRounds | undefined;
       if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
         const round = { ...load, warmupMs: load.warmupMs / 2, durationMs: load.durationMs / 2 };
-        const floorOf = protocolFloor && run.workload.protocolFloor;
-        const floorLoad =
-          floorOf &&
-          ((options: LoadOptions) =>
+        // The workload's read sent by a bare Pipeline client (no SDK) to a subject's server.
+        const bareRead = run.workload.protocolFloor;
+        const bareLoad =
+          bareRead &&
+          ((subject: ChildSubject, records: WorkloadContext) => (options: LoadOptions) =>
             childLoad(
-              protocolFloor,
+              subject,
               connectProtocolFloor,
-              (client) => floorOf(baselineContext, client),
+              (client) => bareRead(records, client),
               (operation, window) => runClosedLoop(operation, { ...options, window }),
             ));
+        const floorLoad = protocolFloor && bareLoad?.(protocolFloor, baselineContext);
         // Warmed as the service was by its run above: a process cold to these calls takes
         // seconds of them to reach its pace, longer than its rounds' windows add up to.
         if (floorLoad) await floorLoad({ ...load, warmupOperations: run.warmupOperations });
-        // The same bare client of the Pipeline, of the store's own server: the store with no SDK,
-        // reading the records the SDK's rounds read.
-        const bareOf = run.workload.protocolFloor;
-        const bareClientLoad =
-          bareOf &&
-          ((options: LoadOptions) =>
-            childLoad(
-              { address: bench.server.address, cpu },
-              connectProtocolFloor,
-              (client) => bareOf(context, client),
-              (operation, window) => runClosedLoop(operation, { ...options, window }),
-            ));
+        // The store's own server through the same client: the store with no SDK, reading the
+        // records the SDK's rounds read.
+        const bareClientLoad = bareLoad?.({ address: bench.server.address, cpu }, context);
         loneRounds = await alternateRounds(plan.loneRounds, {
           store: async () => {
             const meter = cpu.meter(['server', 'client', 'mariadb']);

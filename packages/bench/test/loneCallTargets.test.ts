@@ -188,42 +188,46 @@ describe("issue 55's targets", () => {
     assert.equal(cpu.met, false);
   });
 
+  /** A lone GetCell's p50 and CPU verdicts from its rounds. */
+  const loneVerdicts = (loneRounds: NonNullable<RunRow['loneRounds']>) => {
+    const verdicts = evaluateLoneCallTargets({ rows: loneGetCell(loneRounds) });
+    return {
+      p50: verdict(verdicts, 'GetCell, 1 in flight: p50'),
+      cpu: verdict(verdicts, 'GetCell, 1 in flight: CPU'),
+    };
+  };
+
   it("prints the protocol floor's p50 and CPU beside a lone GetCell's where its rounds took it; the verdict stays the service's", () => {
-    const rows = loneGetCell({
+    const { p50, cpu } = loneVerdicts({
       rounds: 3,
       store: { p50: 0.5, cpu: { server: 240, client: 180, mariadb: 110 } },
       service: { p50: 0.2, cpu: { server: 100, client: 70, mariadb: 90 } },
       floor: { p50: 0.23, cpu: { server: 110, client: 80, mariadb: 100 } },
     });
-    const verdicts = evaluateLoneCallTargets({ rows });
-    const p50 = verdict(verdicts, 'GetCell, 1 in flight: p50');
     assert.equal(
       p50.measured,
       "0.50 ms vs 0.20 ms (2.50×; the protocol's floor 0.23 ms, 1.15×; medians of 3 rounds in turn)",
     );
     assert.equal(p50.met, false);
     assert.equal(
-      verdict(verdicts, 'GetCell, 1 in flight: CPU').measured,
+      cpu.measured,
       "530 vs 260 µs (2.04×; 240 + 180 + 110 vs 100 + 70 + 90; the protocol's floor 290, 1.12×; medians of 3 rounds in turn)",
     );
   });
 
   it("prints the store's figures without the SDK before the floor's, as ratios to the service's; the verdict stays the SDK's", () => {
-    const rows = loneGetCell({
+    const { p50, cpu } = loneVerdicts({
       rounds: 5,
       store: { p50: 0.84, cpu: { server: 462, client: 258, mariadb: 211 } },
       service: { p50: 0.58, cpu: { server: 307, client: 135, mariadb: 204 } },
       floor: { p50: 0.61, cpu: { server: 330, client: 170, mariadb: 213 } },
       bareClient: { p50: 0.62, cpu: { server: 400, client: 150, mariadb: 210 } },
     });
-    const verdicts = evaluateLoneCallTargets({ rows });
-    const p50 = verdict(verdicts, 'GetCell, 1 in flight: p50');
     assert.equal(
       p50.measured,
       "0.84 ms vs 0.58 ms (1.45×; without the SDK 0.62 ms, 1.07×; the protocol's floor 0.61 ms, 1.05×; medians of 5 rounds in turn)",
     );
     assert.equal(p50.met, false);
-    const cpu = verdict(verdicts, 'GetCell, 1 in flight: CPU');
     assert.equal(
       cpu.measured,
       "931 vs 646 µs (1.44×; 462 + 258 + 211 vs 307 + 135 + 204; without the SDK 760, 1.18×; the protocol's floor 713, 1.10×; medians of 5 rounds in turn)",
