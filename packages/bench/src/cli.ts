@@ -122,6 +122,9 @@ is "not measured", with what was missing:
     Put (update) and Put (create) ≤ echo p50 + gem-shaped p50 + 0.1 ms
   1 in flight, CPU µs per read of GetCell and Where (1 record), server + SDK + MariaDB
     ≤ 1.3× the gem-shaped service's (its server + its client + MariaDB)
+  The lone reads are measured in rounds taken in turn with the service (20, 30 in a full
+    run; each side a quarter of a second after 100 ms unmeasured), and each ratio is the
+    median of the rounds' own: this machine's pace changes in steps of seconds
   A lone GetCell's rounds take a third side, the protocol floor (protocolFloor.ts): the
     Store's Pipeline, its protobuf both ways, answered by a bare grpc-js handler in a process
     of its own with the statement the store's server sends (its MariaDB time limit included)

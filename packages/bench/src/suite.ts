@@ -63,10 +63,12 @@ export interface SuitePlan {
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
   /**
-   * Rounds of a read one call at a time taken in turn with the gem-shaped service's, each side
-   * half a run's windows (alternatingRounds.ts); 0: none.
+   * Rounds of a read one call at a time taken in turn with the gem-shaped service's
+   * (alternatingRounds.ts); 0: none.
    */
   readonly loneRounds: number;
+  /** Each side's window in those rounds: short, so that a round's sides share the machine's pace. */
+  readonly loneWindow: { readonly warmupMs: number; readonly durationMs: number };
   /** The read-replica row (`--workloads replicas`), when chosen. */
   readonly replicas?: ReplicaPlan;
   /** The idle server's figures (`--workloads idle`), when chosen. */
@@ -303,7 +305,7 @@ export async function runSuite(
       }
       let loneRounds: AlternatingRounds | undefined;
       if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
-        const round = { ...load, warmupMs: load.warmupMs / 2, durationMs: load.durationMs / 2 };
+        const round = { ...load, ...plan.loneWindow };
         // The workload's read sent by a bare Pipeline client (no SDK) to a subject's server.
         const bareRead = run.workload.protocolFloor;
         const bareLoad =
@@ -361,7 +363,8 @@ export async function runSuite(
         progress.note(
           `${label}: ${loneRounds.rounds} rounds in turn with the gem-shaped service, p50 ` +
             `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms` +
-            `${beside.length > 0 ? ` (${beside.join(', ')})` : ''} (medians)`,
+            `${beside.length > 0 ? ` (${beside.join(', ')})` : ''} (medians), ` +
+            `${loneRounds.overService.store.p50.toFixed(2)}× by the rounds' own ratios`,
         );
       }
       const row: RunRow = {

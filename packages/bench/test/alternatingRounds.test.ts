@@ -1,11 +1,13 @@
 // A lone read and the gem-shaped service's are measured in rounds taken in turn, each figure the
-// median of its rounds: checked with windows that answer figures set by hand, in a known order.
+// median of its rounds and each ratio the median of the rounds' own: checked with windows that
+// answer figures set by hand, in a known order.
 import assert from 'node:assert/strict';
 import {
   type RoundFigures,
   alternateRounds,
   median,
   medianFigures,
+  ratiosToService,
 } from '../src/workloads/alternatingRounds.js';
 
 describe('rounds in turn', () => {
@@ -49,7 +51,45 @@ describe('rounds in turn', () => {
       rounds: 3,
       store: { p50: 0.9, cpu: { server: 500, client: 300, mariadb: 210 } },
       service: { p50: 0.6, cpu: { server: 300, client: 160, mariadb: 190 } },
+      // p50: 1.5, 1.5, 1.6; CPU: 1000/640, 3000/1900, 940/620.
+      overService: { store: { p50: 1.5, cpu: 1000 / 640 } },
     });
+  });
+
+  it("takes a side's ratio to the service in each round, and keeps the median of those", () => {
+    // The machine's pace changes between windows, so the store's slow windows fall in other
+    // rounds than the service's: the medians of each side say 0.67×, where three of the five
+    // rounds say 2× or more (2, 0.33, 6, 0.67, 2).
+    const store = [0.4, 0.4, 1.2, 0.4, 1.2].map((p50) => ({ p50, cpu: {} }));
+    const service = [0.2, 1.2, 0.2, 0.6, 0.6].map((p50) => ({ p50, cpu: {} }));
+    assert.equal(medianFigures(store).p50 / medianFigures(service).p50, 0.4 / 0.6);
+    assert.deepEqual(ratiosToService(store, service), { p50: 2 });
+  });
+
+  it('gives a CPU ratio only where every round read the three processes of both sides', () => {
+    const full = { server: 300, client: 100, mariadb: 100 };
+    const service = [
+      { p50: 0.5, cpu: { server: 100, client: 50, mariadb: 100 } },
+      { p50: 0.5, cpu: { server: 200, client: 100, mariadb: 200 } },
+    ];
+    assert.deepEqual(
+      ratiosToService(
+        [
+          { p50: 1, cpu: full },
+          { p50: 0.5, cpu: full },
+        ],
+        service,
+      ),
+      { p50: 1.5, cpu: 1.5 },
+    );
+    const unread = ratiosToService(
+      [
+        { p50: 1, cpu: full },
+        { p50: 0.5, cpu: { server: 300, client: 100 } },
+      ],
+      service,
+    );
+    assert.deepEqual(unread, { p50: 1.5 });
   });
 
   /** A side whose windows answer `p50s` in turn (its server 100 µs a call more each round). */

@@ -2,15 +2,30 @@
 // time, a read's latency is the sum of three processes' CPU taking turns on the machine's cores,
 // and this machine's speed swings within minutes (up to a fifth of its cores taken by the host at
 // times): one window of each side, measured a minute apart, can differ by the hour they ran in
-// rather than by the code. Rounds of both sides in turn, and the median of each figure over the
-// rounds, compare the two at the same moments (and, where the workload has them, a third side,
-// the store's protocol over a bare handler, and a fourth, the store's server with no SDK).
+// rather than by the code. Rounds of both sides in turn compare the two at the same moments (and,
+// where the workload has them, a third side, the store's protocol over a bare handler, and a
+// fourth, the store's server with no SDK). The machine's pace changes in steps that last seconds
+// (a lone read's p50 in quarter-second windows went from 0.3 ms to 1.1 ms and back within a
+// minute, the code and the load the same), so the rounds are short and many, and a side's ratio
+// to the service is taken in each round and the median of those kept: a round that straddles a
+// step moves one ratio, not a side's median against another's taken at other moments.
 import type { CpuPerOperation } from '../measure/processCpu.js';
 
 /** What one side's window measured: its p50 (ms), and its processes' CPU per operation (µs). */
 export interface RoundFigures {
   readonly p50: number;
   readonly cpu: CpuPerOperation;
+}
+
+/** A side's figures over the service's, each the median of the rounds' own ratios. */
+export interface RatiosToService {
+  /** p50 over the service's p50. */
+  readonly p50: number;
+  /**
+   * CPU per read, its three processes summed, over the service's; absent unless every round
+   * read all three for both.
+   */
+  readonly cpu?: number;
 }
 
 /** Both sides over the same rounds: each figure the median of its rounds. */
@@ -29,6 +44,12 @@ export interface AlternatingRounds {
    * share of the gap; these over the floor's, the server's.
    */
   readonly bareClient?: RoundFigures;
+  /** Each side's ratios to the service's figures of the same round, the median over the rounds. */
+  readonly overService: {
+    readonly store: RatiosToService;
+    readonly floor?: RatiosToService;
+    readonly bareClient?: RatiosToService;
+  };
 }
 
 /** One window of a side. */
@@ -68,7 +89,33 @@ export async function alternateRounds(
     service: medianFigures(services),
     ...(sides.floor ? { floor: medianFigures(floors) } : {}),
     ...(sides.bareClient ? { bareClient: medianFigures(bareClients) } : {}),
+    overService: {
+      store: ratiosToService(stores, services),
+      ...(sides.floor ? { floor: ratiosToService(floors, services) } : {}),
+      ...(sides.bareClient ? { bareClient: ratiosToService(bareClients, services) } : {}),
+    },
   };
+}
+
+/** The median over the rounds of `side`'s figures over the service's of the same round. */
+export function ratiosToService(
+  side: readonly RoundFigures[],
+  service: readonly RoundFigures[],
+): RatiosToService {
+  const p50 = median(side.map((round, i) => round.p50 / service[i]!.p50));
+  const cpus = side.map((round, i) => {
+    const ours = cpuSum(round.cpu);
+    const theirs = cpuSum(service[i]!.cpu);
+    return ours === undefined || theirs === undefined ? undefined : ours / theirs;
+  });
+  return cpus.every((ratio) => ratio !== undefined) ? { p50, cpu: median(cpus) } : { p50 };
+}
+
+/** A read's CPU in its three processes together; undefined when one was not read. */
+export function cpuSum({ server, client, mariadb }: CpuPerOperation): number | undefined {
+  return server === undefined || client === undefined || mariadb === undefined
+    ? undefined
+    : server + client + mariadb;
 }
 
 /** Each figure's median over the rounds (a process's CPU only where every round read it). */
