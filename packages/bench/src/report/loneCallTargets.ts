@@ -212,12 +212,13 @@ function loneFigures(row: RunRow, service: Baseline): LoneFigures {
       from: `; medians of ${rounds.rounds} rounds in turn, each ratio the median of the rounds' own`,
     };
   }
-  const store = { p50: row.latency.p50, cpu: row.cpu };
-  const alone = { p50: service.p50, cpu: service.cpu ?? {} };
+  // One window of each side: its ratios are those of the two windows.
+  const storeWindow = { p50: row.latency.p50, cpu: row.cpu };
+  const serviceWindow = { p50: service.p50, cpu: service.cpu ?? {} };
   return {
-    store,
-    service: alone,
-    overService: { store: ratiosToService([store], [alone]) },
+    store: storeWindow,
+    service: serviceWindow,
+    overService: { store: ratiosToService([storeWindow], [serviceWindow]) },
     from: '',
   };
 }
