@@ -51,12 +51,12 @@ describe('the SDK over a Pipeline', function () {
   this.timeout(60_000);
   let fixture: StoreFixture;
   let Rate: Rate;
-  /** On the server: the calls that started, and those whose signal aborted (as `method`). */
+  /** On the server: the calls that started, and those cancelled (as `method`). */
   const started: string[] = [];
   const cancelled: string[] = [];
   const watchCalls: ServerMiddleware = (request, context, next) => {
     started.push(context.method);
-    context.signal.addEventListener('abort', () => cancelled.push(context.method), {
+    context.cancellation.signal.addEventListener('abort', () => cancelled.push(context.method), {
       once: true,
     });
     return next(request, context);

@@ -7,6 +7,7 @@ import { type ClientUnaryCall, Metadata, type ServiceError, status } from '@grpc
 import { WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
 import { contentTableName } from '../../src/engine/model/tableNames.js';
+import { RawPipeline, errorOf, responseOf } from '../support/pipelineClient.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -17,6 +18,10 @@ import {
 } from '../support/storeFixture.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A Pipeline call of GetCell: the latest version of `uuid`'s base cell. */
+const pipelinedGetCell = (uuid: string) =>
+  ({ $case: 'getCell', getCell: { model: 'rate', uuid, cell: '', refKey: undefined } }) as const;
 
 /** Waits until `ready` holds, checking every 20 ms; fails after `ms`. */
 async function until(ready: () => Promise<boolean> | boolean, what: string, ms = 10_000) {
@@ -73,6 +78,16 @@ describe('cancelled calls', function () {
   }
 
   const pool = () => store.engine.partitionActivity()[0]!.pool;
+
+  /**
+   * Once the connection a read of `uuid` waited for is free: no statement reading it is running.
+   * Sent, it would wait for the lock on its table, as the read holding the connection did.
+   */
+  async function expectNeverSentOnceFree(uuid: string): Promise<void> {
+    await until(() => pool().waiting === 0, `the read of ${uuid} to get the connection`);
+    await sleep(300);
+    expect(await running(uuid), `statements reading ${uuid}`).to.equal(0);
+  }
   const writes = () => store.engine.partitionActivity()[0]!.writes;
 
   /** A unary call the test may cancel, and its outcome: undefined when it succeeded. */
@@ -131,15 +146,36 @@ describe('cancelled calls', function () {
       await serverHearsCancels();
       await unlockX();
       expect(await held.outcome).to.equal(undefined);
-      await until(() => pool().waiting === 0, 'the read of y to get the connection');
-      // Sent, the read of y would wait for its lock as the read of x did.
-      await sleep(300);
-      expect(await running(y), 'statements reading y').to.equal(0);
+      await expectNeverSentOnceFree(y);
     } finally {
       await unlockX().catch(() => {});
       await unlockY();
     }
     expect((await store.api.getCell({ model: 'rate', uuid: y, cell: '' })).cell?.uuid).to.equal(y);
+  });
+
+  it('never sends a read whose Pipeline call was cancelled while it waited for a connection', async () => {
+    // A Pipeline call's cancellation is a flag until something waits on it (no AbortSignal):
+    // the engine must see it as it sees a unary call's.
+    const pipeline = new RawPipeline(store.api.client);
+    const unlockX = await lockContent(x);
+    const unlockY = await lockContent(y);
+    try {
+      const held = pipeline.call(pipelinedGetCell(x));
+      await until(async () => (await running(x)) === 1, 'the read of x to wait for its lock');
+      const cancelledId = pipeline.peekId();
+      const cancelled = pipeline.call(pipelinedGetCell(y));
+      await until(() => pool().waiting > 0, 'the read of y to wait for a connection');
+      pipeline.cancel(cancelledId);
+      expect(errorOf(await cancelled)).to.include({ code: status.CANCELLED });
+      await unlockX();
+      expect(responseOf(await held, 'getCell').cell?.uuid).to.equal(x);
+      await expectNeverSentOnceFree(y);
+    } finally {
+      await unlockX().catch(() => {});
+      await unlockY();
+      pipeline.stream.cancel();
+    }
   });
 
   it('never writes a write cancelled before it joined a transaction; one sent commits whole', async () => {

@@ -52,7 +52,7 @@ describe('server middleware chain', function () {
     expect(context?.deadline)
       .to.be.greaterThan(Date.now())
       .and.lessThan(Date.now() + 20_000);
-    expect(context?.signal.aborted).to.equal(false);
+    expect(context?.cancellation.aborted).to.equal(false);
   });
 
   it('runs a server stream through the same layers', async () => {

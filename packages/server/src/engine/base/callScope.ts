@@ -10,8 +10,11 @@ import { type CommitSink, type ReadConsistency, sharedConsistency } from './cons
 export interface CallScope {
   /** Milliseconds since the epoch by which the statements must end; Infinity: none. */
   readonly deadline: number;
-  /** Aborted when the caller has gone: it cancelled, or the stream carrying the call ended. */
-  readonly signal?: AbortSignal;
+  /**
+   * Aborted when the caller has gone: it cancelled, or the stream carrying the call ended (an
+   * AbortSignal, or the service's cheaper flag of a call that nothing waits on).
+   */
+  readonly cancellation?: { readonly aborted: boolean };
   /** Of work shared by several calls: their scopes (see sharedScope). */
   readonly sharedBy?: readonly CallScope[];
   /** How fresh the call's reads must be; strong (the primary) when left out. */
@@ -61,7 +64,7 @@ export function sharedScope(callers: readonly CallScope[]): CallScope {
 /** Whether everyone the work is for has gone, so that no answer of it would be read. */
 export function isAbandoned(scope: CallScope): boolean {
   const callers = scope.sharedBy;
-  if (callers === undefined) return scope.signal?.aborted === true;
+  if (callers === undefined) return scope.cancellation?.aborted === true;
   for (const caller of callers) if (!isAbandoned(caller)) return false;
   return callers.length > 0;
 }

@@ -689,7 +689,7 @@ export class MemberSession {
   private async feed(owned: OwnedShard): Promise<void> {
     const signal = owned.feed.signal;
     // The feed's reads serve the session, not the call that joined it: bounded by its end only.
-    await withScope({ deadline: Infinity, signal: this.ended.signal }, async () => {
+    await withScope({ deadline: Infinity, cancellation: this.ended.signal }, async () => {
       while (!signal.aborted) {
         try {
           await this.feedFrom(owned, signal);

@@ -1,7 +1,8 @@
 // What a middleware layer may know about a call besides its request: which RPC, who called, with
-// what metadata, until when, and a signal that fires when the caller goes away or the server stops.
+// what metadata, until when, and whether the caller has gone away or the server is stopping.
 import type { Metadata } from '@grpc/grpc-js';
 import type { CommitSink, ReadConsistency } from '../../engine/base/consistency.js';
+import type { CallCancellation } from './cancellation.js';
 
 export type CallKind = 'unary' | 'serverStream' | 'bidiStream';
 
@@ -15,8 +16,8 @@ export interface CallContext {
   readonly peer: string;
   /** Milliseconds since the epoch by which the caller wants an answer; Infinity when none. */
   readonly deadline: number;
-  /** Aborted when the caller cancels or its deadline passes, or when the server shuts down. */
-  readonly signal: AbortSignal;
+  /** Cancelled when the caller cancels or its deadline passes, or when the server shuts down. */
+  readonly cancellation: CallCancellation;
   /**
    * Whether the call lasts as long as its client keeps it rather than for one answer's work
    * (Each: a log read to its end, or followed until cancelled). Admission counts such calls

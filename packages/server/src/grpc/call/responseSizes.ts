@@ -5,6 +5,7 @@
 // measure (an even share did, or was too small to bound large answers) and without knowing
 // what each method's request implies about its answer.
 import { status } from '@grpc/grpc-js';
+import type { CallCancellation } from './cancellation.js';
 import { StatusError } from './statusError.js';
 
 /** Weight of the newest call in a method's running average of its largest message. */
@@ -29,7 +30,7 @@ export class ResponseSizes {
    * The method's typical largest message, waiting while its first call is in progress; or
    * `'pilot'` when this call is to be the first (it must `record` when it ends).
    */
-  async measureOrPilot(method: string, signal: AbortSignal): Promise<number | 'pilot'> {
+  async measureOrPilot(method: string, cancellation: CallCancellation): Promise<number | 'pilot'> {
     for (;;) {
       const typical = this.typical.get(method);
       if (typical !== undefined) return typical;
@@ -40,7 +41,7 @@ export class ResponseSizes {
         this.pilots.set(method, { ended, end });
         return 'pilot';
       }
-      await endOrAbort(pilot.ended, signal, method);
+      await endOrAbort(pilot.ended, cancellation, method);
     }
   }
 
@@ -65,7 +66,11 @@ export class ResponseSizes {
   }
 }
 
-function endOrAbort(ended: Promise<void>, signal: AbortSignal, method: string): Promise<void> {
+function endOrAbort(
+  ended: Promise<void>,
+  cancellation: CallCancellation,
+  method: string,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () =>
       reject(
@@ -74,7 +79,8 @@ function endOrAbort(ended: Promise<void>, signal: AbortSignal, method: string): 
           `the call ended while waiting for the first ${method} since start to answer`,
         ),
       );
-    if (signal.aborted) return onAbort();
+    if (cancellation.aborted) return onAbort();
+    const signal = cancellation.signal;
     signal.addEventListener('abort', onAbort, { once: true });
     void ended.then(() => {
       signal.removeEventListener('abort', onAbort);

@@ -9,7 +9,7 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 export const SERVER_SHUTDOWN = Symbol('the server is shutting down');
 
 /** Whether `signal` was aborted by the server's shutdown (not by the caller, nor a deadline). */
-export function abortedByShutdown(signal: AbortSignal): boolean {
+export function abortedByShutdown(signal: Pick<AbortSignal, 'aborted' | 'reason'>): boolean {
   return signal.aborted && signal.reason === SERVER_SHUTDOWN;
 }
 

@@ -94,7 +94,7 @@ export class Admission {
     try {
       const measure =
         context.kind === 'unary'
-          ? await this.sizes.measureOrPilot(context.method, context.signal)
+          ? await this.sizes.measureOrPilot(context.method, context.cancellation)
           : this.sizes.typicalOf(context.method);
       pilot = measure === 'pilot';
       const reserved =

@@ -27,8 +27,8 @@ export async function* withOutcome<Req, Res>(
     code = statusOfError(error);
     throw error;
   } finally {
-    if (code === status.OK && context.signal.aborted) {
-      code = abortedByShutdown(context.signal)
+    if (code === status.OK && context.cancellation.aborted) {
+      code = abortedByShutdown(context.cancellation)
         ? status.UNAVAILABLE
         : Date.now() >= context.deadline
           ? status.DEADLINE_EXCEEDED

@@ -56,7 +56,7 @@ export async function* consume(
   });
   // The member's answers are read beside the events sent: a failure to apply one (an answer
   // that breaks the protocol) ends the stream with its status.
-  const events = session.events(context.signal);
+  const events = session.events(context.cancellation.signal);
   let failure: unknown;
   void readAnswers(session, rest).catch((error: unknown) => {
     failure = error;

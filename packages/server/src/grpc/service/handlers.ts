@@ -10,6 +10,7 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext, CallKind } from '../call/callContext.js';
+import { CallCancellation } from '../call/cancellation.js';
 import type { ServerMiddleware } from '../call/middleware.js';
 import { withScope } from '../../engine/base/callScope.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
@@ -114,10 +115,10 @@ export function createHandlerFactory(
 
     unary<Req, Res>(method: string, handle: UnaryHandle<Req, Res>) {
       return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-        const controller = new AbortController();
-        const onCancelled = () => controller.abort();
+        const cancellation = new CallCancellation();
+        const onCancelled = () => cancellation.abort();
         call.once('cancelled', onCancelled);
-        const context = callContext(call, method, 'unary', controller.signal, {});
+        const context = callContext(call, method, 'unary', cancellation, {});
         // The response is sent from inside the chain, so that admission holds the call and its
         // bytes until the client has taken them: a client that does not read holds its share
         // of --max-in-flight-bytes, not memory beyond it.
@@ -184,7 +185,13 @@ export function createHandlerFactory(
     const controller = streams.open();
     const onCancelled = () => controller.abort();
     call.on('cancelled', onCancelled);
-    const context = callContext(call, method, kind, controller.signal, traits);
+    const context = callContext(
+      call,
+      method,
+      kind,
+      new CallCancellation(controller.signal),
+      traits,
+    );
     const buffer = new StreamBuffer(call);
     void withScope(context, async () => {
       try {
@@ -233,7 +240,7 @@ function callContext(
     | ServerDuplexStream<unknown, unknown>,
   method: string,
   kind: CallKind,
-  signal: AbortSignal,
+  cancellation: CallCancellation,
   traits: StreamTraits,
 ): CallContext {
   const deadline = call.getDeadline();
@@ -243,7 +250,7 @@ function callContext(
     metadata: call.metadata,
     peer: call.getPeer(),
     deadline: typeof deadline === 'number' ? deadline : deadline.getTime(),
-    signal,
+    cancellation,
     longLived: traits.longLived ?? false,
     bufferBytes: kind === 'unary' ? 0 : STREAM_BUFFER_BYTES + (traits.readAheadBytes ?? 0),
     trailer: new Metadata(),

@@ -18,9 +18,10 @@ const PHASES: Readonly<Record<MoveSummary['phase'], MovePhase>> = {
 export async function* moveShards(
   engine: Engine,
   request: MoveShardsRequest,
-  { signal }: CallContext,
+  { cancellation }: CallContext,
 ): AsyncGenerator<MoveShardsProgress> {
   const action = moveAction(request);
+  const signal = cancellation.signal;
   const events = progressStream((onProgress) => engine.moves.run(action, onProgress, signal));
   for (;;) {
     const next = await events.next();

@@ -20,6 +20,7 @@ import {
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext } from '../call/callContext.js';
+import { CallCancellation } from '../call/cancellation.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
 import { malformation, recordWireBytes, requestWireBytes } from '../call/requestDecoding.js';
 import { toServiceError } from '../call/statusMapping.js';
@@ -81,7 +82,7 @@ type Result = NonNullable<PipelineResponse['result']>;
 
 /** A call being run: what cancels it, and the timer of its deadline. */
 interface RunningCall {
-  readonly controller: AbortController;
+  readonly cancellation: CallCancellation;
   timer?: NodeJS.Timeout;
 }
 
@@ -201,7 +202,7 @@ class PipelineStream {
       this.streamDeadline,
       message.timeoutMs > 0 ? now + message.timeoutMs : Infinity,
     );
-    const running: RunningCall = { controller: new AbortController() };
+    const running: RunningCall = { cancellation: new CallCancellation() };
     // setTimeout fires at once for a delay past 2^31 - 1 ms (about 25 days): no timer then.
     if (deadline - now <= 2 ** 31 - 1) {
       running.timer = setTimeout(() => this.expire(message.callId, running), deadline - now);
@@ -215,7 +216,7 @@ class PipelineStream {
       metadata,
       peer: this.peer,
       deadline,
-      signal: running.controller.signal,
+      cancellation: running.cancellation,
       // Its answer, held until sent, is the message admission counts.
       longLived: false,
       bufferBytes: 0,
@@ -281,7 +282,7 @@ class PipelineStream {
   private cancel(callId: number): void {
     const running = this.unanswered.get(callId);
     if (!running) return;
-    running.controller.abort();
+    running.cancellation.abort();
     void this.answer(callId, running, {
       $case: 'error',
       error: { code: status.CANCELLED, message: 'cancelled by the client', trailers: {} },
@@ -289,7 +290,7 @@ class PipelineStream {
   }
 
   private expire(callId: number, running: RunningCall): void {
-    running.controller.abort();
+    running.cancellation.abort();
     void this.answer(callId, running, {
       $case: 'error',
       error: { code: status.DEADLINE_EXCEEDED, message: 'deadline exceeded', trailers: {} },
@@ -396,7 +397,7 @@ class PipelineStream {
     if (this.ended) return;
     for (const running of this.unanswered.values()) {
       clearTimeout(running.timer);
-      running.controller.abort();
+      running.cancellation.abort();
     }
     this.unanswered.clear();
     this.close();

@@ -103,7 +103,7 @@ export function createStoreService(
 
     each: handlers.serverStream(
       'Each',
-      async function* (request, { signal }): AsyncGenerator<EachResponse> {
+      async function* (request, { cancellation }): AsyncGenerator<EachResponse> {
         const events = await engine.each(
           request.model,
           {
@@ -113,7 +113,7 @@ export function createStoreService(
             batchSize: request.batchSize,
             heartbeatIntervalMs: request.heartbeatIntervalMs,
           },
-          signal,
+          cancellation.signal,
         );
         for await (const event of events) {
           if (event.kind === 'batch') {
