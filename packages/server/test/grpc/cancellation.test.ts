@@ -33,12 +33,15 @@ describe('CallCancellation', () => {
     expect(cancellation.reason).to.equal(first);
   });
 
-  it('gives a cancel without a reason the AbortError an AbortController gives', () => {
-    const cancellation = new CallCancellation();
-    cancellation.abort();
-    const reason = cancellation.reason as DOMException;
-    expect(reason.name).to.equal('AbortError');
-    expect(cancellation.signal.reason).to.equal(reason);
+  it('gives a cancel without a reason the AbortError an AbortController gives, one for both', () => {
+    for (const signalFirst of [false, true]) {
+      const cancellation = new CallCancellation();
+      const signal = signalFirst ? cancellation.signal : undefined;
+      cancellation.abort();
+      const reason = cancellation.reason as DOMException;
+      expect(reason.name).to.equal('AbortError');
+      expect((signal ?? cancellation.signal).reason).to.equal(reason);
+    }
   });
 
   it("follows a stream's signal, and is cancelled only through it", () => {
