@@ -149,13 +149,14 @@ of each server, less the MASTER_GTID_WAITs and the lag probes; the primary's eve
 counted). On one machine the replica shares its cores with everything else: the row says what
 a read through a replica costs, not what a second machine would add.
 
-Idle server (issue 55; --workloads idle, about 4 minutes, quick 1.5): a shameless serve that no
+Idle server (issue 55; --workloads idle, about 4 minutes, quick 1.7): a shameless serve that no
 client calls, over a MariaDB of its own (the test kit's, on a loopback port), at 16 and at 1,024
-shards with the server's defaults, and at 16 with the partition health probe that never rests
-(--idle-health-check-ms 0) and put off (--health-check-ms 3600000): its CPU (every thread, /proc) and the statements it sends MariaDB
-(Questions), per second, over 20 s (quick 10 s) from 40 s after it listens (quick 5 s; its first
-half minute holds a one-off cost of V8's). Targets: at most 0.5% of a core and 2 statements a
-second per partition, at 16 and at 1,024 shards.
+shards with the server's defaults, and (not with --quick) at 16 with the partition health probe
+that never rests (--idle-health-check-ms 0) and put off (--health-check-ms 3600000): its CPU
+(every thread, /proc) and the statements it sends MariaDB (Questions), per second, over 20 s
+(quick 10 s) from 40 s after it listens (its first half minute holds a one-off cost of V8's).
+Targets: at most 0.5% of a core and 2 statements a second per partition, at 16 and at 1,024
+shards.
 
 Consumer groups (issue 52; --workloads consumer, last in the default suite, about 1.5 minutes):
 members are node processes running the SDK (Model.consume), with the defaults users get
