@@ -78,6 +78,7 @@ describe('cancelled calls', function () {
   }
 
   const pool = () => store.engine.partitionActivity()[0]!.pool;
+  const writes = () => store.engine.partitionActivity()[0]!.writes;
 
   /**
    * Once the connection a read of `uuid` waited for is free: no statement reading it is running.
@@ -88,7 +89,6 @@ describe('cancelled calls', function () {
     await sleep(300);
     expect(await running(uuid), `statements reading ${uuid}`).to.equal(0);
   }
-  const writes = () => store.engine.partitionActivity()[0]!.writes;
 
   /** A unary call the test may cancel, and its outcome: undefined when it succeeded. */
   function cancellable(start: (done: (error: ServiceError | null) => void) => ClientUnaryCall): {
