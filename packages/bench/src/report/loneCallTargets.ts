@@ -13,7 +13,7 @@ import {
   cpuSum,
   ratiosToService,
 } from '../workloads/alternatingRounds.js';
-import type { IdleResult } from '../workloads/idleServer.js';
+import { type IdleResult, withServerDefaults } from '../workloads/idleServer.js';
 import { type Workload, getCell, putCreate, putUpdate, whereOne } from '../workloads/workloads.js';
 import { IDLE_CPU_TARGET, IDLE_STATEMENTS_TARGET } from './idleReport.js';
 import { oneAtATimeChecks } from './oneAtATime.js';
@@ -145,7 +145,7 @@ export function evaluateLoneCallTargets({ rows, idle }: LoneCallInputs): LoneCal
   for (const shards of IDLE_SHARDS) {
     // The server's defaults: the side with the health probe on, resting while the server idles.
     const side = idle?.sides.find(
-      (candidate) => candidate.shards === shards && candidate.healthProbe && candidate.probeRests,
+      (candidate) => candidate.shards === shards && withServerDefaults(candidate),
     );
     add(
       `idle server, ${count(shards)} shards`,

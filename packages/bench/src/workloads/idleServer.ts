@@ -153,6 +153,11 @@ export async function runIdleWorkload(
   }
 }
 
+/** Whether a side ran with the server's defaults (the probe on, resting while idle): a target's side. */
+export function withServerDefaults(side: Pick<IdleSide, 'healthProbe' | 'probeRests'>): boolean {
+  return side.healthProbe && side.probeRests;
+}
+
 /** How a side's probe ran, as the report names it. */
 export function probeLabel(healthProbe: boolean, probeRests: boolean): string {
   if (!healthProbe) return 'off';
