@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import {
   type Engine,
   type RunningServer,
+  UNBOUNDED,
   openStore,
   silentLogger,
   startServer,
@@ -64,7 +65,7 @@ async function startReplicatedServer(
 async function replicaServing(engine: Engine): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const replica = (await engine.describe()).partitions[0]!.replicas[0]!;
+    const replica = (await engine.describe(UNBOUNDED)).partitions[0]!.replicas[0]!;
     if (replica.state === 'serving') return;
     if (Date.now() > deadline) throw new Error(`the replica is ${replica.state}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -2,6 +2,7 @@
 // one SELECT per partition on the server. Their baselines run the same transaction and the same
 // SELECT through mysql2.
 import { randomUUID } from 'node:crypto';
+import { UNBOUNDED } from '@shameless/server';
 import { readLatestCells } from '@shameless/server/sql';
 import { pack } from 'msgpackr';
 import { payloadOf } from '../subjects/benchStore.js';
@@ -36,6 +37,7 @@ export const writeCells: Workload = {
     return async () => {
       // The server's transaction for one partition's part of the batch (all of it, here).
       const outcomes = await pools.transaction.run(
+        UNBOUNDED,
         randomUuids(context, WRITE_BATCH).map((uuid) => ({
           kind: 'append',
           model: pools.model,

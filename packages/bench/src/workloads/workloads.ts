@@ -16,7 +16,7 @@ import {
   readLogPage,
 } from '@shameless/server/sql';
 import type { ExactInteger } from '@shameless/client';
-import { DEFAULT_MAX_MESSAGE_BYTES, logPageBodyBytes } from '@shameless/server';
+import { DEFAULT_MAX_MESSAGE_BYTES, UNBOUNDED, logPageBodyBytes } from '@shameless/server';
 import { pack } from 'msgpackr';
 import { type RateModel, type SeededSet, payloadOf, seededRate } from '../subjects/benchStore.js';
 import {
@@ -98,7 +98,7 @@ const randomSeeded = ({ seeded }: WorkloadContext) => {
 
 /** The server's transaction for one write, on its own (the server groups concurrent ones). */
 async function writeAlone(pools: BaselinePools, item: WriteItem): Promise<void> {
-  const [outcome] = await pools.transaction.run([item]);
+  const [outcome] = await pools.transaction.run(UNBOUNDED, [item]);
   if (outcome?.status !== 'written') throw new Error(`baseline write: ${JSON.stringify(outcome)}`);
 }
 

@@ -1,5 +1,6 @@
 // The storage engine: every operation of the store, in terms of the engine's own types. It
 // knows nothing of gRPC; the service maps requests onto these calls.
+import type { CallScope } from './base/callScope.js';
 import { CreateShards } from './schema/createShards.js';
 import { type AppendOutcome, CellWriter } from './write/cellWriter.js';
 import type {
@@ -298,7 +299,7 @@ export class Engine implements EngineStats {
       this.log,
       options.groupPollIntervalMs ?? DEFAULT_GROUP_POLL_MS,
       logger,
-      (work) => this.routing.fenced(work),
+      (scope, work) => this.routing.fenced(scope, work),
     );
     this.moves = new ShardMoves(
       this,
@@ -307,7 +308,13 @@ export class Engine implements EngineStats {
     );
   }
 
-  async defineModel(spec: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+  // Every operation takes the scope of the call it serves (callScope.ts): its deadline bounds
+  // the operation's statements, its cancellation stops its reads; UNBOUNDED serves no call.
+
+  async defineModel(
+    scope: CallScope,
+    spec: ModelSpec,
+  ): Promise<{ model: ModelSpec; changed: boolean }> {
     // A model's tables are made where the map puts each shard: the latest map, not the one a
     // server that has not heard of a move yet routes by (nothing fences a CREATE TABLE).
     await this.routing.reload();
@@ -320,15 +327,15 @@ export class Engine implements EngineStats {
           '`shameless move-shards` has cut them over (or after --abort)',
       );
     }
-    return this.models.define(spec);
+    return this.models.define(spec, scope);
   }
 
   /**
    * The store's shape and models. Models come from partition 0; with it down the last ones
    * read are described, so that the answer can still say which partitions are down.
    */
-  async describe(): Promise<StoreDescription> {
-    await this.models.refresh().catch((error: unknown) => {
+  async describe(scope: CallScope): Promise<StoreDescription> {
+    await this.models.refresh(scope).catch((error: unknown) => {
       if (this.health.isUp(0)) throw error;
     });
     return {
@@ -433,11 +440,16 @@ export class Engine implements EngineStats {
     return { shard, partition: this.layout.partitionOf(shard) };
   }
 
-  async put(modelName: string, values: Buffer, requestId: string): Promise<PutResult> {
-    const model = await this.models.get(modelName);
+  async put(
+    scope: CallScope,
+    modelName: string,
+    values: Buffer,
+    requestId: string,
+  ): Promise<PutResult> {
+    const model = await this.models.get(modelName, scope);
     requireRequestId(requestId);
     const put = this.puts.prepare(model, values, 'values', this.maxCellBytes, this.bodyLimits);
-    return this.routing.fenced(() => this.puts.put(put, requestId));
+    return this.routing.fenced(scope, () => this.puts.put(scope, put, requestId));
   }
 
   /**
@@ -448,11 +460,11 @@ export class Engine implements EngineStats {
    * an index table the store did not create cannot hold them). A partition failure fails the
    * call once every put has settled.
    */
-  async putMany(inputs: readonly PutInput[]): Promise<PutOutcome[]> {
+  async putMany(scope: CallScope, inputs: readonly PutInput[]): Promise<PutOutcome[]> {
     requireBatchSize(inputs.length, 'puts', this.limits.maxPutBatch);
     const puts: PreparedPut[] = [];
     for (const [i, input] of inputs.entries()) {
-      const model = await naming(`puts[${i}].model`, this.models.get(input.model));
+      const model = await naming(`puts[${i}].model`, this.models.get(input.model, scope));
       requireRequestId(input.requestId, `puts[${i}].request_id`);
       puts.push(
         this.puts.prepare(
@@ -465,7 +477,9 @@ export class Engine implements EngineStats {
       );
     }
     const settled = await Promise.allSettled(
-      puts.map((put, i) => this.routing.fenced(() => this.puts.put(put, inputs[i]!.requestId))),
+      puts.map((put, i) =>
+        this.routing.fenced(scope, () => this.puts.put(scope, put, inputs[i]!.requestId)),
+      ),
     );
     return settled.map((result): PutOutcome => {
       if (result.status === 'fulfilled') return { ok: true, ...result.value };
@@ -477,11 +491,14 @@ export class Engine implements EngineStats {
     });
   }
 
-  async writeCell(input: WriteCellInput): Promise<{ cell: StoredCell; replayed: boolean }> {
+  async writeCell(
+    scope: CallScope,
+    input: WriteCellInput,
+  ): Promise<{ cell: StoredCell; replayed: boolean }> {
     const cell = input.cell || BASE_CELL;
-    const model = await this.writeModel(input.model, cell);
+    const model = await this.writeModel(scope, input.model, cell);
     const write = this.checkWrite(model, cell, input);
-    return this.routing.fenced(() => this.cells.append(write));
+    return this.routing.fenced(scope, () => this.cells.append(scope, write));
   }
 
   /**
@@ -489,7 +506,7 @@ export class Engine implements EngineStats {
    * written: a malformed one fails the whole call, naming it (`writes[3].uuid`). Then each
    * write succeeds or is refused on its own; the outcomes come in request order.
    */
-  async writeCells(inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
+  async writeCells(scope: CallScope, inputs: readonly WriteCellInput[]): Promise<AppendOutcome[]> {
     requireBatchSize(inputs.length, 'writes', this.limits.maxBatchKeys);
     // Each model is looked up once a call (the writes of a batch mostly share it), and again
     // only for a cell it lacks.
@@ -500,12 +517,12 @@ export class Engine implements EngineStats {
       const cell = input.cell || BASE_CELL;
       let model = models.get(input.model);
       if (model === undefined || !model.cellNames.has(cell)) {
-        model = await this.writeModel(input.model, cell, position);
+        model = await this.writeModel(scope, input.model, cell, position);
         models.set(input.model, model);
       }
       writes.push(this.checkWrite(model, cell, input, position));
     }
-    return this.routing.fenced(() => this.cells.appendAll(writes));
+    return this.routing.fenced(scope, () => this.cells.appendAll(scope, writes));
   }
 
   /**
@@ -514,13 +531,14 @@ export class Engine implements EngineStats {
    * has one model and one cell).
    */
   private async writeModel(
+    scope: CallScope,
     modelName: string,
     cell: string,
     position?: string,
   ): Promise<CompiledModel> {
     const field = (name: string) => (position === undefined ? undefined : `${position}.${name}`);
-    const model = await naming(field('model'), this.models.get(modelName));
-    return naming(field('cell'), this.models.requireCell(model, cell));
+    const model = await naming(field('model'), this.models.get(modelName, scope));
+    return naming(field('cell'), this.models.requireCell(model, cell, scope));
   }
 
   /** A write request checked against its model (see writeModel for `position`). */
@@ -560,28 +578,31 @@ export class Engine implements EngineStats {
   }
 
   async getCell(
+    scope: CallScope,
     modelName: string,
     uuid: string,
     cellName: string,
     refKey?: number,
   ): Promise<StoredCell> {
-    let model = await this.models.get(modelName);
+    let model = await this.models.get(modelName, scope);
     requireUuid(uuid);
     const cell = cellName || BASE_CELL;
-    model = await this.models.requireCell(model, cell);
+    model = await this.models.requireCell(model, cell, scope);
     if (refKey !== undefined && refKey < 0) {
       throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
     }
     if (refKey === undefined) {
-      const [found] = await this.routing.fenced(() => this.latest.read(model, [{ uuid, cell }]));
+      const [found] = await this.routing.fenced(scope, () =>
+        this.latest.read(scope, model, [{ uuid, cell }]),
+      );
       if (!found) throw new NotFoundError(`cell ${cell} of record ${uuid} has no version`);
       return found;
     }
     const shard = this.layout.contentShard(uuid);
-    const row = await this.routing.fenced(() =>
+    const row = await this.routing.fenced(scope, () =>
       this.partitions
         .forShard(shard)
-        .read((reader) =>
+        .read(scope, (reader) =>
           readCell(reader, this.layout.contentTable(model, shard), uuid, cell, refKey),
         ),
     );
@@ -594,22 +615,23 @@ export class Engine implements EngineStats {
    * read with one SELECT per partition (shared with other reads of the same turn).
    */
   async getCells(
+    scope: CallScope,
     modelName: string,
     keys: readonly { uuid: string; cell: string }[],
   ): Promise<(StoredCell | undefined)[]> {
-    let model = await this.models.get(modelName);
+    let model = await this.models.get(modelName, scope);
     requireBatchSize(keys.length, 'keys', this.limits.maxBatchKeys);
     const cells: CellKey[] = [];
     for (const [i, key] of keys.entries()) {
       requireUuid(key.uuid, `keys[${i}].uuid`);
       const cell = key.cell || BASE_CELL;
       if (!model.cellNames.has(cell)) {
-        model = await naming(`keys[${i}].cell`, this.models.requireCell(model, cell));
+        model = await naming(`keys[${i}].cell`, this.models.requireCell(model, cell, scope));
       }
       cells.push({ uuid: key.uuid, cell });
     }
     const bound = this.answerBound(1, 'ask for fewer keys (GetCells) or read them one at a time');
-    return this.routing.fenced(() => this.latest.read(model, cells, bound));
+    return this.routing.fenced(scope, () => this.latest.read(scope, model, cells, bound));
   }
 
   /** A share of maxAnswerBytes for one of `parts` reads of an answer; none when unbounded. */
@@ -626,23 +648,33 @@ export class Engine implements EngineStats {
   }
 
   /** The version before refKey, or undefined at version 0. */
-  async previous(modelName: string, uuid: string, cellName: string, refKey: number) {
+  async previous(
+    scope: CallScope,
+    modelName: string,
+    uuid: string,
+    cellName: string,
+    refKey: number,
+  ) {
     if (!Number.isInteger(refKey) || refKey < 0) {
       throw new InvalidArgumentError('ref_key', `must be 0 or more, got ${refKey}`);
     }
     if (refKey === 0) {
       // Still validate the rest of the request, so a bad one never looks like "no previous".
-      await this.models.requireCell(await this.models.get(modelName), cellName || BASE_CELL);
+      await this.models.requireCell(
+        await this.models.get(modelName, scope),
+        cellName || BASE_CELL,
+        scope,
+      );
       requireUuid(uuid);
       return undefined;
     }
-    return this.getCell(modelName, uuid, cellName, refKey - 1);
+    return this.getCell(scope, modelName, uuid, cellName, refKey - 1);
   }
 
   /** One page; its cells take at most maxAnswerBytes, which bounds what the page holds. */
-  where(input: WhereInput): Promise<WherePage> {
+  where(scope: CallScope, input: WhereInput): Promise<WherePage> {
     const bound = this.answerBound(1, 'ask for fewer cells of each record');
-    return this.routing.fenced(() => this.wheres.page(input, bound));
+    return this.routing.fenced(scope, () => this.wheres.page(scope, input, bound));
   }
 
   /**
@@ -651,7 +683,7 @@ export class Engine implements EngineStats {
    * the bytes of the answer (by maxAnswerBytes, as a GetCells answer is, each page by its even
    * share of them).
    */
-  async whereMany(inputs: readonly WhereInput[]): Promise<WherePage[]> {
+  async whereMany(scope: CallScope, inputs: readonly WhereInput[]): Promise<WherePage[]> {
     requireBatchSize(inputs.length, 'queries', MAX_WHERE_BATCH);
     const asked = inputs.reduce((sum, input) => sum + (input.limit || DEFAULT_WHERE_LIMIT), 0);
     if (asked > MAX_WHERE_BATCH_RECORDS) {
@@ -669,7 +701,7 @@ export class Engine implements EngineStats {
       inputs.map((input, i) =>
         atPosition(
           `queries[${i}]`,
-          this.routing.fenced(() => this.wheres.page(input, share)),
+          this.routing.fenced(scope, () => this.wheres.page(scope, input, share)),
         ),
       ),
     );
@@ -691,22 +723,25 @@ export class Engine implements EngineStats {
   }
 
   async fetchLatestCells(
+    scope: CallScope,
     modelName: string,
     shard: number,
     cursor: RowId,
     limit: number,
   ): Promise<LogPage> {
-    const model = await this.models.get(modelName);
-    return this.routing.fenced(() => this.log.fetchPage(model, shard, cursor, limit));
+    const model = await this.models.get(modelName, scope);
+    return this.routing.fenced(scope, () => this.log.fetchPage(scope, model, shard, cursor, limit));
   }
 
+  /** The shards' logs, streamed for the call of `scope`, which ends with `signal`. */
   async each(
+    scope: CallScope,
     modelName: string,
     input: EachInput,
     signal: AbortSignal,
   ): Promise<AsyncGenerator<EachEvent>> {
-    const model = await this.models.get(modelName);
-    return this.log.each(model, input, signal);
+    const model = await this.models.get(modelName, scope);
+    return this.log.each(scope, model, input, signal);
   }
 
   /** How many write transactions (groups) have run, and how many writes they carried. */

@@ -20,6 +20,7 @@ export type {
   RecordCacheStats,
 } from './engineStats.js';
 export * from './base/errors.js';
+export { type CallScope, UNBOUNDED, deadlineScope } from './base/callScope.js';
 export {
   DEFAULT_GROUP_LIMITS,
   GROUP_SIZE_BOUNDS,

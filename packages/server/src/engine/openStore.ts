@@ -1,6 +1,7 @@
 // Opening a store: connect to every partition (creating its database when missing), create
 // the bookkeeping tables it lacks, check that the data there was written with this layout and
 // this created_at kind, and load the model definitions. Every schema change is logged.
+import { UNBOUNDED } from './base/callScope.js';
 import { applySchemaChanges } from './schema/applySchemaChanges.js';
 import { Engine } from './engine.js';
 import type { GroupLimits } from './write/groupCommit.js';
@@ -11,7 +12,7 @@ import { StoreLayout } from './model/layout.js';
 import type { Logger } from './base/logger.js';
 import {
   type MysqlLocation,
-  type MysqlPool,
+  type SqlSession,
   createMysqlPool,
   databaseExists,
   ensureDatabase,
@@ -298,7 +299,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     }
     const maxAllowedPackets: number[] = [];
     for (const partition of partitions.partitions) {
-      await partition.run(async (pool) => {
+      await partition.run(UNBOUNDED, async (pool) => {
         if (partition.replicas.length > 0 && !(await readLogsGtids(pool))) {
           throw new StoreConfigError(
             `partition ${partition.index} (${describeLocation(partition.location)}) has read replicas but does not log ` +
@@ -335,7 +336,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     const connectLater = async (id: number, location: string): Promise<Partition> => {
       const partition = partitionAt(id, location);
       await partition
-        .run(async (pool) => {
+        .run(UNBOUNDED, async (pool) => {
           const timeLimit = readTimeLimitFor(await readServerVersion(pool));
           if (timeLimit) partition.limitReadsOnServer(timeLimit);
           partition.insertIdsConsecutive = await readConsecutiveInsertIds(pool);
@@ -368,7 +369,7 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
       recordCacheEntries: config.recordCacheEntries,
       versionCacheBytes: config.versionCacheBytes,
     });
-    await engine.models.refresh();
+    await engine.models.refresh(UNBOUNDED);
     const createdAtProblem = await engine.models.createdAtProblem();
     if (createdAtProblem) throw new StoreConfigError(createdAtProblem);
     await Promise.all(
@@ -393,13 +394,15 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
 async function highestMap(partitions: PartitionSet, layout: StoreLayout): Promise<PartitionMap> {
   const versions = await Promise.all(
     partitions.partitions.map((partition) =>
-      partition.run((pool) => ensurePartitionMapTable(pool, layout.partitionMapTable)),
+      partition.run(UNBOUNDED, (pool) => ensurePartitionMapTable(pool, layout.partitionMapTable)),
     ),
   );
   const highest = Math.max(0, ...versions);
   if (highest <= layout.map.version) return layout.map;
   const at = partitions.partitions[versions.indexOf(highest)]!;
-  const record = await at.run((pool) => readLatestPartitionMap(pool, layout.partitionMapTable));
+  const record = await at.run(UNBOUNDED, (pool) =>
+    readLatestPartitionMap(pool, layout.partitionMapTable),
+  );
   if (!record) return layout.map;
   try {
     return PartitionMap.fromRecord(record, layout.shardsCount);
@@ -476,7 +479,7 @@ async function checkReplicaDatabase(
  * Refuses a partition whose nodes are not Galera nodes taking queries: the one the partition
  * starts on answers for the cluster (one that failed to answer moved the partition on).
  */
-async function checkGaleraNode(partition: Partition, pool: MysqlPool): Promise<void> {
+async function checkGaleraNode(partition: Partition, pool: SqlSession): Promise<void> {
   const state = await readNodeState(pool);
   if (state.galera) return;
   throw new StoreConfigError(

@@ -13,6 +13,7 @@ import { Unpackr } from 'msgpackr';
 import mysql from 'mysql2/promise';
 import { startTcpProxy } from '@shameless/testkit';
 import { hintFor } from '../../src/commands/failureHints.js';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { parseExactJson } from '../../src/commands/exactJson.js';
 import { authorization } from '../../src/grpc/middleware/authorization.js';
 import { StatusError } from '../../src/grpc/call/statusError.js';
@@ -187,7 +188,7 @@ describe('shameless client commands', function () {
       expect(answer.created).to.equal(true);
       expect(answer.base.refKey).to.equal(0);
 
-      const stored = await store.engine.getCell('rate', answer.uuid, 'base');
+      const stored = await store.engine.getCell(UNBOUNDED, 'rate', answer.uuid, 'base');
       const body = exactUnpackr.unpack(stored.body) as Record<string, unknown>;
       expect(body.big).to.equal(9007199254740993n);
       expect(body.wide).to.equal(1099511627776n); // an integer, not the float 1099511627776.0
@@ -217,7 +218,7 @@ describe('shameless client commands', function () {
       const put = await shameless(['put', 'rate', values]);
       expect(put.code, put.stderr).to.equal(0);
       const { uuid } = lines(put.stdout)[0] as { uuid: string };
-      const stored = await store.engine.getCell('rate', uuid, 'base');
+      const stored = await store.engine.getCell(UNBOUNDED, 'rate', uuid, 'base');
       const body = exactUnpackr.unpack(stored.body) as Record<string, unknown>;
       expect(body.exp).to.equal(1e20);
       expect(body.fraction).to.equal(18446744073709551616);
@@ -289,7 +290,7 @@ describe('shameless client commands', function () {
       expect(put.code, put.stderr).to.equal(0);
       expect(put.stdout).to.include(`"body":${again}}`);
       const copy = lines(put.stdout)[0] as { uuid: string };
-      const copied = await store.engine.getCell('rate', copy.uuid, 'base');
+      const copied = await store.engine.getCell(UNBOUNDED, 'rate', copy.uuid, 'base');
       expect(Buffer.from(copied.body).toString('hex')).to.equal(
         stored.toString('hex').replace(str('exact').toString('hex'), str('again').toString('hex')),
       );

@@ -3,6 +3,7 @@
 // touch nobody else; creates converge inside a group; and a server killed while groups commit
 // loses nothing it acknowledged and applies nothing twice.
 import { expect } from 'chai';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { ConflictError, NotFoundError } from '../../src/engine/base/errors.js';
 import type { WriteCellInput } from '../../src/engine/engine.js';
 import {
@@ -44,7 +45,7 @@ describe('consistency: group commit', function () {
     });
 
     it('keeps each write its own: versions chain, a conflict, a missing record and a repeat touch nobody else', async () => {
-      const { uuid } = await store.engine.put('rate', pack(rate(1)), requestId());
+      const { uuid } = await store.engine.put(UNBOUNDED, 'rate', pack(rate(1)), requestId());
       const meta = (body: Record<string, unknown>, extra: Partial<WriteCellInput> = {}) => ({
         model: 'rate',
         uuid,
@@ -54,7 +55,7 @@ describe('consistency: group commit', function () {
         requestId: requestId(),
         ...extra,
       });
-      await store.engine.writeCell(meta({ a: -1 }));
+      await store.engine.writeCell(UNBOUNDED, meta({ a: -1 }));
       const repeated = requestId();
       const missing = '00000000-0000-4000-8000-000000000000';
       const writes: WriteCellInput[] = [
@@ -70,7 +71,7 @@ describe('consistency: group commit', function () {
       const before = store.engine.writeStats();
       // Issued in one turn of the event loop: they form one group.
       const results = await Promise.allSettled(
-        writes.map((write) => store.engine.writeCell(write)),
+        writes.map((write) => store.engine.writeCell(UNBOUNDED, write)),
       );
       const after = store.engine.writeStats();
       expect(after.groups - before.groups, 'transactions').to.equal(1);
@@ -92,14 +93,16 @@ describe('consistency: group commit', function () {
       expect(value(5).cell.id).to.equal(value(2).cell.id);
       expect(value(6).cell.refKey).to.equal(1);
 
-      const latest = await store.engine.getCell('rate', uuid, 'meta');
+      const latest = await store.engine.getCell(UNBOUNDED, 'rate', uuid, 'meta');
       expect(latest.refKey).to.equal(3);
       // The merges applied in order, each onto the one before.
       expect(unpack(latest.body)).to.deep.equal({ a: 2, b: 2 });
-      expect(unpack((await store.engine.getCell('rate', uuid, 'base')).body)).to.include({ b: 1 });
-      expect((await store.engine.getCells('rate', [{ uuid: missing, cell: 'base' }]))[0]).to.equal(
-        undefined,
+      expect(unpack((await store.engine.getCell(UNBOUNDED, 'rate', uuid, 'base')).body)).to.include(
+        { b: 1 },
       );
+      expect(
+        (await store.engine.getCells(UNBOUNDED, 'rate', [{ uuid: missing, cell: 'base' }]))[0],
+      ).to.equal(undefined);
     });
 
     it('creates in one group: distinct values each create, equal values converge on one record', async () => {
@@ -113,7 +116,7 @@ describe('consistency: group commit', function () {
       ].map((values) => ({ model: 'rate', values: pack(values), requestId: requestId() }));
 
       const before = store.engine.writeStats();
-      const outcomes = await store.engine.putMany(puts);
+      const outcomes = await store.engine.putMany(UNBOUNDED, puts);
       const after = store.engine.writeStats();
       // One transaction for the creates, one for the put that found its values taken and
       // became an update of the winner.
@@ -136,7 +139,7 @@ describe('consistency: group commit', function () {
       expect(written[4]!.base.refKey).to.equal(1);
       expect(unpack(written[4]!.base.body)).to.include({ room_type: 'same', net_price: 5 });
       for (const put of written) {
-        const page = await store.engine.where({
+        const page = await store.engine.where(UNBOUNDED, {
           model: 'rate',
           index: 'secondary',
           conditions: [

@@ -5,6 +5,7 @@
 // must answer the same as reads. (Gem-made DATETIME and BIGINT tables: gem.test.ts.)
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
 import { VersionCache } from '../../src/engine/base/versionCache.js';
 import { KnownRecords } from '../../src/engine/write/knownRecords.js';
@@ -34,6 +35,7 @@ describe('consistency: write answers', function () {
     await store.api.defineModel({ model: RATE_MODEL });
     for (let hotel = 0; hotel < 8; hotel++) {
       const put = await store.engine.put(
+        UNBOUNDED,
         'rate',
         pack({
           hotel_id: hotel,
@@ -51,7 +53,7 @@ describe('consistency: write answers', function () {
 
   /** The cell as GetCell reads it, to compare with a write's answer. */
   async function asRead(cell: StoredCell) {
-    const read = await store.engine.getCell('rate', cell.uuid, cell.name, cell.refKey);
+    const read = await store.engine.getCell(UNBOUNDED, 'rate', cell.uuid, cell.name, cell.refKey);
     return { ...read, body: read.body.toString('hex') };
   }
   const shown = (cell: StoredCell) => ({ ...cell, body: cell.body.toString('hex') });
@@ -65,6 +67,7 @@ describe('consistency: write answers', function () {
     expect(consecutive, 'MariaDB’s default lock mode: the engine uses the answer').to.equal(true);
     // Three versions of each of eight records' meta cell: several rows per table per INSERT.
     const outcomes = await store.engine.writeCells(
+      UNBOUNDED,
       uuids.flatMap((uuid) =>
         [1, 2, 3].map((n) => ({
           model: 'rate',
@@ -86,7 +89,7 @@ describe('consistency: write answers', function () {
     const location = parseMysqlUrl(store.partitionUrls[0]!);
     const pool = createMysqlPool(location, { connectionLimit: 2, connectTimeoutMs: 2000 });
     try {
-      const model = await store.engine.models.get('rate');
+      const model = await store.engine.models.get('rate', UNBOUNDED);
       const write = (uuid: string, n: number): WriteItem => ({
         kind: 'append',
         model,
@@ -117,6 +120,7 @@ describe('consistency: write answers', function () {
           new VersionCache(1000),
         );
         const outcomes = await transaction.run(
+          UNBOUNDED,
           uuids.flatMap((uuid) => [write(uuid, 1), write(uuid, 2)]),
         );
         for (const outcome of outcomes) {

@@ -3,7 +3,7 @@
 // write never commits after its caller was told it failed.
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
-import { withDeadline } from '../../src/engine/base/callScope.js';
+import { UNBOUNDED, deadlineScope } from '../../src/engine/base/callScope.js';
 import { DeadlineExceededError } from '../../src/engine/base/errors.js';
 import { contentTableName, storeTableName } from '../../src/engine/model/tableNames.js';
 import {
@@ -44,7 +44,7 @@ describe('call deadlines in the engine', function () {
     const uuid = await putRate(store.api, 1);
     await lockContentTable(uuid, 1200);
     const read = (ms: number) =>
-      withDeadline(Date.now() + ms, () => store.engine.getCell('rate', uuid, 'base'));
+      store.engine.getCell(deadlineScope(Date.now() + ms), 'rate', uuid, 'base');
     // One turn: both reads share one SELECT, which waits for the lock past the first deadline.
     // (What the early caller gets no longer matters: the service answered DEADLINE_EXCEEDED.)
     const [, patient] = await Promise.allSettled([read(300), read(10_000)]);
@@ -60,10 +60,10 @@ describe('call deadlines in the engine', function () {
     await connection.query(`LOCK TABLES \`${storeTableName('test', 'models')}\` WRITE`);
     try {
       // The first refresh waits for the lock; the others queue behind it and share the next.
-      const first = withDeadline(Date.now() + 10_000, () => store.engine.describe());
+      const first = store.engine.describe(deadlineScope(Date.now() + 10_000));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const hasty = withDeadline(Date.now() + 20, () => store.engine.describe());
-      const patient = withDeadline(Date.now() + 10_000, () => store.engine.describe());
+      const hasty = store.engine.describe(deadlineScope(Date.now() + 20));
+      const patient = store.engine.describe(deadlineScope(Date.now() + 10_000));
       setTimeout(() => void connection.query('UNLOCK TABLES'), 300);
       const [, , settled] = await Promise.allSettled([first, hasty, patient]);
       expect(settled.status, JSON.stringify(settled)).to.equal('fulfilled');
@@ -75,30 +75,28 @@ describe('call deadlines in the engine', function () {
   it('a read whose deadline has passed is not sent', async () => {
     const uuid = await putRate(store.api, 2);
     const error = await failure(
-      withDeadline(Date.now() - 1, () => store.engine.getCell('rate', uuid, 'base')),
+      store.engine.getCell(deadlineScope(Date.now() - 1), 'rate', uuid, 'base'),
     );
     expect(error).to.be.instanceOf(DeadlineExceededError);
-    expect(await store.engine.getCell('rate', uuid, 'base')).to.include({ refKey: 0 });
+    expect(await store.engine.getCell(UNBOUNDED, 'rate', uuid, 'base')).to.include({ refKey: 0 });
   });
 
   it('a write whose deadline has passed is refused and writes nothing', async () => {
     const uuid = await putRate(store.api, 3);
     const write = (deadline: number) =>
-      withDeadline(deadline, () =>
-        store.engine.writeCell({
-          model: 'rate',
-          uuid,
-          cell: 'meta',
-          body: pack({ note: 'late' }),
-          mode: 'replace',
-          requestId: requestId(),
-        }),
-      );
+      store.engine.writeCell(deadlineScope(deadline), {
+        model: 'rate',
+        uuid,
+        cell: 'meta',
+        body: pack({ note: 'late' }),
+        mode: 'replace',
+        requestId: requestId(),
+      });
     const errors = await Promise.all(
       Array.from({ length: 8 }, () => failure(write(Date.now() - 1))),
     );
     for (const error of errors) expect(error).to.be.instanceOf(DeadlineExceededError);
-    const missing = await failure(store.engine.getCell('rate', uuid, 'meta'));
+    const missing = await failure(store.engine.getCell(UNBOUNDED, 'rate', uuid, 'meta'));
     expect((missing as Error).constructor.name).to.equal('NotFoundError');
     // The same write within its deadline goes through: nothing was left half done.
     const written = await write(Date.now() + 5000);
@@ -119,16 +117,14 @@ describe('call deadlines in the engine', function () {
     let error: unknown;
     try {
       error = await failure(
-        withDeadline(frozen + 300, () =>
-          store.engine.writeCell({
-            model: 'rate',
-            uuid,
-            cell: 'meta',
-            body: pack({ note: 'stopped' }),
-            mode: 'replace',
-            requestId: requestId(),
-          }),
-        ),
+        store.engine.writeCell(deadlineScope(frozen + 300), {
+          model: 'rate',
+          uuid,
+          cell: 'meta',
+          body: pack({ note: 'stopped' }),
+          mode: 'replace',
+          requestId: requestId(),
+        }),
       );
     } finally {
       Date.now = realNow;
@@ -142,19 +138,17 @@ describe('call deadlines in the engine', function () {
     const far = Date.now() + 30 * 24 * 3600 * 1000;
     const uuids = [await putRate(store.api, 4), await putRate(store.api, 5)];
     for (let i = 0; i < 3; i++) {
-      const cells = await withDeadline(far, () =>
-        store.engine.getCells(
-          'rate',
-          uuids.map((uuid) => ({ uuid, cell: 'base' })),
-        ),
+      const cells = await store.engine.getCells(
+        deadlineScope(far),
+        'rate',
+        uuids.map((uuid) => ({ uuid, cell: 'base' })),
       );
       expect(cells.map((cell) => cell?.uuid)).to.deep.equal(uuids);
-      const put = await withDeadline(far, () =>
-        store.engine.put(
-          'rate',
-          pack({ hotel_id: 4, room_type: 'double', check_in_date: '2026-01-01', price: i }),
-          requestId(),
-        ),
+      const put = await store.engine.put(
+        deadlineScope(far),
+        'rate',
+        pack({ hotel_id: 4, room_type: 'double', check_in_date: '2026-01-01', price: i }),
+        requestId(),
       );
       expect(put.uuid).to.equal(uuids[0]);
     }

@@ -10,7 +10,7 @@ import {
   createTestDatabases,
   startTcpProxy,
 } from '@shameless/testkit';
-import { withDeadline } from '../../src/engine/base/callScope.js';
+import { UNBOUNDED, deadlineScope } from '../../src/engine/base/callScope.js';
 import { EngineError } from '../../src/engine/base/errors.js';
 import {
   RATE_MODEL,
@@ -44,14 +44,14 @@ describe('closing the engine with statements out', function () {
     // MySQL stops the read at 200 ms; its answer comes 800 ms late, so the client's own timer
     // (the deadline and a 250 ms grace) destroys the connection while the close waits.
     proxy.setFaults({ delayServerToClient: { probability: 1, ms: 800 } });
-    const read = withDeadline(Date.now() + 200, () => store.engine.getCell('rate', uuid, 'base'));
+    const read = store.engine.getCell(deadlineScope(Date.now() + 200), 'rate', uuid, 'base');
     const outcome = read.then(
       () => 'answered',
       (error: unknown) => error,
     );
     await sleep(50);
     const closed = store.engine.close();
-    const late = await store.engine.getCell('rate', uuid, 'base').then(
+    const late = await store.engine.getCell(UNBOUNDED, 'rate', uuid, 'base').then(
       () => 'answered',
       (error: unknown) => error,
     );

@@ -20,11 +20,13 @@ import {
 import { type GaleraCluster, type GaleraNode, startGaleraCluster } from '@shameless/testkit';
 import { Engine } from '../../src/engine/engine.js';
 import { StoreConfigError, openStore } from '../../src/engine/openStore.js';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
 import { GroupStore } from '../../src/engine/groups/groupStore.js';
 import { GaleraNodes } from '../../src/engine/mysql/galeraNodes.js';
 import {
   type MysqlPool,
+  type ScopedPool,
   type SqlConnection,
   createMysqlPool,
   parseMysqlUrl,
@@ -89,6 +91,18 @@ const nodePool = (node: GaleraNode) =>
     statementTimeoutMs: 30_000,
     sessionStatements: [CAUSAL_READS],
   });
+
+/** `pool` with every connection it hands out, for any call or none, passed through `wrap`. */
+function wrappingConnections(
+  pool: MysqlPool,
+  wrap: (connection: SqlConnection) => SqlConnection,
+): MysqlPool {
+  const wrapped = (scoped: ScopedPool): ScopedPool => ({
+    ...scoped,
+    getConnection: async () => wrap(await scoped.getConnection()),
+  });
+  return { ...pool, ...wrapped(pool), for: (scope) => wrapped(pool.for(scope)) };
+}
 
 /**
  * Each running node's replication state, its statements running for over a second and its
@@ -623,11 +637,7 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       release: () => connection.release(),
       destroy: () => connection.destroy(),
     });
-    const writtenPool = nodePool(written!);
-    const pool: MysqlPool = {
-      ...writtenPool,
-      getConnection: async () => aborted(await writtenPool.getConnection()),
-    };
+    const pool = wrappingConnections(nodePool(written!), aborted);
     const galera = new GaleraNodes(
       0,
       [
@@ -643,8 +653,9 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       { followPollIntervalMs: 100, maxCellBytes: 1024 * 1024 },
     );
     try {
-      await engine.models.refresh();
+      await engine.models.refresh(UNBOUNDED);
       const { uuid } = await engine.put(
+        UNBOUNDED,
         'rate',
         pack({
           hotel_id: 40_000,
@@ -658,7 +669,7 @@ describe('a partition on a Galera cluster (issue 53)', function () {
       const abortsBefore = await bfAborts(written!);
       abortNextCommit = true;
       const id = requestId();
-      const { cell } = await engine.writeCell({
+      const { cell } = await engine.writeCell(UNBOUNDED, {
         model: 'rate',
         uuid,
         cell: 'meta',
@@ -887,11 +898,7 @@ describe('a partition on a Galera cluster (issue 53)', function () {
         release: () => connection.release(),
         destroy: () => connection.destroy(),
       });
-      const throughPool = nodePool(through!);
-      const pool: MysqlPool = {
-        ...throughPool,
-        getConnection: async () => aborted(await throughPool.getConnection()),
-      };
+      const pool = wrappingConnections(nodePool(through!), aborted);
       const galera = new GaleraNodes(
         0,
         [

@@ -9,6 +9,7 @@ import {
   type WhereRequest,
 } from '@shameless/proto';
 import { status } from '@grpc/grpc-js';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { collect, rejection } from '../support/grpcCalls.js';
 import {
   RATE_MODEL,
@@ -78,7 +79,7 @@ describe('Store RPCs', function () {
       const names = (
         (await store.engine['partitions']
           .at(0)
-          .run((pool) =>
+          .run(UNBOUNDED, (pool) =>
             pool.query(
               `SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'test\\_rate\\_%' ORDER BY 1`,
             ),

@@ -1,5 +1,6 @@
 // The most bytes of cell bodies one read of a partition brought back from MySQL, for tests of
 // what a read holds at once: the engine's reads pass through unchanged, only counted.
+import type { CallScope } from '../../src/engine/base/callScope.js';
 import type { PartitionSet } from '../../src/engine/mysql/partitions.js';
 import type { StatementReader } from '../../src/engine/mysql/sql/statement.js';
 import type { StoreFixture } from './storeFixture.js';
@@ -16,8 +17,13 @@ export function countBodiesRead(store: StoreFixture, partitionIndex = 0): Bodies
   );
   const read = partition.read.bind(partition);
   let most = 0;
-  partition.read = <T>(work: (reader: StatementReader) => Promise<T>, apart?: boolean) =>
+  partition.read = <T>(
+    scope: CallScope,
+    work: (reader: StatementReader) => Promise<T>,
+    apart?: boolean,
+  ) =>
     read(
+      scope,
       (reader) =>
         work({
           read: async (statements) => {

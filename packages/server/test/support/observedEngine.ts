@@ -4,6 +4,7 @@
 // writes take the paths they take in a server.
 import { expect } from 'chai';
 import { Engine } from '../../src/engine/engine.js';
+import { UNBOUNDED } from '../../src/engine/base/callScope.js';
 import { silentLogger } from '../../src/engine/base/logger.js';
 import {
   type MysqlLocation,
@@ -30,7 +31,7 @@ export async function startObservedEngine<P extends Partition>(
     silentLogger,
     { followPollIntervalMs: options.followPollIntervalMs, maxCellBytes: 1024 * 1024 },
   );
-  await engine.models.refresh();
+  await engine.models.refresh(UNBOUNDED);
   expect(await engine.models.createdAtProblem(), 'created_at as the store expects').to.equal(
     undefined,
   );

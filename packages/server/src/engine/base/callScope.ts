@@ -1,10 +1,10 @@
 // The call a statement serves: its deadline, and whether its caller is still there. The service
-// hands it to the engine once, at the call's entry (withScope); every statement run on the
-// call's behalf, however deep, is then bounded by it (mysqlPool.ts) without each engine
-// function passing it on. Work shared by several calls (a coalesced read, a group commit) runs
-// until the last of them gives up: until the latest of their deadlines, and, for reads, until
-// every one of them has gone.
-import { AsyncLocalStorage } from 'node:async_hooks';
+// hands it to the engine with each call, and the engine passes it down, by hand, to every
+// statement run on the call's behalf (mysqlPool.ts bounds each by it). Not AsyncLocalStorage:
+// on Node 20 an active storage runs a hook for every promise the process makes, mysql2's and
+// grpc-js's included, some 8% of the server's CPU on every call (docs/performance.md). Work
+// shared by several calls (a coalesced read, a group commit) runs until the last of them gives
+// up: until the latest of their deadlines, and, for reads, until every one of them has gone.
 import { type CommitSink, type ReadConsistency, sharedConsistency } from './consistency.js';
 
 export interface CallScope {
@@ -23,22 +23,12 @@ export interface CallScope {
   readonly commits?: CommitSink;
 }
 
-const UNBOUNDED: CallScope = { deadline: Infinity };
-const scopes = new AsyncLocalStorage<CallScope>();
+/** The scope of work for no call: its statements run until the statement timeout alone. */
+export const UNBOUNDED: CallScope = Object.freeze({ deadline: Infinity });
 
-/** Runs work on behalf of the call of `scope`. */
-export function withScope<T>(scope: CallScope, work: () => T): T {
-  return scopes.run(scope, work);
-}
-
-/** Runs work whose statements must end by `deadline` (ms since the epoch; Infinity: none). */
-export function withDeadline<T>(deadline: number, work: () => T): T {
-  return scopes.run({ deadline }, work);
-}
-
-/** The scope of the call being served; unbounded outside any call. */
-export function currentScope(): CallScope {
-  return scopes.getStore() ?? UNBOUNDED;
+/** The scope of background work whose statements must end by `deadline` (ms since the epoch). */
+export function deadlineScope(deadline: number): CallScope {
+  return { deadline };
 }
 
 /** The deadline of work shared by callers with these deadlines: the latest of them. */

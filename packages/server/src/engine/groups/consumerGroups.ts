@@ -1,6 +1,7 @@
 // Consumer groups, the engine's face of them: a member joins (its session lives as long as its
 // stream), and a group is described, its parked cells listed and replayed, its cursors reset.
 // Each group with a member here has one coordinator on this server (groupCoordinator.ts).
+import type { CallScope } from '../base/callScope.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type RowId, exactInteger } from '../base/exactInteger.js';
@@ -15,7 +16,7 @@ import type { GroupCellRow, GroupKey, MemberRow } from '../mysql/sql/groupTables
 import type { ModelRegistry } from '../schema/modelRegistry.js';
 import type { ShardLog } from '../log/shardLog.js';
 import { GroupCoordinator, type ShardLag } from './groupCoordinator.js';
-import { GroupStore, LAG_COUNT_CAP, type ShardDescription } from './groupStore.js';
+import { type Fence, GroupStore, LAG_COUNT_CAP, type ShardDescription } from './groupStore.js';
 import { type GroupTally, type MemberSettings, MemberSession } from './memberSession.js';
 import type { StoredCell } from '../mysql/sql/contentRows.js';
 
@@ -90,7 +91,7 @@ export class ConsumerGroups {
     private readonly pollMs: number,
     private readonly logger: Logger,
     /** Runs reads of content tables again where a moved shard now is; as they are when left out. */
-    private readonly fenced: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+    private readonly fenced: Fence = (_scope, work) => work(),
   ) {
     this.store = new GroupStore(layout, partitions, fenced);
   }
@@ -100,13 +101,14 @@ export class ConsumerGroups {
    * until it leaves, its stream closes (`session.close`), it falls silent past its timeout, or
    * another stream of it joins.
    */
-  async join(input: JoinInput): Promise<MemberSession> {
+  async join(scope: CallScope, input: JoinInput): Promise<MemberSession> {
     const group = requireGroup(input.model, input.group, 'join');
-    let model = await this.models.get(input.model);
+    let model = await this.models.get(input.model, scope);
     // A cell another server added since this one read the model is found by asking again.
-    for (const cell of input.cells) model = await this.models.requireCell(model, cell);
+    for (const cell of input.cells) model = await this.models.requireCell(model, cell, scope);
     const settings = memberSettings(input);
-    await this.store.createGroup(group, model, input.from === 'latest');
+    const store = this.store.for(scope);
+    await store.createGroup(group, model, input.from === 'latest');
     const key = `${group.model}/${group.group}`;
     let coordinator = this.coordinators.get(key);
     if (!coordinator) {
@@ -116,7 +118,7 @@ export class ConsumerGroups {
         this.store,
         this.pollMs,
         this.logger,
-        (shards) => this.lagOf(model, shards),
+        (turn, shards) => this.lagOf(turn, model, shards),
         () => {
           if (this.coordinators.get(key) === created) this.coordinators.delete(key);
         },
@@ -139,7 +141,7 @@ export class ConsumerGroups {
     );
     this.sessions.add(session);
     void session.done.then(() => this.sessions.delete(session));
-    await this.store.join(group, {
+    await store.join(group, {
       memberId: settings.memberId,
       session: session.session,
       server: this.server,
@@ -155,11 +157,16 @@ export class ConsumerGroups {
     return session;
   }
 
-  async describe(modelName: string, groupName: string): Promise<GroupDescription> {
+  async describe(
+    scope: CallScope,
+    modelName: string,
+    groupName: string,
+  ): Promise<GroupDescription> {
     const group = requireGroup(modelName, groupName);
-    const model = await this.models.get(modelName);
-    await this.requireExists(group);
-    const { members, shards } = await this.store.describe(group, model);
+    const model = await this.models.get(modelName, scope);
+    const store = this.store.for(scope);
+    await requireExists(store, group);
+    const { members, shards } = await store.describe(group, model);
     return {
       members: members.map((member) => ({
         ...member,
@@ -172,6 +179,7 @@ export class ConsumerGroups {
   }
 
   async parked(
+    scope: CallScope,
     modelName: string,
     groupName: string,
     shard: number | undefined,
@@ -179,7 +187,7 @@ export class ConsumerGroups {
     after: { shard: number; id: RowId } | undefined,
   ): Promise<ParkedPage> {
     const group = requireGroup(modelName, groupName);
-    const model = await this.models.get(modelName);
+    const model = await this.models.get(modelName, scope);
     if (shard !== undefined) requireShard(shard, this.layout.shardsCount, 'shard');
     const pageSize = requireLimit(
       limit,
@@ -187,8 +195,9 @@ export class ConsumerGroups {
       GROUP_DEFAULTS.parkedPage,
       GROUP_DEFAULTS.parkedPageMax,
     );
-    await this.requireExists(group);
-    const cells = await this.store.parked(
+    const store = this.store.for(scope);
+    await requireExists(store, group);
+    const cells = await store.parked(
       group,
       model,
       after ?? { shard: -1, id: 0 },
@@ -203,27 +212,36 @@ export class ConsumerGroups {
     };
   }
 
-  async replay(modelName: string, groupName: string, shard: number, id: RowId): Promise<void> {
+  async replay(
+    scope: CallScope,
+    modelName: string,
+    groupName: string,
+    shard: number,
+    id: RowId,
+  ): Promise<void> {
     const group = requireGroup(modelName, groupName);
-    await this.models.get(modelName);
+    await this.models.get(modelName, scope);
     requireShard(shard, this.layout.shardsCount, 'shard');
-    await this.requireExists(group);
-    if (!(await this.store.askReplay(group, shard, id))) {
+    const store = this.store.for(scope);
+    await requireExists(store, group);
+    if (!(await store.askReplay(group, shard, id))) {
       throw new NotFoundError(`cell ${id} of shard ${shard} is not parked in group ${groupName}`);
     }
   }
 
   /** Moves the group's cursors; only while none of its members is connected. */
   async reset(
+    scope: CallScope,
     modelName: string,
     groupName: string,
     to: { position: 'earliest' | 'latest' } | { shard: number; cursor: RowId },
   ): Promise<ShardDescription[]> {
     const group = requireGroup(modelName, groupName);
-    const model = await this.models.get(modelName);
+    const model = await this.models.get(modelName, scope);
     if ('shard' in to) requireShard(to.shard, this.layout.shardsCount, 'shard.shard');
-    await this.requireExists(group);
-    const live = await this.store.liveMembers(group);
+    const store = this.store.for(scope);
+    await requireExists(store, group);
+    const live = await store.liveMembers(group);
     if (live.length > 0) {
       throw new FailedPreconditionError(
         `group ${groupName} has members connected (${live.join(', ')}): stop them, or wait for their sessions to end, then reset`,
@@ -233,7 +251,7 @@ export class ConsumerGroups {
     let cursors: { shard: number; cursor: RowId }[];
     if ('shard' in to) {
       const cursor = exactInteger(to.cursor);
-      const maxId = (await this.store.maxIds(model, [to.shard])).get(to.shard)!;
+      const maxId = (await store.maxIds(model, [to.shard])).get(to.shard)!;
       // Past the shard's end, the cells written until an id passes it would never be delivered.
       if (cursor > maxId) {
         throw new InvalidArgumentError(
@@ -244,11 +262,11 @@ export class ConsumerGroups {
       cursors = [{ shard: to.shard, cursor }];
     } else if (to.position === 'earliest') cursors = shards.map((shard) => ({ shard, cursor: 0 }));
     else {
-      const maxIds = await this.store.maxIds(model, shards);
+      const maxIds = await store.maxIds(model, shards);
       cursors = shards.map((shard) => ({ shard, cursor: maxIds.get(shard)! }));
     }
-    await this.store.setCursors(group, cursors);
-    return (await this.store.describe(group, model)).shards;
+    await store.setCursors(group, cursors);
+    return (await store.describe(group, model)).shards;
   }
 
   /** Every group that had a member on this server since it started. */
@@ -276,23 +294,16 @@ export class ConsumerGroups {
     );
   }
 
-  private async requireExists(group: GroupKey): Promise<void> {
-    if (!(await this.store.exists(group))) {
-      throw new NotFoundError(
-        `consumer group ${group.group} of model ${group.model} does not exist: it comes to exist when its first member joins`,
-      );
-    }
-  }
-
   private async lagOf(
+    scope: CallScope,
     model: CompiledModel,
     shards: readonly { shard: number; cursor: RowId }[],
   ): Promise<ShardLag[]> {
-    return this.fenced(async () => {
+    return this.fenced(scope, async () => {
       const lags: ShardLag[] = [];
       await Promise.all(
         [...this.layout.byPartition(shards, ({ shard }) => shard)].map(async ([index, list]) => {
-          const backlogs = await this.partitions.at(index).read((reader) =>
+          const backlogs = await this.partitions.at(index).read(scope, (reader) =>
             readLogBacklogs(
               reader,
               list.map(({ shard, cursor }) => ({
@@ -370,4 +381,12 @@ function memberSettings(input: JoinInput): MemberSettings {
     heartbeatIntervalMs: Math.min(3000, Math.max(250, Math.floor(sessionTimeoutMs / 4))),
     peer: input.peer,
   };
+}
+
+async function requireExists(store: GroupStore, group: GroupKey): Promise<void> {
+  if (!(await store.exists(group))) {
+    throw new NotFoundError(
+      `consumer group ${group.group} of model ${group.model} does not exist: it comes to exist when its first member joins`,
+    );
+  }
 }

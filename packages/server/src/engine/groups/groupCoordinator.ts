@@ -6,7 +6,7 @@
 // cursors. Other servers do the same for their members from the same rows, so no server is
 // the group's leader and any of them may stop at any time.
 import { type RowId, exactInteger } from '../base/exactInteger.js';
-import { withDeadline } from '../base/callScope.js';
+import { type CallScope, deadlineScope } from '../base/callScope.js';
 import type { Logger } from '../base/logger.js';
 import type { StoreLayout } from '../model/layout.js';
 import type { GroupKey, GroupShardRow } from '../mysql/sql/groupTables.js';
@@ -43,6 +43,7 @@ export class GroupCoordinator {
     private readonly logger: Logger,
     /** Lag of the shards this server's members own, read every few seconds. */
     private readonly readLag: (
+      scope: CallScope,
       shards: readonly { shard: number; cursor: RowId }[],
     ) => Promise<ShardLag[]>,
     /** Told when the last member here is gone: the coordinator is no longer needed. */
@@ -113,21 +114,19 @@ export class GroupCoordinator {
   }
 
   private async runTurn(): Promise<void> {
-    // The turn's statements serve the group, not the call that poked it.
-    await withDeadline(Date.now() + TURN_DEADLINE_MS, async () => {
-      try {
-        await this.takeTurn();
-      } catch (error) {
-        this.logger.warn('a consumer group turn failed; the next one reads afresh', {
-          model: this.group.model,
-          group: this.group.group,
-          error: (error as Error).message,
-        });
-      }
-    });
+    try {
+      // The turn's statements serve the group, not the call that poked it.
+      await this.takeTurn(this.store.for(deadlineScope(Date.now() + TURN_DEADLINE_MS)));
+    } catch (error) {
+      this.logger.warn('a consumer group turn failed; the next one reads afresh', {
+        model: this.group.model,
+        group: this.group.group,
+        error: (error as Error).message,
+      });
+    }
   }
 
-  private async takeTurn(): Promise<void> {
+  private async takeTurn(store: GroupStore): Promise<void> {
     const now = Date.now();
     for (const session of [...this.sessions.values()]) {
       if (session.isOver) this.remove(session);
@@ -138,9 +137,9 @@ export class GroupCoordinator {
       }
     }
     if (this.stopped) return;
-    await this.renewSessions(now);
+    await this.renewSessions(store, now);
 
-    const state = await this.store.readState(this.group);
+    const state = await store.readState(this.group);
     const live = new Set(state.members.filter((member) => member.alive).map((m) => m.memberId));
     const rows = new Map(state.shards.map((row) => [row.shard, row]));
     const owners = new Map(
@@ -168,22 +167,22 @@ export class GroupCoordinator {
       }
       await session.revocationOverdue(now);
     }
-    await this.claim(target, rows, live);
+    await this.claim(store, target, rows, live);
 
     for (const replay of groupReplays(state.replays)) {
       const session = this.ownerHere(replay.shard);
       if (session) await session.replay(replay.shard, replay.ids);
     }
-    await this.commitDue(Date.now());
-    await this.readLagIfDue(Date.now());
+    await this.commitDue(store, Date.now());
+    await this.readLagIfDue(store.scope, Date.now());
     for (const session of this.sessions.values()) session.heartbeatIfQuiet(Date.now());
   }
 
-  private async renewSessions(now: number): Promise<void> {
+  private async renewSessions(store: GroupStore, now: number): Promise<void> {
     const due = [...this.sessions.values()].filter((session) => session.renewalDue(now));
     await Promise.all(
       due.map(async (session) => {
-        const alive = await this.store.renew(
+        const alive = await store.renew(
           this.group,
           session.memberId,
           session.session,
@@ -202,6 +201,7 @@ export class GroupCoordinator {
 
   /** Claims for this server's members the shards they should have that are free. */
   private async claim(
+    store: GroupStore,
     target: ReadonlyMap<number, string>,
     rows: ReadonlyMap<number, GroupShardRow>,
     live: ReadonlySet<string>,
@@ -222,12 +222,12 @@ export class GroupCoordinator {
     }
     await Promise.all(
       claims.map(async ({ session, row }) => {
-        const claimed = await this.store.claim(this.group, row.shard, session.memberId, row.epoch);
+        const claimed = await store.claim(this.group, row.shard, session.memberId, row.epoch);
         if (!claimed) return; // Another claim came first: the next turn reads who.
-        const cells = await this.store.shardCells(this.group, row.shard, claimed.cursor);
+        const cells = await store.shardCells(this.group, row.shard, claimed.cursor);
         if (!session.assign(claimed, cells)) {
           // The session ended meanwhile: the shard goes back at once.
-          await this.store.commit(this.group, [
+          await store.commit(this.group, [
             {
               shard: row.shard,
               memberId: session.memberId,
@@ -242,23 +242,23 @@ export class GroupCoordinator {
     );
   }
 
-  private async commitDue(now: number): Promise<void> {
+  private async commitDue(store: GroupStore, now: number): Promise<void> {
     const bySession = [...this.sessions.values()].map(
       (session) => [session, session.commitsDue(now)] as const,
     );
     const commits: CursorCommit[] = bySession.flatMap(([, due]) => due);
     if (commits.length === 0) return;
-    const kept = await this.store.commit(this.group, commits);
+    const kept = await store.commit(this.group, commits);
     for (const [session, due] of bySession) session.committed(due, kept);
   }
 
-  private async readLagIfDue(now: number): Promise<void> {
+  private async readLagIfDue(scope: CallScope, now: number): Promise<void> {
     if (now - this.lagReadAt < LAG_EVERY_MS) return;
     this.lagReadAt = now;
     const shards = [...this.sessions.values()].flatMap((session) =>
       session.ownedShards().map(({ shard, committed }) => ({ shard, cursor: committed })),
     );
-    this.lags = await this.readLag(shards);
+    this.lags = await this.readLag(scope, shards);
   }
 
   private ownerHere(shard: number): MemberSession | undefined {

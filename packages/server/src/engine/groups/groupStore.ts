@@ -3,6 +3,7 @@
 // its failed and parked cells on the shard's own partition. Every coordination decision is
 // made from these rows and every change is a conditional write on them, so any server may
 // stop at any time and another carries on from what they say.
+import { type CallScope, UNBOUNDED } from '../base/callScope.js';
 import type { RowId } from '../base/exactInteger.js';
 import { UnavailableError } from '../base/errors.js';
 import type { StoreLayout } from '../model/layout.js';
@@ -98,10 +99,14 @@ const DEADLOCK_ATTEMPTS = 5;
 /** The most cells a description counts behind a cursor (a count reads what it counts). */
 export const LAG_COUNT_CAP = 1_000_000;
 
-export class GroupStore {
-  /** Per partition: its group tables exist (created once per process, on first use). */
-  private readonly tablesReady = new Map<number, Promise<void>>();
+/** Runs work for the call of `scope` again where a moved shard now is (partitionRouting.ts). */
+export type Fence = <T>(scope: CallScope, work: () => Promise<T>) => Promise<T>;
 
+/**
+ * The group tables' statements. A GroupStore's serve one scope (callScope.ts): the call, member
+ * session or coordinator turn that uses it, which takes its own with `for`.
+ */
+export class GroupStore {
   constructor(
     private readonly layout: StoreLayout,
     private readonly partitions: PartitionSet,
@@ -109,8 +114,17 @@ export class GroupStore {
      * Runs reads of content tables again where a moved shard now is (the fence,
      * mysql/partitionRouting.ts); as they are when left out.
      */
-    private readonly fenced: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+    private readonly fenced: Fence = (_scope, work) => work(),
+    /** What its statements serve. */
+    readonly scope: CallScope = UNBOUNDED,
+    /** Per partition: its group tables exist (created once per process, on first use). */
+    private readonly tablesReady = new Map<number, Promise<void>>(),
   ) {}
+
+  /** The same store, its statements serving the call (or session, or turn) of `scope`. */
+  for(scope: CallScope): GroupStore {
+    return new GroupStore(this.layout, this.partitions, this.fenced, scope, this.tablesReady);
+  }
 
   /** Creates the group tables where they are missing: members on partition 0, the rest everywhere. */
   async ensureTables(): Promise<void> {
@@ -124,7 +138,8 @@ export class GroupStore {
           ];
           if (partition.index === 0)
             sql.push(createGroupMembersTableSql(this.layout.groupMembersTable));
-          ready = partition.run(async (pool) => {
+          // Shared by every later user: it serves none of them.
+          ready = partition.run(UNBOUNDED, async (pool) => {
             for (const text of sql) await pool.query(text);
           });
           // A failure is not remembered: the next use tries again.
@@ -139,7 +154,7 @@ export class GroupStore {
   /** Whether any member ever joined the group (its shard rows exist). */
   async exists(group: GroupKey): Promise<boolean> {
     await this.ensureTables();
-    const [rows = []] = (await this.atPartition(0).read((reader) =>
+    const [rows = []] = (await this.atPartition(0).read(this.scope, (reader) =>
       reader.read([readGroupShards(this.layout.groupShardsTable, group)]),
     )) as Row[][];
     return rows.length > 0;
@@ -150,20 +165,20 @@ export class GroupStore {
    * `latest` at the shard's highest id now. Rows already there keep their cursors.
    */
   async createGroup(group: GroupKey, model: CompiledModel, latest: boolean): Promise<void> {
-    return this.fenced(async () => {
+    return this.fenced(this.scope, async () => {
       await this.ensureTables();
       await Promise.all(
         this.partitions.partitions.map(async (partition) => {
           const shards = this.layout.shardsOf(partition.index);
           const cursors: RowId[] = latest
-            ? await partition.read((reader) =>
+            ? await partition.read(this.scope, (reader) =>
                 readMaxIds(
                   reader,
                   shards.map((shard) => this.layout.contentTable(model, shard)),
                 ),
               )
             : shards.map(() => 0);
-          await partition.run((pool) =>
+          await partition.run(this.scope, (pool) =>
             runTogether(pool, [
               createGroupShards(
                 this.layout.groupShardsTable,
@@ -178,7 +193,7 @@ export class GroupStore {
   }
 
   async join(group: GroupKey, member: MemberSessionRow): Promise<void> {
-    await this.atPartition(0).run((pool) =>
+    await this.atPartition(0).run(this.scope, (pool) =>
       runTogether(pool, [joinMember(this.layout.groupMembersTable, group, member)]),
     );
   }
@@ -190,7 +205,7 @@ export class GroupStore {
     session: string,
     leftMs: number,
   ): Promise<boolean> {
-    const [result] = (await this.atPartition(0).run((pool) =>
+    const [result] = (await this.atPartition(0).run(this.scope, (pool) =>
       runTogether(pool, [
         renewMember(this.layout.groupMembersTable, group, memberId, session, leftMs),
       ]),
@@ -199,7 +214,7 @@ export class GroupStore {
   }
 
   async leave(group: GroupKey, memberId: string, session: string): Promise<void> {
-    await this.atPartition(0).run((pool) =>
+    await this.atPartition(0).run(this.scope, (pool) =>
       runTogether(pool, [removeMember(this.layout.groupMembersTable, group, memberId, session)]),
     );
   }
@@ -210,7 +225,7 @@ export class GroupStore {
    */
   async readState(group: GroupKey): Promise<GroupState> {
     const [members, perPartition] = await Promise.all([
-      this.atPartition(0).run(async (pool) => {
+      this.atPartition(0).run(this.scope, async (pool) => {
         const results = (await runTogether(pool, [
           removeExpiredMembers(this.layout.groupMembersTable, group),
           readMembers(this.layout.groupMembersTable, group),
@@ -219,7 +234,7 @@ export class GroupStore {
       }),
       Promise.all(
         this.partitions.partitions.map((partition) =>
-          partition.read((reader) =>
+          partition.read(this.scope, (reader) =>
             reader.read([
               readGroupShards(this.layout.groupShardsTable, group),
               readReplays(this.layout.groupCellsTable, group),
@@ -247,7 +262,7 @@ export class GroupStore {
     memberId: string,
     epoch: RowId,
   ): Promise<GroupShardRow | undefined> {
-    const [claimed, rows] = (await this.forShard(shard).run((pool) =>
+    const [claimed, rows] = (await this.forShard(shard).run(this.scope, (pool) =>
       runTogether(pool, claimShard(this.layout.groupShardsTable, group, shard, memberId, epoch)),
     )) as [WriteResult, Row[]];
     if (claimed.affectedRows === 0 || !rows[0]) return undefined;
@@ -259,7 +274,7 @@ export class GroupStore {
 
   /** The shard's failed and parked cells past its cursor. */
   async shardCells(group: GroupKey, shard: number, cursor: RowId): Promise<GroupCellRow[]> {
-    const [rows = []] = (await this.forShard(shard).read((reader) =>
+    const [rows = []] = (await this.forShard(shard).read(this.scope, (reader) =>
       reader.read([readShardCells(this.layout.groupCellsTable, group, shard, cursor)]),
     )) as Row[][];
     return rows.map(toGroupCellRow);
@@ -302,7 +317,7 @@ export class GroupStore {
             );
           }
         }
-        const results = (await this.atPartition(index).run((pool) =>
+        const results = (await this.atPartition(index).run(this.scope, (pool) =>
           runTogether(pool, statements),
         )) as WriteResult[];
         list.forEach((commit, i) => {
@@ -326,7 +341,7 @@ export class GroupStore {
       id,
       keptError(error),
     );
-    return this.forShard(shard).run(async (pool) => {
+    return this.forShard(shard).run(this.scope, async (pool) => {
       const [result] = (await untilNotDeadlocked(() =>
         runTogether(pool, [count]),
       )) as WriteResult[];
@@ -342,7 +357,7 @@ export class GroupStore {
   ): Promise<void> {
     await Promise.all(
       [...this.layout.byPartition(cells, ({ shard }) => shard)].map(([index, list]) =>
-        this.atPartition(index).run((pool) =>
+        this.atPartition(index).run(this.scope, (pool) =>
           runTogether(pool, [
             countLostDeliveries(this.layout.groupCellsTable, group, list, keptError(error)),
           ]),
@@ -368,11 +383,13 @@ export class GroupStore {
       attempts,
       keptError(error),
     );
-    await this.forShard(shard).run((pool) => untilNotDeadlocked(() => runTogether(pool, [park])));
+    await this.forShard(shard).run(this.scope, (pool) =>
+      untilNotDeadlocked(() => runTogether(pool, [park])),
+    );
   }
 
   async replayHandled(group: GroupKey, shard: number, id: RowId): Promise<void> {
-    await this.forShard(shard).run((pool) =>
+    await this.forShard(shard).run(this.scope, (pool) =>
       runTogether(pool, [replayHandled(this.layout.groupCellsTable, group, shard, id)]),
     );
   }
@@ -380,7 +397,7 @@ export class GroupStore {
   /** Asks for a parked cell's replay; false when the cell is not parked. */
   async askReplay(group: GroupKey, shard: number, id: RowId): Promise<boolean> {
     await this.ensureTables();
-    const [result] = (await this.forShard(shard).run((pool) =>
+    const [result] = (await this.forShard(shard).run(this.scope, (pool) =>
       runTogether(pool, [askReplay(this.layout.groupCellsTable, group, shard, id)]),
     )) as WriteResult[];
     return (result?.affectedRows ?? 0) > 0;
@@ -392,8 +409,8 @@ export class GroupStore {
     shard: number,
     ids: readonly RowId[],
   ): Promise<StoredCell[]> {
-    return this.fenced(async () => {
-      const rows = await this.forShard(shard).read((reader) =>
+    return this.fenced(this.scope, async () => {
+      const rows = await this.forShard(shard).read(this.scope, (reader) =>
         readCellsById(reader, this.layout.contentTable(model, shard), ids),
       );
       return rows.map((row) => toStoredCell(row, shard));
@@ -405,7 +422,7 @@ export class GroupStore {
     group: GroupKey,
     model: CompiledModel,
   ): Promise<{ members: MemberRow[]; shards: ShardDescription[] }> {
-    return this.fenced(async () => {
+    return this.fenced(this.scope, async () => {
       const state = await this.readState(group);
       const byShard = new Map(state.shards.map((row) => [row.shard, row]));
       const shards: ShardDescription[] = [];
@@ -415,7 +432,7 @@ export class GroupStore {
             .shardsOf(partition.index)
             .map((shard) => byShard.get(shard))
             .filter((row): row is GroupShardRow => row !== undefined);
-          const [backlogs, parked] = await partition.read(async (reader) => {
+          const [backlogs, parked] = await partition.read(this.scope, async (reader) => {
             const logs = rows.map(({ shard, cursor }) => ({
               table: this.layout.contentTable(model, shard),
               cursor,
@@ -450,11 +467,11 @@ export class GroupStore {
     onlyShard: number | undefined,
     limit: number,
   ): Promise<{ row: GroupCellRow; cell: StoredCell | undefined }[]> {
-    return this.fenced(async () => {
+    return this.fenced(this.scope, async () => {
       await this.ensureTables();
       let found: GroupCellRow[] = [];
       const read = async (partition: Partition, want: number) => {
-        const [rows = []] = (await partition.read((reader) =>
+        const [rows = []] = (await partition.read(this.scope, (reader) =>
           reader.read([
             readParkedCells(this.layout.groupCellsTable, group, after, onlyShard, want),
           ]),
@@ -502,7 +519,7 @@ export class GroupStore {
   /** Member ids of the group's live sessions. */
   async liveMembers(group: GroupKey): Promise<string[]> {
     await this.ensureTables();
-    const [rows = []] = (await this.atPartition(0).read((reader) =>
+    const [rows = []] = (await this.atPartition(0).read(this.scope, (reader) =>
       reader.read([readLiveMembers(this.layout.groupMembersTable, group)]),
     )) as Row[][];
     return rows.map((row) => String(row.member_id));
@@ -546,7 +563,7 @@ export class GroupStore {
   private async writeWhole(partition: Partition, writes: readonly Statement[]): Promise<void> {
     const galera = partition.galera !== undefined;
     for (let attempt = 1; ; attempt += 1) {
-      const committed = await partition.withConnection(async (connection) => {
+      const committed = await partition.withConnection(this.scope, async (connection) => {
         try {
           if (!galera) {
             await runTogether(connection, [START_TRANSACTION, ...writes, COMMIT]);
@@ -577,11 +594,11 @@ export class GroupStore {
 
   /** The highest id of each shard now. */
   async maxIds(model: CompiledModel, shards: readonly number[]): Promise<Map<number, RowId>> {
-    return this.fenced(async () => {
+    return this.fenced(this.scope, async () => {
       const maxIds = new Map<number, RowId>();
       await Promise.all(
         [...this.layout.byPartition(shards, (shard) => shard)].map(async ([index, list]) => {
-          const ids = await this.atPartition(index).run((pool) =>
+          const ids = await this.atPartition(index).run(this.scope, (pool) =>
             readMaxIds(
               directReader(pool),
               list.map((shard) => this.layout.contentTable(model, shard)),

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { type RowId, exactInteger } from '../base/exactInteger.js';
 import { ConflictError, InvalidArgumentError, UnavailableError } from '../base/errors.js';
-import { withScope } from '../base/callScope.js';
+import type { CallScope } from '../base/callScope.js';
 import type { Logger } from '../base/logger.js';
 import type { CompiledModel } from '../model/model.js';
 import type { GroupCellRow, GroupKey, GroupShardRow } from '../mysql/sql/groupTables.js';
@@ -96,6 +96,12 @@ export class MemberSession {
   private readonly outbox = new GroupOutbox(OUTBOX_BYTES);
   /** Aborted when the session ends, whatever ended it: stops every feed. */
   private readonly ended = new AbortController();
+  /**
+   * What the session's statements serve: the session, not the call that joined it or the turn
+   * that assigned it a shard. Bounded by its end only (reads are not sent once it has ended).
+   */
+  private readonly scope: CallScope = { deadline: Infinity, cancellation: this.ended.signal };
+  private readonly store: GroupStore;
   private inFlight = 0;
   /** How many shards the coordinator means the member to own: their shares are sized by it. */
   private expectedShards = 1;
@@ -110,7 +116,7 @@ export class MemberSession {
     readonly group: GroupKey,
     private readonly model: CompiledModel,
     readonly settings: MemberSettings,
-    private readonly store: GroupStore,
+    store: GroupStore,
     private readonly log: ShardLog,
     private readonly logger: Logger,
     /** Asks the coordinator for a turn soon (a shard was handed back, the member left). */
@@ -118,6 +124,7 @@ export class MemberSession {
     /** The group's counts on this server, which the session adds to. */
     private readonly tally: GroupTally = { delivered: 0, failed: 0, parked: 0 },
   ) {
+    this.store = store.for(this.scope);
     this.outbox.push({
       kind: 'joined',
       memberId: settings.memberId,
@@ -688,27 +695,25 @@ export class MemberSession {
   /** Feeds one owned shard from its log, in id order, for as long as the member owns it. */
   private async feed(owned: OwnedShard): Promise<void> {
     const signal = owned.feed.signal;
-    // The feed's reads serve the session, not the call that joined it: bounded by its end only.
-    await withScope({ deadline: Infinity, cancellation: this.ended.signal }, async () => {
-      while (!signal.aborted) {
-        try {
-          await this.feedFrom(owned, signal);
-          return;
-        } catch (error) {
-          if (signal.aborted) return;
-          this.logger.warn('a consumer group feed failed; it reads again shortly', {
-            group: this.group.group,
-            shard: owned.shard,
-            error: (error as Error).message,
-          });
-          await sleep(FEED_RETRY_MS, signal);
-        }
+    while (!signal.aborted) {
+      try {
+        await this.feedFrom(owned, signal);
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        this.logger.warn('a consumer group feed failed; it reads again shortly', {
+          group: this.group.group,
+          shard: owned.shard,
+          error: (error as Error).message,
+        });
+        await sleep(FEED_RETRY_MS, signal);
       }
-    });
+    }
   }
 
   private async feedFrom(owned: OwnedShard, signal: AbortSignal): Promise<void> {
     const events = this.log.each(
+      this.scope,
       this.model,
       {
         shards: [owned.shard],

@@ -3,7 +3,7 @@
 // query each per poll interval, a cost set by how many clients follow (SPEC §4.7 bounds query
 // cost by configuration). So one poller per process reads, once per interval, every followed
 // table of a partition in one statement, and hands the max ids to every follower of them.
-import { withDeadline } from '../base/callScope.js';
+import { UNBOUNDED } from '../base/callScope.js';
 import { UnavailableError } from '../base/errors.js';
 import type { RowId } from '../base/exactInteger.js';
 import type { PartitionSet } from '../mysql/partitions.js';
@@ -123,23 +123,23 @@ export class MaxIdPoller {
   private async poll(partition: number, polling: PartitionPolling): Promise<void> {
     polling.reading = true;
     polling.nextAt = Date.now() + this.intervalMs;
-    // The read serves no call: not the one whose watch started the timer (its context is
-    // inherited), whose cancel would leave the read unsent for every other follower.
-    const poll = await withDeadline(Infinity, () =>
-      this.read(partition, [...polling.tables.keys()]),
-    );
+    const poll = await this.read(partition, [...polling.tables.keys()]);
     polling.reading = false;
     if (this.polling.get(partition) !== polling) return;
     for (const listener of [...polling.listeners]) listener(poll);
     this.schedule(partition, polling);
   }
 
-  /** The tables' max ids, or why each could not be read: never throws. */
+  /**
+   * The tables' max ids, or why each could not be read: never throws. The read serves no call
+   * (not the one whose watch started the timer, whose cancel would leave it unsent for every
+   * other follower).
+   */
   private async read(partition: number, tables: readonly string[]): Promise<MaxIdPoll> {
     try {
       const maxIds = await this.partitions
         .at(partition)
-        .read((reader) => readMaxIds(reader, tables));
+        .read(UNBOUNDED, (reader) => readMaxIds(reader, tables));
       return { maxIds: new Map(tables.map((table, i) => [table, maxIds[i]!])), errors: new Map() };
     } catch (error) {
       if (tables.length === 1 || error instanceof UnavailableError) {

@@ -1,6 +1,7 @@
 // Reading a model's content shards as ordered logs: single pages (FetchLatestCells) and
 // streams that can follow new writes (Each). Gap-freedom comes from the writers (see
 // cellWriter.ts); readers simply read `id > cursor`.
+import type { CallScope } from '../base/callScope.js';
 import type { StoreLayout } from '../model/layout.js';
 import { ANSWER_BYTES_PER_CELL } from '../read/latestCells.js';
 import type { LogNotifier } from './logNotifier.js';
@@ -76,7 +77,9 @@ export class ShardLog {
     private readonly routing?: PartitionRouting,
   ) {}
 
+  /** One page of a shard's log, for the call of `scope`. */
   async fetchPage(
+    scope: CallScope,
     model: CompiledModel,
     shard: number,
     cursor: RowId,
@@ -94,7 +97,7 @@ export class ShardLog {
     const fitting = Math.max(1, Math.floor(this.maxAnswerBytes / this.cellBytes));
     const limitRead = Math.min(pageSize, fitting);
     if (!Number.isFinite(this.maxAnswerBytes)) {
-      const page = await this.readPage(model, shard, cursor, limitRead);
+      const page = await this.readPage(scope, model, shard, cursor, limitRead);
       this.learnCellBytes(page.cells);
       return page;
     }
@@ -103,16 +106,17 @@ export class ShardLog {
     const share = logPageBodyBytes(this.maxAnswerBytes, limitRead);
     const table = this.layout.contentTable(model, shard);
     const partition = this.partitions.forShard(shard);
-    const { rows, maxId } = await partition.read((reader) =>
+    const { rows, maxId } = await partition.read(scope, (reader) =>
       readLogPage(reader, { table, cursor, limit: limitRead, maxBodyBytes: share }),
     );
     const { cells, unread } = cutPage(rows, shard, this.maxAnswerBytes);
-    await readBodiesInto(partition, [{ table, cells: unread }]);
+    await readBodiesInto(scope, partition, [{ table, cells: unread }]);
     this.learnCellBytes(cells);
     return { cells, nextCursor: cells[cells.length - 1]?.id ?? cursor, maxId };
   }
 
   private async readPage(
+    scope: CallScope,
     model: CompiledModel,
     shard: number,
     cursor: RowId,
@@ -120,7 +124,7 @@ export class ShardLog {
   ): Promise<LogPage> {
     const { rows, maxId } = await this.partitions
       .forShard(shard)
-      .read((reader) =>
+      .read(scope, (reader) =>
         readLogPage(reader, { table: this.layout.contentTable(model, shard), cursor, limit }),
       );
     const cells = rows.map((row) => toStoredCell(row, shard));
@@ -133,18 +137,20 @@ export class ShardLog {
    * consumer holds the stream back instead of filling memory. A shard that moved to another
    * partition (its table gone from the old one: the move's fence) is read there from the
    * cursor the stream reached: ids do not change in a move, so nothing is missed or repeated.
+   * Its reads serve the call (or member session) of `scope`, which ends with `signal`.
    */
   async *each(
+    scope: CallScope,
     model: CompiledModel,
     input: EachInput,
     signal: AbortSignal,
   ): AsyncGenerator<EachEvent> {
-    if (!this.routing) return yield* this.eachOnce(model, input, signal);
+    if (!this.routing) return yield* this.eachOnce(scope, model, input, signal);
     const cursors = new Map(input.cursors);
     for (let attempt = 0; ; attempt++) {
       const before = this.routing.map.version;
       try {
-        for await (const event of this.eachOnce(model, { ...input, cursors }, signal)) {
+        for await (const event of this.eachOnce(scope, model, { ...input, cursors }, signal)) {
           if (event.kind === 'batch') cursors.set(event.shard, event.cursor);
           else for (const [shard, cursor] of event.cursors) cursors.set(shard, cursor);
           // A stream that went on after a move starts its count again at the next.
@@ -153,12 +159,13 @@ export class ShardLog {
         }
         return;
       } catch (error) {
-        await this.routing.recover(error, before, attempt);
+        await this.routing.recover(error, before, attempt, scope);
       }
     }
   }
 
   private async *eachOnce(
+    scope: CallScope,
     model: CompiledModel,
     input: EachInput,
     signal: AbortSignal,
@@ -232,7 +239,15 @@ export class ShardLog {
         );
         const pageSize = Math.max(1, Math.min(fullPage, Math.floor(aheadCells / round.length)));
         sharedRound = false;
-        const pages = await this.nextPages(model, round, cursors, pageSize, watch, readAheadBytes);
+        const pages = await this.nextPages(
+          scope,
+          model,
+          round,
+          cursors,
+          pageSize,
+          watch,
+          readAheadBytes,
+        );
         this.learnCellBytes(pages.flatMap(({ cells }) => cells));
         const deferred = round.filter((_, i) => pages[i]!.deferred);
         for (const [i, shard] of round.entries()) {
@@ -273,6 +288,7 @@ export class ShardLog {
    * server handed over where they are the next ones, and read (readPages) for the others.
    */
   private async nextPages(
+    scope: CallScope,
     model: CompiledModel,
     round: readonly number[],
     cursors: ReadonlyMap<number, RowId>,
@@ -291,7 +307,7 @@ export class ShardLog {
     watch?.reading(toRead);
     const read =
       toRead.length > 0
-        ? await this.readPages(model, toRead, cursors, pageSize, readAheadBytes)
+        ? await this.readPages(scope, model, toRead, cursors, pageSize, readAheadBytes)
         : [];
     let next = 0;
     return round.map((shard) => {
@@ -316,6 +332,7 @@ export class ShardLog {
    * round (see below); it should lead the next.
    */
   private async readPages(
+    scope: CallScope,
     model: CompiledModel,
     shards: readonly number[],
     cursors: ReadonlyMap<number, RowId>,
@@ -332,7 +349,7 @@ export class ShardLog {
     const reads = new Array<Row[]>(shards.length);
     await Promise.all(
       byPartition.map(async ([partition, positions]) => {
-        const rows = await this.partitions.at(partition).read((reader) =>
+        const rows = await this.partitions.at(partition).read(scope, (reader) =>
           readLogPages(
             reader,
             positions.map((i) => ({
@@ -364,6 +381,7 @@ export class ShardLog {
     await Promise.all(
       byPartition.map(([partition, positions]) =>
         readBodiesInto(
+          scope,
           this.partitions.at(partition),
           positions.map((i) => ({ table: tables[i]!, cells: pages[i]!.unread })),
         ),

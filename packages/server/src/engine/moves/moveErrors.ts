@@ -1,7 +1,7 @@
 // The mover's failures, as engine errors: each says which shard, what happened, and what to do
 // next (run the same command again, abort, or fix what it names). No SQL error reaches a caller.
 import { FailedPreconditionError, UnavailableError } from '../base/errors.js';
-import type { MysqlPool, SqlConnection, SqlValue } from '../mysql/mysqlPool.js';
+import type { ScopedPool, SqlConnection, SqlValue } from '../mysql/mysqlPool.js';
 import { isConnectionLost } from '../mysql/sqlErrors.js';
 
 /**
@@ -56,7 +56,7 @@ const FAILED_ON = Symbol('the partition a statement failed on');
  * partition and writes another in one step, and a failure should name the server that failed.
  * The error itself is marked (its code and class unchanged for those that test them).
  */
-export function markingFailures(pool: MysqlPool, partition: number): MysqlPool {
+export function markingFailures(pool: ScopedPool, partition: number): ScopedPool {
   const mark = (error: unknown): unknown => {
     if (typeof error === 'object' && error !== null && !(FAILED_ON in error)) {
       Object.defineProperty(error, FAILED_ON, { value: partition });
@@ -65,7 +65,7 @@ export function markingFailures(pool: MysqlPool, partition: number): MysqlPool {
   };
   return {
     reads: pool.reads,
-    query: <T>(sql: Parameters<MysqlPool['query']>[0], values?: readonly SqlValue[]) =>
+    query: <T>(sql: Parameters<ScopedPool['query']>[0], values?: readonly SqlValue[]) =>
       pool.query<T>(sql, values).catch((error: unknown) => {
         throw mark(error);
       }),
@@ -73,8 +73,6 @@ export function markingFailures(pool: MysqlPool, partition: number): MysqlPool {
       pool.getConnection().catch((error: unknown) => {
         throw mark(error);
       }),
-    usage: () => pool.usage(),
-    end: () => pool.end(),
   };
 }
 

@@ -6,10 +6,11 @@
 // before the cut-over, abort (drop the copy). Each step starts from what the shard's row in
 // `<ns>_shameless_shard_moves` says and is idempotent, so a mover killed anywhere resumes when
 // the same command runs again.
+import { UNBOUNDED } from '../base/callScope.js';
 import { EngineError, FailedPreconditionError, InvalidArgumentError } from '../base/errors.js';
 import { type Logger, silentLogger } from '../base/logger.js';
 import type { PartitionMap } from '../model/partitionMap.js';
-import type { MysqlPool, Row, SqlConnection, SqlSession } from '../mysql/mysqlPool.js';
+import type { Row, ScopedPool, SqlConnection, SqlSession } from '../mysql/mysqlPool.js';
 import type { Partition } from '../mysql/partitions.js';
 import { isDeadlock, isLockContention } from '../mysql/sqlErrors.js';
 import {
@@ -151,7 +152,7 @@ interface ShardRun {
   readonly source: Partition;
   /** Statements on the source partition's pool. */
   readonly sourceSession: SqlSession;
-  readonly target: MysqlPool;
+  readonly target: ScopedPool;
   /** The shard's tables with their shapes on the source (at their names there now). */
   content: TableShape[];
   index: TableShape[];
@@ -197,7 +198,7 @@ export class ShardMover {
 
   /** Moves not finished or aborted, by shard. */
   async activeMoves(): Promise<MoveRow[]> {
-    return this.home.run(async (pool) => {
+    return this.home.run(UNBOUNDED, async (pool) => {
       if ((await existingTables(pool, [this.movesTable])).size === 0) return [];
       return readActiveMoves(pool, this.movesTable);
     });
@@ -238,7 +239,7 @@ export class ShardMover {
    */
   async finish(shards?: readonly number[]): Promise<MoveSummary[]> {
     return this.withMoverLock(async () => {
-      const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+      const active = await readActiveMoves(this.home.primaryReads(UNBOUNDED), this.movesTable);
       const reversed = new Set(active.map((row) => row.reverseOf).filter((id) => id !== undefined));
       // A move being taken back (and the move taking it back) ends with its abort, not here.
       const rows = active.filter(
@@ -262,7 +263,7 @@ export class ShardMover {
    */
   async abort(shards?: readonly number[]): Promise<MoveSummary[]> {
     return this.withMoverLock(async () => {
-      const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+      const active = await readActiveMoves(this.home.primaryReads(UNBOUNDED), this.movesTable);
       const rows = active.filter(
         (row) => row.reverseOf === undefined && (!shards || shards.includes(row.shard)),
       );
@@ -286,7 +287,7 @@ export class ShardMover {
   private async withMoverLock<T>(work: () => Promise<T>): Promise<T> {
     const home = this.home;
     const name = moveLockName(home.location.database, this.host.layout.namespace);
-    const connection = await home.run((pool) => pool.getConnection());
+    const connection = await home.run(UNBOUNDED, (pool) => pool.getConnection());
     let healthy = false;
     try {
       if (!(await tryLock(connection, name, LOCK_WAIT_SECONDS))) {
@@ -297,7 +298,7 @@ export class ShardMover {
             'and run this command again (its state is kept; a stopped mover resumes where it was)',
         );
       }
-      await home.run((pool) =>
+      await home.run(UNBOUNDED, (pool) =>
         runTogether(pool, [statement(createShardMovesTableSql(this.movesTable))]),
       );
       const answer = await work();
@@ -326,7 +327,7 @@ export class ShardMover {
   /** The shard's active move (resumed), a new one, or undefined when the shard is there already. */
   private async rowFor(shard: number, to: string): Promise<MoveRow | undefined> {
     const home = this.home;
-    const active = (await readActiveMoves(home.primaryReads, this.movesTable)).filter(
+    const active = (await readActiveMoves(home.primaryReads(UNBOUNDED), this.movesTable)).filter(
       (row) => row.shard === shard,
     );
     const reverse = active.find((row) => row.reverseOf !== undefined);
@@ -350,18 +351,18 @@ export class ShardMover {
     const source = map.partitionOf(shard);
     const target = await this.targetId(map, to);
     if (source === target) return undefined;
-    const moveId = await home.run((pool) =>
+    const moveId = await home.run(UNBOUNDED, (pool) =>
       insertMove(pool, this.movesTable, { shard, source, target, targetLocation: to }),
     );
     this.logger.info('shard move started', { shard, moveId, source, target });
-    return (await home.run((pool) => readMove(pool, this.movesTable, moveId)))!;
+    return (await home.run(UNBOUNDED, (pool) => readMove(pool, this.movesTable, moveId)))!;
   }
 
   /** The id of the partition at `to`: one the map lists, or the next, shared by moves to it. */
   private async targetId(map: PartitionMap, to: string): Promise<number> {
     const listed = map.locations.indexOf(to);
     if (listed >= 0) return listed;
-    const active = await readActiveMoves(this.home.primaryReads, this.movesTable);
+    const active = await readActiveMoves(this.home.primaryReads(UNBOUNDED), this.movesTable);
     const same = active.find((row) => row.targetLocation === to);
     if (same) return same.target;
     const taken = active.filter((row) => row.target >= map.partitionCount);
@@ -374,7 +375,9 @@ export class ShardMover {
   }
 
   private async update(run: ShardRun, update: MoveUpdate): Promise<void> {
-    await this.home.run((pool) => updateMove(pool, this.movesTable, run.row.moveId, update));
+    await this.home.run(UNBOUNDED, (pool) =>
+      updateMove(pool, this.movesTable, run.row.moveId, update),
+    );
     run.row = { ...run.row, ...stateOf(update) };
   }
 
@@ -446,7 +449,7 @@ export class ShardMover {
   private async prepareRun(row: MoveRow): Promise<ShardRun> {
     const source = this.host.source(row.source);
     const sourceSession: SqlSession = {
-      query: (sql, values) => source.run((pool) => pool.query(sql, values)),
+      query: (sql, values) => source.run(UNBOUNDED, (pool) => pool.query(sql, values)),
     };
     const targetPool = await this.host.target(row.targetLocation).catch((error: unknown) => {
       throw new ShardMoveInterruptedError(row.shard, row.target, 'connecting to the target', error);
@@ -838,7 +841,9 @@ export class ShardMover {
     const { row } = run;
     const names = originals.map((shape) => shape.name);
     this.at(run, row.source, 'locking the shard tables');
-    const connection: SqlConnection = await run.source.run((pool) => pool.getConnection());
+    const connection: SqlConnection = await run.source.run(UNBOUNDED, (pool) =>
+      pool.getConnection(),
+    );
     let released = false;
     const release = (destroy: boolean) => {
       if (released) return;
@@ -1089,7 +1094,7 @@ export class ShardMover {
           `shard ${row.shard}: partition ${row.source}, where it came from, is not in the map any more`,
         );
       }
-      const moveId = await this.home.run((pool) =>
+      const moveId = await this.home.run(UNBOUNDED, (pool) =>
         insertMove(pool, this.movesTable, {
           shard: row.shard,
           source: row.target,
@@ -1103,7 +1108,7 @@ export class ShardMover {
         moveId,
         reverseOf: row.moveId,
       });
-      back = (await this.home.run((pool) => readMove(pool, this.movesTable, moveId)))!;
+      back = (await this.home.run(UNBOUNDED, (pool) => readMove(pool, this.movesTable, moveId)))!;
     }
     if (back.phase !== 'cut_over' && back.phase !== 'finished') back = await this.runShard(back);
     if (back.phase === 'cut_over') back = await this.finishShard(back);

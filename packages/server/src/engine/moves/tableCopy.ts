@@ -1,7 +1,7 @@
 // Copying a shard's rows from its source to its target: content by id (the shard's log is
 // gap-free, so `id > cursor` finds everything written since a point), index rows by key, and
 // the index changes the source's triggers captured meanwhile.
-import type { MysqlPool, Row, SqlSession } from '../mysql/mysqlPool.js';
+import type { Row, ScopedPool, SqlSession } from '../mysql/mysqlPool.js';
 import {
   type CapturedChange,
   type KeyValues,
@@ -124,7 +124,7 @@ export async function copyRows(
  */
 export async function applyChanges(
   source: SqlSession,
-  target: MysqlPool,
+  target: ScopedPool,
   changesTable: string,
   shapes: ReadonlyMap<string, TableShape>,
   onRound?: (changes: number) => Promise<void> | void,
@@ -297,7 +297,7 @@ function lastRows(
  * to write, the target is asked all the same: a map is never published naming a server that has
  * not answered since the cut-over took its lock.
  */
-export async function writeLastRows(target: MysqlPool, last: LastRows): Promise<void> {
+export async function writeLastRows(target: ScopedPool, last: LastRows): Promise<void> {
   if (last.onTarget.length > 2) await inOneTransaction(target, last.onTarget);
   else await runTogether(target, [statement('SELECT 1')]);
   for (const [cursor, key] of last.cursors) cursor.key = key;
@@ -321,7 +321,7 @@ function keysByTable(
 }
 
 /** Sends a transaction's statements (START … COMMIT) on one connection of `pool`. */
-async function inOneTransaction(pool: MysqlPool, statements: readonly Statement[]): Promise<void> {
+async function inOneTransaction(pool: ScopedPool, statements: readonly Statement[]): Promise<void> {
   const connection = await pool.getConnection();
   try {
     await runTogether(connection, statements);

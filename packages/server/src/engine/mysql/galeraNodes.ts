@@ -10,11 +10,12 @@
 // server's pool. Reads that fail on a node are sent again to the next (a read is safe to
 // repeat); a write's statement is not, since it may have committed: its error goes up, and the
 // write path retries the transaction by its request ids (shardTransaction.ts).
-import { withDeadline } from '../base/callScope.js';
+import { type CallScope, UNBOUNDED, deadlineScope } from '../base/callScope.js';
 import type { Logger } from '../base/logger.js';
 import {
   type MysqlLocation,
   type MysqlPool,
+  type ScopedPool,
   type PoolUsage,
   type SqlConnection,
   type SqlSession,
@@ -116,7 +117,7 @@ export class GaleraNodes implements MysqlPool {
   private currentIndex = 0;
   /** How many times the partition moved to another node, for metrics. */
   switches = 0;
-  readonly reads: SqlSession;
+  private readonly unbounded: ScopedPool;
 
   constructor(
     readonly partition: number,
@@ -124,8 +125,57 @@ export class GaleraNodes implements MysqlPool {
     private readonly logger: Logger,
   ) {
     this.nodes = nodes.map(({ location, pool }, i) => new GaleraNode(i, location, pool));
-    this.reads = {
-      query: (sql, values) => this.onSomeNode((node) => node.pool.reads.query(sql, values)),
+    this.unbounded = this.for(UNBOUNDED);
+  }
+
+  get reads(): SqlSession {
+    return this.unbounded.reads;
+  }
+
+  query<T>(...args: Parameters<SqlSession['query']>): Promise<T> {
+    return this.unbounded.query<T>(...args);
+  }
+
+  getConnection(): Promise<SqlConnection> {
+    return this.unbounded.getConnection();
+  }
+
+  /**
+   * The partition's statements for the call of `scope`. A write's statement runs on the current
+   * node, once (it may have committed before its node failed); a node failure moves the
+   * partition on, and the error goes up. Reads, and the taking of a connection (nothing has run
+   * on it yet), go to the next node on a node failure. A statement on a connection that finds
+   * its node failed moves the partition on.
+   */
+  for(scope: CallScope): ScopedPool {
+    return {
+      query: <T>(...args: Parameters<SqlSession['query']>) => {
+        const node = this.nodes[this.currentIndex]!;
+        return node.pool
+          .for(scope)
+          .query<T>(...args)
+          .catch((error: unknown) => {
+            if (isNodeFailure(error)) this.failed(node, error);
+            throw error;
+          });
+      },
+      reads: {
+        query: (sql, values) =>
+          this.onSomeNode((node) => node.pool.for(scope).reads.query(sql, values)),
+      },
+      getConnection: () =>
+        this.onSomeNode(async (node) => {
+          const connection = await node.pool.for(scope).getConnection();
+          return {
+            query: <T>(...args: Parameters<SqlSession['query']>) =>
+              connection.query<T>(...args).catch((error: unknown) => {
+                if (isNodeFailure(error)) this.failed(node, error);
+                throw error;
+              }),
+            release: () => connection.release(),
+            destroy: () => connection.destroy(),
+          };
+        }),
     };
   }
 
@@ -149,38 +199,6 @@ export class GaleraNodes implements MysqlPool {
     }));
   }
 
-  /**
-   * A write's statement: on the current node, once (it may have committed before its node
-   * failed); a node failure moves the partition on, and the error goes up.
-   */
-  query<T>(...args: Parameters<SqlSession['query']>): Promise<T> {
-    const node = this.nodes[this.currentIndex]!;
-    return node.pool.query<T>(...args).catch((error: unknown) => {
-      if (isNodeFailure(error)) this.failed(node, error);
-      throw error;
-    });
-  }
-
-  /**
-   * A connection of the current node, or of the next that gives one (nothing has run on it
-   * yet, so trying the next is safe). A statement on it that finds the node failed moves the
-   * partition on.
-   */
-  async getConnection(): Promise<SqlConnection> {
-    return this.onSomeNode(async (node) => {
-      const connection = await node.pool.getConnection();
-      return {
-        query: <T>(...args: Parameters<SqlSession['query']>) =>
-          connection.query<T>(...args).catch((error: unknown) => {
-            if (isNodeFailure(error)) this.failed(node, error);
-            throw error;
-          }),
-        release: () => connection.release(),
-        destroy: () => connection.destroy(),
-      };
-    });
-  }
-
   usage(): PoolUsage {
     return this.nodes[this.currentIndex]!.pool.usage();
   }
@@ -198,9 +216,8 @@ export class GaleraNodes implements MysqlPool {
     await Promise.all(
       this.nodes.map(async (node) => {
         try {
-          const state = await withDeadline(Date.now() + timeoutMs, () =>
-            readNodeState(node.pool.reads),
-          );
+          const scope = deadlineScope(Date.now() + timeoutMs);
+          const state = await readNodeState(node.pool.for(scope).reads);
           node.state = state.state;
           this.mark(node, !state.serving);
         } catch (error) {

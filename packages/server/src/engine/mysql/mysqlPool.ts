@@ -2,7 +2,7 @@
 // mysql2 implementation. Everything else in the engine sees only these interfaces.
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
-import { type CallScope, currentScope, isAbandoned } from '../base/callScope.js';
+import { type CallScope, UNBOUNDED, isAbandoned } from '../base/callScope.js';
 import { type GtidPosition, parsePosition } from '../base/gtidPosition.js';
 import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
@@ -43,14 +43,25 @@ export interface SqlConnection extends SqlSession {
   destroy(): void;
 }
 
-export interface MysqlPool extends SqlSession {
+/** A pool's statements on behalf of one call (callScope.ts): each ends by the call's deadline. */
+export interface ScopedPool extends SqlSession {
   /**
-   * A session for statements that only read, on behalf of the calls of the current scope
-   * (callScope.ts): a read whose calls have all gone (isAbandoned) is not sent. Writes never go
-   * this way: every statement of a write is sent, so that it commits all or nothing.
+   * A session for statements that only read: a read whose calls have all gone (isAbandoned) is
+   * not sent. Writes never go this way: every statement of a write is sent, so that it commits
+   * all or nothing.
    */
   readonly reads: SqlSession;
+  /** A connection whose statements serve the call too. */
   getConnection(): Promise<SqlConnection>;
+}
+
+/**
+ * A pool of connections to one server. Its own statements serve no call (setting up, probes,
+ * tests: bounded by the statement timeout alone); `for` gives a call's.
+ */
+export interface MysqlPool extends ScopedPool {
+  /** The pool's statements on behalf of the call of `scope`. */
+  for(scope: CallScope): ScopedPool;
   /** How busy the pool is now, for metrics. */
   usage(): PoolUsage;
   end(): Promise<void>;
@@ -258,7 +269,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     checkedOut.delete(connection);
     if (checkedOut.size === 0) allReturned?.();
   };
-  const getConnection = async (read = false): Promise<SqlConnection> => {
+  const getConnection = async (scope: CallScope, read = false): Promise<SqlConnection> => {
     if (ending) throw Object.assign(new Error('Pool is closed.'), { code: 'POOL_CLOSED' });
     const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
       pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))),
@@ -275,7 +286,16 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     };
     return {
       query: (sql, values) =>
-        runQuery(connection, sql, values, timeout, destroy, read, read ? undefined : onCommit),
+        runQuery(
+          connection,
+          scope,
+          sql,
+          values,
+          timeout,
+          destroy,
+          read,
+          read ? undefined : onCommit,
+        ),
       release: () => {
         if (destroyed) return;
         connection.release();
@@ -287,22 +307,27 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
   // As mysql2's pool.query, but a connection whose statement timed out is destroyed, not
   // returned to the pool: it may be hung, or answer the abandoned statement later.
   const query = async <T>(
+    scope: CallScope,
     sql: string | ServerBoundedSql,
     values: readonly SqlValue[] | undefined,
     read: boolean,
   ): Promise<T> => {
-    const connection = await getConnection(read);
+    const connection = await getConnection(scope, read);
     try {
       return await connection.query<T>(sql, values);
     } finally {
       connection.release();
     }
   };
+  const scoped = (scope: CallScope): ScopedPool => ({
+    query: (sql, values) => query(scope, sql, values, false),
+    reads: { query: (sql, values) => query(scope, sql, values, true) },
+    getConnection: () => getConnection(scope),
+  });
   return {
-    query: (sql, values) => query(sql, values, false),
-    reads: { query: (sql, values) => query(sql, values, true) },
+    ...scoped(UNBOUNDED),
+    for: scoped,
     usage: () => usageOf(pool, options.connectionLimit),
-    getConnection: () => getConnection(),
     end: () =>
       (ending ??= (async () => {
         // Every statement out ends: by its answer, or by its deadline or the statement timeout.
@@ -348,6 +373,7 @@ export function unsendable(scope: CallScope, read: boolean): Error | undefined {
 
 function runQuery<T>(
   connection: mysql.PoolConnection,
+  scope: CallScope,
   sql: string | ServerBoundedSql,
   values: readonly SqlValue[] | undefined,
   statementTimeoutMs: number | undefined,
@@ -355,7 +381,6 @@ function runQuery<T>(
   read: boolean,
   onCommit: PoolOptions['onCommit'],
 ): Promise<T> {
-  const scope = currentScope();
   const notSent = unsendable(scope, read);
   if (notSent) return Promise.reject(notSent);
   const deadline = scope.deadline;

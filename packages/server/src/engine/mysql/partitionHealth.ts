@@ -10,7 +10,7 @@
 // machine, a quarter of it the socket write to MariaDB). So the gRPC server may let the probe
 // rest: with no call for a while and no stream open, it probes every `rest.intervalMs` instead,
 // and the first call after that probes at once and brings the period back.
-import { withDeadline } from '../base/callScope.js';
+import { deadlineScope } from '../base/callScope.js';
 import { ShardMovedError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { Row } from './mysqlPool.js';
@@ -136,8 +136,8 @@ export class PartitionHealth {
             // on Galera is up while one of its nodes serves (and moves off a node that does not).
             if (partition.galera) answered = await partition.galera.probe(this.intervalMs);
             else {
-              await withDeadline(Date.now() + this.intervalMs, () =>
-                partition.run((pool) => probe(pool)),
+              await partition.run(deadlineScope(Date.now() + this.intervalMs), (pool) =>
+                probe(pool),
               );
             }
           } catch (error) {
@@ -149,9 +149,9 @@ export class PartitionHealth {
       );
       // Only Galera partitions, whose probe reads node states: the map is read on the first.
       if (versionStatement && partitions.length > 0 && partitions.every((p) => p.galera)) {
-        await withDeadline(Date.now() + this.intervalMs, () =>
-          partitions[0]!.run((pool) => probe(pool.reads)),
-        ).catch(() => undefined);
+        await partitions[0]!
+          .run(deadlineScope(Date.now() + this.intervalMs), (pool) => probe(pool.reads))
+          .catch(() => undefined);
       }
       if (highest > 0) this.onMapVersion?.(highest);
     } finally {

@@ -9,7 +9,7 @@
 // sqlErrors.ts); the operation reads the map and runs again where the shard now is. A write
 // whose transaction failed so was rolled back whole: running it again is a fresh attempt, and
 // request ids keep it exactly-once.
-import { currentScope } from '../base/callScope.js';
+import { type CallScope, UNBOUNDED } from '../base/callScope.js';
 import { FailedPreconditionError, ShardMovedError, UnavailableError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { StoreLayout } from '../model/layout.js';
@@ -90,7 +90,9 @@ export class PartitionRouting {
     );
     const settled = await Promise.allSettled(
       partitions.map((partition) =>
-        partition.run((pool) => readLatestPartitionMap(pool, this.layout.partitionMapTable)),
+        partition.run(UNBOUNDED, (pool) =>
+          readLatestPartitionMap(pool, this.layout.partitionMapTable),
+        ),
       ),
     );
     let highest: PartitionMapRecord | undefined;
@@ -196,7 +198,7 @@ export class PartitionRouting {
     await this.connectUpTo(next);
     const record = next.toRecord();
     const insert = async (id: number) => {
-      const inserted = await this.partitions.at(id).run(async (pool) => {
+      const inserted = await this.partitions.at(id).run(UNBOUNDED, async (pool) => {
         if (!this.mapTableReady.has(id)) {
           await ensurePartitionMapTable(pool, this.layout.partitionMapTable);
           this.mapTableReady.add(id);
@@ -229,7 +231,9 @@ export class PartitionRouting {
   private async moveUnderWay(): Promise<boolean> {
     const table = storeTableName(this.layout.namespace, 'shard_moves');
     try {
-      const active = await this.partitions.at(0).run((pool) => readActiveMoves(pool, table));
+      const active = await this.partitions
+        .at(0)
+        .run(UNBOUNDED, (pool) => readActiveMoves(pool, table));
       return active.length > 0;
     } catch {
       return false;
@@ -249,20 +253,23 @@ export class PartitionRouting {
         if (this.mapTableReady.has(id)) return;
         await this.partitions
           .at(id)
-          .run((pool) => ensurePartitionMapTable(pool, this.layout.partitionMapTable));
+          .run(UNBOUNDED, (pool) => ensurePartitionMapTable(pool, this.layout.partitionMapTable));
         this.mapTableReady.add(id);
       }),
     );
   }
 
-  /** Runs `work`, and again where the shard now is when a move fenced it (see above). */
-  async fenced<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` for the call of `scope`, and again where the shard now is when a move fenced it
+   * (see above).
+   */
+  async fenced<T>(scope: CallScope, work: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const before = this.layout.map.version;
       try {
         return await work();
       } catch (error) {
-        await this.recover(error, before, attempt);
+        await this.recover(error, before, attempt, scope);
       }
     }
   }
@@ -274,9 +281,10 @@ export class PartitionRouting {
    * moved shards or has a move under way, may be a cut-over between its renames and its publish:
    * it waits a little (within the call's deadline) and tries again, and in the end says a move is
    * in progress. In a store that never moved (version 0, no move under way) a missing table is
-   * no move: its own failure.
+   * no move: its own failure. The map's reads serve every call that waits on them (reload), so
+   * they run for none of them: the statement timeout bounds them, the call's deadline its wait.
    */
-  async recover(error: unknown, before: number, attempt: number): Promise<void> {
+  async recover(error: unknown, before: number, attempt: number, scope: CallScope): Promise<void> {
     if (!(error instanceof ShardMovedError)) throw error;
     if (attempt + 1 >= FENCE_ATTEMPTS) throw moving(error);
     try {
@@ -294,7 +302,7 @@ export class PartitionRouting {
     // (the renames come first): the shard is moving, not missing.
     if (now === 0 && !(await this.moveUnderWay())) throw error.cause ?? error;
     const waitMs = FENCE_FIRST_WAIT_MS * 2 ** attempt;
-    if (Date.now() + waitMs >= currentScope().deadline) throw moving(error);
+    if (Date.now() + waitMs >= scope.deadline) throw moving(error);
     await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
 }

@@ -1,12 +1,13 @@
 // The store's partitions: one MySQL pool each, routed by shard, with partition-level failures
 // turned into UnavailableError so that one partition being down never affects the others.
-import { type CallScope, currentScope } from '../base/callScope.js';
+import type { CallScope } from '../base/callScope.js';
 import type { ReadConsistency } from '../base/consistency.js';
 import { UnavailableError } from '../base/errors.js';
 import type {
   MysqlLocation,
   MysqlPool,
   PoolUsage,
+  ScopedPool,
   SqlConnection,
   SqlSession,
 } from './mysqlPool.js';
@@ -42,7 +43,7 @@ export class Partition {
     /** The nodes of a partition on a Galera cluster; `pool` is then this. */
     readonly galera?: GaleraNodes,
   ) {
-    this.reader = new ReadCoalescer(pool.reads);
+    this.reader = new ReadCoalescer((scope) => pool.for(scope).reads);
   }
 
   /** The server the partition talks to now: its only one, or its current Galera node. */
@@ -55,13 +56,13 @@ export class Partition {
    * statement timeout), with the limit their flavour understands: set once at start.
    */
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
-    this.reader = new ReadCoalescer(this.pool.reads, undefined, timeLimit);
+    this.reader = new ReadCoalescer((scope) => this.pool.for(scope).reads, undefined, timeLimit);
     for (const replica of this.replicas) replica.limitReadsOnServer(timeLimit);
   }
 
   /** Reads on the primary, one round trip each, for probes. */
-  get primaryReads(): SqlSession {
-    return this.pool.reads;
+  primaryReads(scope: CallScope): SqlSession {
+    return this.pool.for(scope).reads;
   }
 
   /**
@@ -69,13 +70,18 @@ export class Partition {
    * round trip, unless `apart` (each its own). On the primary, or on a replica when the call's
    * consistency allows one (replicaFor); a replica that fails a read is left for the primary,
    * so its failure never reaches the caller. Partition-level failures become UnavailableError.
+   * The reads serve the call of `scope`.
    */
-  async read<T>(work: (reader: StatementReader) => Promise<T>, apart = false): Promise<T> {
-    const replica = this.replicas.length > 0 ? await this.replicaFor(currentScope()) : undefined;
+  async read<T>(
+    scope: CallScope,
+    work: (reader: StatementReader) => Promise<T>,
+    apart = false,
+  ): Promise<T> {
+    const replica = this.replicas.length > 0 ? await this.replicaFor(scope) : undefined;
     if (replica) {
       try {
         // Let go if the replica is found down meanwhile: its answer may never come.
-        const answer = await replica.untilDown(work(apart ? replica.reader.apart : replica.reader));
+        const answer = await replica.untilDown(work(replica.readerFor(scope, apart)));
         replica.reads += 1;
         return answer;
       } catch (error) {
@@ -87,7 +93,7 @@ export class Partition {
       }
     }
     try {
-      return await work(apart ? this.reader.apart : this.reader);
+      return await work(this.reader.readerFor(scope, apart));
     } catch (error) {
       throw translateSqlError(error, this.index);
     }
@@ -114,17 +120,20 @@ export class Partition {
       if (wanted && !replica.hasApplied(wanted)) {
         const applied = candidates.find((candidate) => candidate.hasApplied(wanted));
         if (applied) replica = applied;
-        else if (!(await replica.waitFor(wanted, this.replicaWaitMs))) return undefined;
+        else if (!(await replica.waitFor(scope, wanted, this.replicaWaitMs))) return undefined;
       }
     }
     this.replicaOfCall.set(scope, replica);
     return replica;
   }
 
-  /** Runs work against the pool; partition-level failures become UnavailableError. */
-  async run<T>(work: (pool: MysqlPool) => Promise<T>): Promise<T> {
+  /**
+   * Runs work against the pool, on behalf of the call of `scope`; partition-level failures
+   * become UnavailableError.
+   */
+  async run<T>(scope: CallScope, work: (pool: ScopedPool) => Promise<T>): Promise<T> {
     try {
-      return await work(this.pool);
+      return await work(this.pool.for(scope));
     } catch (error) {
       throw translateSqlError(error, this.index);
     }
@@ -135,12 +144,16 @@ export class Partition {
    * fails, its connection goes back to the pool only once a ROLLBACK has ended whatever
    * transaction it left open (a statement that failed mid-transaction, a lock wait timeout,
    * stops a multi-statement before its COMMIT); otherwise it is destroyed. So no half-open
-   * transaction, its snapshot and its locks, is ever reused by the next caller.
+   * transaction, its snapshot and its locks, is ever reused by the next caller. The
+   * connection's statements serve the call of `scope`.
    */
-  async withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
+  async withConnection<T>(
+    scope: CallScope,
+    work: (connection: SqlConnection) => Promise<T>,
+  ): Promise<T> {
     let connection: SqlConnection;
     try {
-      connection = await this.pool.getConnection();
+      connection = await this.pool.for(scope).getConnection();
     } catch (error) {
       throw translateSqlError(error, this.index);
     }

@@ -5,13 +5,7 @@
 // The parts of a turn split for the database's cores (readSplit.ts) go apart: each in a round
 // trip of its own, on its own connection. A read whose caller has gone before its turn ends is
 // not sent; a round trip shared by several callers goes as long as one of them is there.
-import {
-  type CallScope,
-  currentScope,
-  isAbandoned,
-  sharedScope,
-  withScope,
-} from '../base/callScope.js';
+import { type CallScope, isAbandoned, sharedScope } from '../base/callScope.js';
 import { type SqlSession, unsendable } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
 import { type TripLimits, shareAmongTrips } from './readSplit.js';
@@ -33,37 +27,34 @@ interface PendingRead {
   reject(error: unknown): void;
 }
 
-export class ReadCoalescer implements StatementReader {
+export class ReadCoalescer {
   private pending: PendingRead[] = [];
   private scheduled = false;
 
   constructor(
-    private readonly session: SqlSession,
+    /** The pool's reads on behalf of a call (MysqlPool.for(scope).reads). */
+    private readonly readsFor: (scope: CallScope) => SqlSession,
     private readonly limits: TripLimits = DEFAULT_COALESCING_LIMITS,
     /** How the partition's server is told to stop a read itself; the client's timer only if unset. */
     private readonly timeLimit?: ReadTimeLimit,
   ) {}
 
-  /** Reads that go in a round trip of their own (the parts of a split turn). */
-  readonly apart: StatementReader = {
-    read: (statements) => this.enqueue(statements, true),
-  };
-
-  read(statements: readonly Statement[]): Promise<unknown[]> {
-    return this.enqueue(statements, false);
+  /**
+   * Reads for the call of `scope`: shared with the turn's other reads, or, `apart`, each in a
+   * round trip of its own (the parts of a split turn).
+   */
+  readerFor(scope: CallScope, apart = false): StatementReader {
+    return { read: (statements) => this.enqueue(statements, apart, scope) };
   }
 
-  private enqueue(statements: readonly Statement[], apart: boolean): Promise<unknown[]> {
+  private enqueue(
+    statements: readonly Statement[],
+    apart: boolean,
+    scope: CallScope,
+  ): Promise<unknown[]> {
     if (statements.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.pending.push({
-        statements,
-        bytes: sizeOf(statements),
-        apart,
-        scope: currentScope(),
-        resolve,
-        reject,
-      });
+      this.pending.push({ statements, bytes: sizeOf(statements), apart, scope, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -84,16 +75,11 @@ export class ReadCoalescer implements StatementReader {
     for (const trip of shareAmongTrips(pending, this.limits)) void this.send(trip);
   }
 
-  private send(trip: readonly PendingRead[]): Promise<void> {
-    // A lone read runs under its own scope, without an array made for it.
-    const scope = trip.length === 1 ? trip[0]!.scope : sharedScope(trip.map(scopeOf));
-    return withScope(scope, () => this.sendNow(trip));
-  }
-
-  private async sendNow(trip: readonly PendingRead[]): Promise<void> {
+  private async send(trip: readonly PendingRead[]): Promise<void> {
     if (trip.length === 1) {
+      // A lone read runs under its own scope, without an array made for it.
       const [read] = trip;
-      return runTogether(this.session, read!.statements, this.timeLimit).then(
+      return runTogether(this.readsFor(read!.scope), read!.statements, this.timeLimit).then(
         read!.resolve,
         read!.reject,
       );
@@ -102,7 +88,8 @@ export class ReadCoalescer implements StatementReader {
     try {
       const statements: Statement[] = [];
       for (const read of trip) statements.push(...read.statements);
-      results = await runTogether(this.session, statements, this.timeLimit);
+      const session = this.readsFor(sharedScope(trip.map(scopeOf)));
+      results = await runTogether(session, statements, this.timeLimit);
     } catch (error) {
       // A trip runs until the last of its callers' deadlines: stopped, it is too late for all.
       if (isConnectionError(error) || isServerStatementTimeout(error)) {

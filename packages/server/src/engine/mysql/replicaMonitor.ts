@@ -6,7 +6,7 @@
 // stops replicating falls behind as soon as its primary takes a write, and leaves the rotation
 // once that bound passes the allowed lag; one that does not answer leaves it at once. Both come
 // back by themselves.
-import { withDeadline } from '../base/callScope.js';
+import { deadlineScope } from '../base/callScope.js';
 import { type GtidPosition, covers, mergePositions, parsePosition } from '../base/gtidPosition.js';
 import type { Logger } from '../base/logger.js';
 import type { Partition } from './partitions.js';
@@ -64,10 +64,9 @@ export class ReplicaMonitor {
   private async probe(partition: Partition): Promise<void> {
     // A probe waits no longer than the interval: a server that does not answer by then is down.
     const deadline = Date.now() + this.intervalMs;
+    const scope = deadlineScope(deadline);
     const at = Date.now();
-    const primary = await withDeadline(deadline, () =>
-      positionOf(partition.primaryReads, PRIMARY_POSITION, deadline),
-    );
+    const primary = await positionOf(partition.primaryReads(scope), PRIMARY_POSITION, deadline);
     const samples = this.samples.get(partition.index) ?? [];
     this.samples.set(partition.index, samples);
     if (primary) {
@@ -76,9 +75,7 @@ export class ReplicaMonitor {
     }
     await Promise.all(
       partition.replicas.map(async (replica) => {
-        const applied = await withDeadline(deadline, () =>
-          positionOf(replica.pool.reads, REPLICA_POSITION, deadline),
-        );
+        const applied = await positionOf(replica.pool.for(scope).reads, REPLICA_POSITION, deadline);
         replica.setAnswering(applied !== undefined);
         if (applied) {
           replica.applied = mergePositions(replica.applied, applied);

@@ -2,7 +2,7 @@
 // set up by the operator), each with a pool of its own. Replication copies the data; this file
 // only decides which replica may answer a read, from what the replica monitor
 // (replicaMonitor.ts) last measured and what a read asks for (consistency.ts).
-import { currentScope, withDeadline } from '../base/callScope.js';
+import { type CallScope, deadlineScope } from '../base/callScope.js';
 import {
   type GtidPosition,
   EMPTY_POSITION,
@@ -14,7 +14,7 @@ import type { MysqlLocation, MysqlPool, PoolUsage } from './mysqlPool.js';
 import { ReadCoalescer } from './readCoalescer.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
 import { waitForPosition } from './sql/replication.js';
-import { runTogether } from './sql/statement.js';
+import { type StatementReader, runTogether } from './sql/statement.js';
 
 export type ReplicaState =
   /** Answering and no staler than the rotation allows: it serves reads. */
@@ -55,7 +55,7 @@ export class Replica {
     /** How stale a replica may be and stay in the rotation, in ms. */
     private readonly maxLagMs: number,
   ) {
-    this.coalescer = new ReadCoalescer(pool.reads);
+    this.coalescer = new ReadCoalescer((scope) => pool.for(scope).reads);
   }
 
   /** Whether it answered the monitor's last probe (and no read since found it gone). */
@@ -107,11 +107,12 @@ export class Replica {
   }
 
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
-    this.coalescer = new ReadCoalescer(this.pool.reads, undefined, timeLimit);
+    this.coalescer = new ReadCoalescer((scope) => this.pool.for(scope).reads, undefined, timeLimit);
   }
 
-  get reader(): ReadCoalescer {
-    return this.coalescer;
+  /** Reads on this replica for the call of `scope` (see ReadCoalescer.readerFor). */
+  readerFor(scope: CallScope, apart = false): StatementReader {
+    return this.coalescer.readerFor(scope, apart);
   }
 
   /** An upper bound of how stale its data is now, in ms; Infinity when not known. */
@@ -142,18 +143,17 @@ export class Replica {
   /**
    * Waits (MASTER_GTID_WAIT) up to `waitMs`, and never past the call's deadline, for the
    * replica to apply `wanted`; true once it has. A replica that does not answer counts as not
-   * there yet: the caller reads the primary.
+   * there yet: the caller reads the primary. `scope` is the call that waits.
    */
-  async waitFor(wanted: GtidPosition, waitMs: number): Promise<boolean> {
-    const deadline = Math.min(currentScope().deadline, Date.now() + waitMs);
+  async waitFor(scope: CallScope, wanted: GtidPosition, waitMs: number): Promise<boolean> {
+    const deadline = Math.min(scope.deadline, Date.now() + waitMs);
     const remainingMs = deadline - Date.now();
     if (remainingMs <= 0) return false;
     try {
       // The statement itself waits remainingMs; the client's bound leaves it time to answer.
+      const reads = this.pool.for(deadlineScope(deadline + 1000)).reads;
       const [rows] = (await this.untilDown(
-        withDeadline(deadline + 1000, () =>
-          runTogether(this.pool.reads, [waitForPosition(formatPosition(wanted), remainingMs)]),
-        ),
+        runTogether(reads, [waitForPosition(formatPosition(wanted), remainingMs)]),
       )) as { reached: number | null }[][];
       if (rows?.[0]?.reached !== 0) return false;
     } catch {

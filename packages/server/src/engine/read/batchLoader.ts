@@ -6,7 +6,7 @@
 // Answers are positional, each caller's aligned with the keys it gave: a GetCells of 1,000 cells
 // is looked up without a string built or a map filled per cell to find its answer again. The one
 // string per key is the id that finds keys asked for twice in a turn, which are looked up once.
-import { type CallScope, currentScope, sharedScope, withScope } from '../base/callScope.js';
+import { type CallScope, sharedScope } from '../base/callScope.js';
 import { type ReadParts, splitKeys } from '../mysql/readSplit.js';
 
 /** What was found of each key, at its position; undefined where nothing was. */
@@ -27,20 +27,24 @@ export class BatchLoader<K, V> {
   /**
    * `loadAll` looks up distinct keys and answers what it found of each, at its position; a
    * turn's keys are split into calls as `parts` says (readSplit.ts), made in parallel, each told
-   * whether it is one part of several (to be read apart from the others). Keys with the same
-   * `idOf` are the same key.
+   * whether it is one part of several (to be read apart from the others), and the scope of the
+   * calls it serves. Keys with the same `idOf` are the same key.
    */
   constructor(
-    private readonly loadAll: (keys: readonly K[], apart: boolean) => Promise<Found<V>>,
+    private readonly loadAll: (
+      keys: readonly K[],
+      apart: boolean,
+      scope: CallScope,
+    ) => Promise<Found<V>>,
     private readonly idOf: (key: K) => string,
     private readonly parts: ReadParts,
   ) {}
 
-  /** What was found of `keys`, at their positions. */
-  load(keys: readonly K[]): Promise<Found<V>> {
+  /** What was found of `keys`, at their positions, for the call of `scope`. */
+  load(keys: readonly K[], scope: CallScope): Promise<Found<V>> {
     if (keys.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.pending.push({ keys, scope: currentScope(), resolve, reject });
+      this.pending.push({ keys, scope, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
@@ -70,10 +74,10 @@ export class BatchLoader<K, V> {
     const chunks = splitKeys(distinct, this.parts);
     let found: Found<V>;
     try {
-      // The turn that flushes ran under the first caller's scope; the batch is everyone's.
+      // The batch is everyone's: it runs until the last of its callers gives up.
       const scope = sharedScope(pending.map((load) => load.scope));
-      const answers = await withScope(scope, () =>
-        Promise.all(chunks.map((chunk) => this.loadAll(chunk, chunks.length > 1))),
+      const answers = await Promise.all(
+        chunks.map((chunk) => this.loadAll(chunk, chunks.length > 1, scope)),
       );
       // The chunks are consecutive slices of the distinct keys: their answers, one after the
       // other, are the distinct keys' answers.

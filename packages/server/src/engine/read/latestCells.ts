@@ -7,6 +7,7 @@
 // ever held for it, and it is refused once its size is known to be over.
 // A point Where's cells are read through the record's primary-index row (readThrough): a turn's
 // such reads on a partition are one SELECT per part too, the rows and the cells together.
+import type { CallScope } from '../base/callScope.js';
 import { BatchLoader, type Found } from './batchLoader.js';
 import { AnswerTooLargeError } from '../base/errors.js';
 import type { StoreLayout } from '../model/layout.js';
@@ -114,7 +115,7 @@ export class LatestCells {
 
   private loaderOf(partition: number): BatchLoader<PlacedCell, LatestCell> {
     return (this.loaders[partition] ??= new BatchLoader<PlacedCell, LatestCell>(
-      (cells, apart) => this.readOn(partition, cells, apart),
+      (cells, apart, scope) => this.readOn(scope, partition, cells, apart),
       placedKey,
       READ_PARTS,
     ));
@@ -122,7 +123,7 @@ export class LatestCells {
 
   private throughLoaderOf(partition: number): BatchLoader<PlacedThrough, FoundThrough> {
     return (this.throughLoaders[partition] ??= new BatchLoader<PlacedThrough, FoundThrough>(
-      (cells, apart) => this.readThroughOn(partition, cells, apart),
+      (cells, apart, scope) => this.readThroughOn(scope, partition, cells, apart),
       throughKey,
       THROUGH_PARTS,
     ));
@@ -133,8 +134,10 @@ export class LatestCells {
    * With a bound, each cell's body is read with it only when within the cell's even share of
    * the bound; the others' lengths are added up first, and their bodies read by id only if the
    * whole answer fits. So at most about `bound.maxBytes` of bodies are held for the answer.
+   * The reads serve the call of `scope`.
    */
   async read(
+    scope: CallScope,
     model: CompiledModel,
     cells: readonly CellKey[],
     bound?: AnswerBound,
@@ -145,7 +148,7 @@ export class LatestCells {
       const table = this.layout.contentTable(model, shard);
       return { table, shard, uuid, cell, withBody: true, maxBodyBytes };
     });
-    return this.finish(await this.load(placed), bound);
+    return this.finish(scope, await this.load(scope, placed), bound);
   }
 
   /**
@@ -156,6 +159,7 @@ export class LatestCells {
    * another partition, or parts of a large read found the row leading to different records.
    */
   async readThrough(
+    scope: CallScope,
     model: CompiledModel,
     through: { readonly lookup: PrimaryLookup; readonly indexShard: number; readonly uuid: string },
     cells: readonly string[],
@@ -174,7 +178,7 @@ export class LatestCells {
       cell,
       maxBodyBytes,
     }));
-    const found = await this.throughLoaderOf(this.layout.partitionOf(shard)).load(placed);
+    const found = await this.throughLoaderOf(this.layout.partitionOf(shard)).load(placed, scope);
     // Every part of one read saw the same row, or none.
     const holder = found[0]?.holder;
     if (found.some((one) => one?.holder !== holder)) return undefined;
@@ -182,6 +186,7 @@ export class LatestCells {
     return {
       holder,
       cells: await this.finish(
+        scope,
         found.map((one) => one?.latest),
         bound,
       ),
@@ -203,6 +208,7 @@ export class LatestCells {
    * left out read in.
    */
   private async finish(
+    scope: CallScope,
     latest: Found<LatestCell>,
     bound: AnswerBound | undefined,
   ): Promise<(StoredCell | undefined)[]> {
@@ -214,22 +220,25 @@ export class LatestCells {
     // A cell asked for twice is one LatestCell at both positions: its body is read once.
     const unread = new Set<LatestCell>();
     for (const found of latest) if (found?.bodyUnread) unread.add(found);
-    await this.readUnreadBodies([...unread]);
+    await this.readUnreadBodies(scope, [...unread]);
     // The answer holds the cell objects themselves, which a body read afterwards filled in.
     return latest.map((found) => found?.cell);
   }
 
   /** Each cell's latest version, at its position: each partition's cells in one turn's read. */
-  private async load(placed: readonly PlacedCell[]): Promise<Found<LatestCell>> {
+  private async load(scope: CallScope, placed: readonly PlacedCell[]): Promise<Found<LatestCell>> {
     const byPartition = this.layout.byPartition(placed.keys(), (i) => placed[i]!.shard);
     if (byPartition.size === 1) {
       const [partition] = byPartition.keys();
-      return this.loaderOf(partition!).load(placed);
+      return this.loaderOf(partition!).load(placed, scope);
     }
     const latest = new Array<LatestCell | undefined>(placed.length).fill(undefined);
     await Promise.all(
       [...byPartition].map(async ([partition, positions]) => {
-        const found = await this.loaderOf(partition).load(positions.map((i) => placed[i]!));
+        const found = await this.loaderOf(partition).load(
+          positions.map((i) => placed[i]!),
+          scope,
+        );
         positions.forEach((position, i) => (latest[position] = found[i]));
       }),
     );
@@ -238,13 +247,14 @@ export class LatestCells {
 
   /** One partition's reads through primary-index rows, answered at their positions. */
   private async readThroughOn(
+    scope: CallScope,
     partition: number,
     cells: readonly PlacedThrough[],
     apart: boolean,
   ): Promise<Found<FoundThrough>> {
     const rows = await this.partitions
       .at(partition)
-      .read((reader) => readThroughPrimaryRows(reader, cells), apart);
+      .read(scope, (reader) => readThroughPrimaryRows(reader, cells), apart);
     return rows.map((row, position) =>
       row === undefined
         ? undefined
@@ -253,7 +263,7 @@ export class LatestCells {
   }
 
   /** Reads, by id, the bodies left out of a bounded read, into their cells. */
-  private async readUnreadBodies(unread: readonly LatestCell[]): Promise<void> {
+  private async readUnreadBodies(scope: CallScope, unread: readonly LatestCell[]): Promise<void> {
     if (unread.length === 0) return;
     const byPartition = this.layout.byPartition(unread, (latest) => latest.cell.shard);
     await Promise.all(
@@ -265,6 +275,7 @@ export class LatestCells {
           else byTable.set(table, [cell]);
         }
         return readBodiesInto(
+          scope,
           this.partitions.at(partition),
           [...byTable].map(([table, list]) => ({ table, cells: list })),
         );
@@ -277,6 +288,7 @@ export class LatestCells {
    * `apart` from the turn's others.
    */
   private async readOn(
+    scope: CallScope,
     partition: number,
     cells: readonly PlacedCell[],
     apart: boolean,
@@ -297,6 +309,7 @@ export class LatestCells {
       part.positions.push(position);
     });
     const rows = await this.partitions.at(partition).read(
+      scope,
       (reader) =>
         readLatestCells(
           reader,

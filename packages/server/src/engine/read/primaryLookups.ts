@@ -1,6 +1,7 @@
 // Put's first step, the lookup of its primary values: the lookups that puts make on one
 // partition in the same turn of the event loop (a PutMany, or puts arriving together) are made
 // together (batchLoader.ts): one SELECT, or two on two connections for 8 lookups or more.
+import type { CallScope } from '../base/callScope.js';
 import { BatchLoader, type Found } from './batchLoader.js';
 import type { PartitionSet } from '../mysql/partitions.js';
 import { PARALLEL_READS, type ReadParts } from '../mysql/readSplit.js';
@@ -16,25 +17,33 @@ export class PrimaryLookups {
 
   constructor(private readonly partitions: PartitionSet) {}
 
-  /** The uuid of the record the values belong to, if any. `partition` holds `lookup.table`. */
-  async find(partition: number, lookup: PrimaryLookup): Promise<string | undefined> {
+  /**
+   * The uuid of the record the values belong to, if any, for the call of `scope`. `partition`
+   * holds `lookup.table`.
+   */
+  async find(
+    scope: CallScope,
+    partition: number,
+    lookup: PrimaryLookup,
+  ): Promise<string | undefined> {
     const loader = (this.loaders[partition] ??= new BatchLoader<PrimaryLookup, string>(
-      (lookups, apart) => this.readOn(partition, lookups, apart),
+      (lookups, apart, shared) => this.readOn(shared, partition, lookups, apart),
       primaryKeyOf,
       READ_PARTS,
     ));
-    const [uuid] = await loader.load([lookup]);
+    const [uuid] = await loader.load([lookup], scope);
     return uuid;
   }
 
   private async readOn(
+    scope: CallScope,
     partition: number,
     lookups: readonly PrimaryLookup[],
     apart: boolean,
   ): Promise<Found<string>> {
     const [rows = []] = (await this.partitions
       .at(partition)
-      .read((reader) => reader.read([primaryLookups(lookups)]), apart)) as Row[][];
+      .read(scope, (reader) => reader.read([primaryLookups(lookups)]), apart)) as Row[][];
     // Each row names its lookup's position (`part`).
     const uuids = new Array<string | undefined>(lookups.length).fill(undefined);
     for (const row of rows) uuids[Number(row.part)] = String(row.uuid);

@@ -6,6 +6,7 @@
 // primary-index row and the record's cells, joined on the record remembered
 // (latestCells.readThrough), so that the cells come back only if the row still leads to that
 // record; no row answers an empty page, and a row leading elsewhere runs the query as any other.
+import type { CallScope } from '../base/callScope.js';
 import { createHash } from 'node:crypto';
 import { AnswerTooLargeError, InvalidArgumentError, NotFoundError } from '../base/errors.js';
 import { exactInteger } from '../base/exactInteger.js';
@@ -91,10 +92,11 @@ export class WhereQuery {
   /**
    * One page of matching records, in index order. With a bound, a page whose cells would take
    * more bytes ends earlier, its token going on from there (a record that alone exceeds it is
-   * refused: RESOURCE_EXHAUSTED); the bodies of a page over the bound are never held.
+   * refused: RESOURCE_EXHAUSTED); the bodies of a page over the bound are never held. The
+   * reads serve the call of `scope`.
    */
-  async page(input: WhereInput, bound?: AnswerBound): Promise<WherePage> {
-    let model = await this.models.get(input.model);
+  async page(scope: CallScope, input: WhereInput, bound?: AnswerBound): Promise<WherePage> {
+    let model = await this.models.get(input.model, scope);
     const indexName = input.index || PRIMARY_INDEX;
     const index = model.indices.get(indexName);
     if (!index) {
@@ -103,7 +105,7 @@ export class WhereQuery {
       );
     }
     const cells = cellsAskedFor(input.cells);
-    for (const cell of cells) model = await this.models.requireCell(model, cell);
+    for (const cell of cells) model = await this.models.requireCell(model, cell, scope);
     const limit = requireLimit(
       input.limit,
       'limit',
@@ -125,10 +127,10 @@ export class WhereQuery {
         ? pointOf(index, table, conditions)
         : undefined;
     if (point) {
-      const known = await this.knownPoint(model, point, shard, cells, bound);
+      const known = await this.knownPoint(scope, model, point, shard, cells, bound);
       if (known) return known;
     }
-    const rows = await this.partitions.forShard(shard).read((reader) =>
+    const rows = await this.partitions.forShard(shard).read(scope, (reader) =>
       queryIndex(reader, table, index, {
         conditions,
         descending: input.descending,
@@ -148,7 +150,7 @@ export class WhereQuery {
     // do not fit their share, so a page over the bound costs a round trip per halving.
     for (let kept = uuids.length; ; kept = Math.ceil(kept / 2)) {
       try {
-        const cellsByUuid = await this.readCells(model, uuids.slice(0, kept), cells, bound);
+        const cellsByUuid = await this.readCells(scope, model, uuids.slice(0, kept), cells, bound);
         return {
           records: uuids
             .slice(0, kept)
@@ -170,6 +172,7 @@ export class WhereQuery {
    * or the two cannot be read together.
    */
   private async knownPoint(
+    scope: CallScope,
     model: CompiledModel,
     point: PrimaryLookup,
     shard: number,
@@ -180,6 +183,7 @@ export class WhereQuery {
     const uuid = this.known.get(key);
     if (uuid === undefined) return undefined;
     const read = await this.latest.readThrough(
+      scope,
       model,
       { lookup: point, indexShard: shard, uuid },
       cells,
@@ -199,13 +203,14 @@ export class WhereQuery {
 
   /** The latest version of the cells asked for of each record, in the order asked for. */
   private async readCells(
+    scope: CallScope,
     model: CompiledModel,
     uuids: readonly string[],
     cells: readonly string[],
     bound: AnswerBound | undefined,
   ): Promise<Map<string, StoredCell[]>> {
     const keys = uuids.flatMap((uuid) => cells.map((cell) => ({ uuid, cell })));
-    const found = await this.latest.read(model, keys, bound);
+    const found = await this.latest.read(scope, model, keys, bound);
     // Each record's cells lie together in the answer, in the order asked for.
     return new Map(
       uuids.map((uuid, r) => [

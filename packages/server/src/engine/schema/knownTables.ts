@@ -7,7 +7,7 @@
 // server that defined it: by the next create that writes there, which waits for them, and in
 // the background whenever the model is used, at most once per READ_AGAIN_MS. Either way one
 // read at a time per model, whatever the traffic.
-import { withDeadline } from '../base/callScope.js';
+import { type CallScope, deadlineScope } from '../base/callScope.js';
 import type { IndexColumns } from '../model/indexColumns.js';
 import type { StoreLayout } from '../model/layout.js';
 import type { Logger } from '../base/logger.js';
@@ -72,14 +72,19 @@ export class KnownTables {
   /**
    * Reads and records the model's tables on every partition (on those given). Never fails: a
    * partition that cannot be read is remembered, logged the first time, and read again later.
+   * The reads serve the call of `scope`.
    */
-  async read(model: CompiledModel, partitions = this.partitions.partitions.map((p) => p.index)) {
+  async read(
+    scope: CallScope,
+    model: CompiledModel,
+    partitions = this.partitions.partitions.map((p) => p.index),
+  ) {
     await Promise.all(
       partitions.map(async (index) => {
         try {
           const partition = this.partitions.at(index);
           const tables = modelTablesOn(this.layout, model, index);
-          const existing = await partition.run((pool) => inspectTables(pool, tables));
+          const existing = await partition.run(scope, (pool) => inspectTables(pool, tables));
           this.record(model, index, existing);
         } catch (error) {
           this.failed(model, index, error);
@@ -116,8 +121,7 @@ export class KnownTables {
   readAgainIfDue(model: CompiledModel): void {
     const unread = this.unread.get(model.name);
     if (!unread || unread.reading || Date.now() < unread.notBefore) return;
-    // Not the caller's statement: bounded by its own deadline, not by the call's.
-    void withDeadline(Date.now() + BACKGROUND_READ_MS, () => this.readAgain(model, unread));
+    void this.readAgain(model, unread);
   }
 
   /**
@@ -139,9 +143,14 @@ export class KnownTables {
     });
   }
 
+  /**
+   * Reads them again, or joins the read under way. Shared by the calls that wait on it and by
+   * the background: it serves none of them, and is bounded by a deadline of its own.
+   */
   private readAgain(model: CompiledModel, unread: Unread): Promise<void> {
     unread.notBefore = Date.now() + READ_AGAIN_MS;
-    unread.reading ??= this.read(model, [...unread.failures.keys()]).finally(
+    const scope = deadlineScope(Date.now() + BACKGROUND_READ_MS);
+    unread.reading ??= this.read(scope, model, [...unread.failures.keys()]).finally(
       () => (unread.reading = undefined),
     );
     return unread.reading;

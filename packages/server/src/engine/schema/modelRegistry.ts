@@ -2,7 +2,7 @@
 // cache that refreshes from the schema table when another server has defined something new.
 // Whenever it looks at a model's tables it records what writes must know of them (KnownTables).
 import { applySchemaChanges } from './applySchemaChanges.js';
-import { type CallScope, currentScope, sharedScope, withScope } from '../base/callScope.js';
+import { type CallScope, UNBOUNDED, sharedScope } from '../base/callScope.js';
 import {
   FailedPreconditionError,
   InternalError,
@@ -70,30 +70,31 @@ export class ModelRegistry {
    * Re-reads every definition, with a read that starts after this call (so it sees every
    * definition committed before it). Callers that arrive while a read is under way share the
    * next one: a burst of requests for a model defined elsewhere costs at most two queries.
+   * `scope` is the call that asks.
    */
-  refresh(): Promise<void> {
+  refresh(scope: CallScope): Promise<void> {
     if (!this.refreshing) {
-      this.refreshing = this.load().finally(() => (this.refreshing = undefined));
+      this.refreshing = this.load(scope).finally(() => (this.refreshing = undefined));
       return this.refreshing;
     }
     // The next read is shared by every caller that queues for it: it runs until the latest of
     // their deadlines, not the first one's (a call with a 1 ms timeout would fail the others).
-    this.queuedCallers.push(currentScope());
+    this.queuedCallers.push(scope);
     this.queuedRefresh ??= this.refreshing
       .catch(() => {})
       .then(() => {
         const callers = this.queuedCallers;
         this.queuedRefresh = undefined;
         this.queuedCallers = [];
-        return withScope(sharedScope(callers), () => this.refresh());
+        return this.refresh(sharedScope(callers));
       });
     return this.queuedRefresh;
   }
 
-  private async load(): Promise<void> {
+  private async load(scope: CallScope): Promise<void> {
     const rows = await this.partitions
       .at(0)
-      .run((pool) => readModelDefinitions(pool, this.layout.modelsTable));
+      .run(scope, (pool) => readModelDefinitions(pool, this.layout.modelsTable));
     const before = this.models;
     const models = new Map(
       rows.map(({ name, definition }) => [name, new CompiledModel(parseDefinition(definition))]),
@@ -105,7 +106,7 @@ export class ModelRegistry {
       await Promise.all(
         [...models.values()]
           .filter((model) => !before.has(model.name))
-          .map((model) => this.tables.read(model)),
+          .map((model) => this.tables.read(scope, model)),
       );
     }
     this.models = models;
@@ -115,8 +116,9 @@ export class ModelRegistry {
   /**
    * The named model; NOT_FOUND when no server has defined it. Using a model whose tables on
    * some partition could not be read (it was down) reads them again, in the background.
+   * `scope` is the call that asks (it reads the definitions again for a model not known yet).
    */
-  async get(name: string): Promise<CompiledModel> {
+  async get(name: string, scope: CallScope): Promise<CompiledModel> {
     if (name === '') throw new InvalidArgumentError('model', "is required: a defined model's name");
     const cached = this.models.get(name);
     if (cached) {
@@ -124,7 +126,7 @@ export class ModelRegistry {
       return cached;
     }
     // Another server may have defined it since this one last looked.
-    await this.refresh();
+    await this.refresh(scope);
     const model = this.models.get(name);
     if (!model) {
       throw new NotFoundError(
@@ -135,9 +137,9 @@ export class ModelRegistry {
   }
 
   /** Checks a cell name, refreshing once in case another server added the cell. */
-  async requireCell(model: CompiledModel, cell: string): Promise<CompiledModel> {
+  async requireCell(model: CompiledModel, cell: string, scope: CallScope): Promise<CompiledModel> {
     if (model.cellNames.has(cell)) return model;
-    await this.refresh();
+    await this.refresh(scope);
     const fresh = this.models.get(model.name) ?? model;
     if (!fresh.cellNames.has(cell)) {
       throw new NotFoundError(
@@ -152,12 +154,16 @@ export class ModelRegistry {
    * (sql/defineLock.ts), so that servers defining it at once take turns: the second sees the
    * first's definition and creates nothing of its own. Different models can still deadlock on
    * the models table (two first definitions both lock the gap, then both insert): the loser's
-   * whole definition is made again, a few times at most.
+   * whole definition is made again, a few times at most. Its statements serve the call of
+   * `scope`.
    */
-  async define(requested: ModelSpec): Promise<{ model: ModelSpec; changed: boolean }> {
+  async define(
+    requested: ModelSpec,
+    scope: CallScope,
+  ): Promise<{ model: ModelSpec; changed: boolean }> {
     const spec = normaliseModelSpec(requested, this.layout.namespace);
     const table = this.layout.modelsTable;
-    const result = await this.partitions.at(0).withConnection(async (connection) => {
+    const result = await this.partitions.at(0).withConnection(scope, async (connection) => {
       if (!(await takeDefineLock(connection, table, spec.name))) {
         throw new UnavailableError(
           0,
@@ -167,7 +173,7 @@ export class ModelRegistry {
       try {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await this.defineOnce(spec, connection);
+            return await this.defineOnce(spec, connection, scope);
           } catch (error) {
             if (attempt >= DEFINE_ATTEMPTS || !isLockContention(error)) throw error;
             await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
@@ -183,7 +189,9 @@ export class ModelRegistry {
     // server or an earlier start did): its tables are read before it is served, as refresh
     // reads those of models defined elsewhere (after the lock: with a pool of one, partition 0
     // has no other connection).
-    if (!result.tablesRead && !this.models.has(model.name)) await this.tables.read(model);
+    if (!result.tablesRead && !this.models.has(model.name)) {
+      await this.tables.read(scope, model);
+    }
     this.models.set(model.name, model);
     return { model: result.model, changed: result.changed };
   }
@@ -195,6 +203,7 @@ export class ModelRegistry {
   private async defineOnce(
     spec: ModelSpec,
     connection: SqlConnection,
+    scope: CallScope,
   ): Promise<{ model: ModelSpec; changed: boolean; tablesRead: boolean }> {
     const current = await readModelDefinition(connection, this.layout.modelsTable, spec.name);
     if (current !== undefined) {
@@ -204,7 +213,7 @@ export class ModelRegistry {
       if (comparison.change === 'none') return { model: stored, changed: false, tablesRead: false };
       return { ...(await this.writeDefinition(spec, connection)), tablesRead: false };
     }
-    await this.createTables(new CompiledModel(spec), connection);
+    await this.createTables(new CompiledModel(spec), connection, scope);
     return { ...(await this.writeDefinition(spec, connection)), tablesRead: true };
   }
 
@@ -249,7 +258,7 @@ export class ModelRegistry {
     if (models.length === 0) return undefined;
     const mismatches = await Promise.all(
       this.partitions.partitions.map((partition) =>
-        partition.run(async (pool) => {
+        partition.run(UNBOUNDED, async (pool) => {
           const tables = models.flatMap((model) =>
             modelTablesOn(this.layout, model, partition.index),
           );
@@ -274,12 +283,16 @@ export class ModelRegistry {
    * tables, adds request_id to tables the gem created, and inserts the shards' log-lock rows,
    * each change logged. Safe to repeat after any failure.
    */
-  private async createTables(model: CompiledModel, connection: SqlConnection): Promise<void> {
+  private async createTables(
+    model: CompiledModel,
+    connection: SqlConnection,
+    scope: CallScope,
+  ): Promise<void> {
     const started = Date.now();
     const partitions = this.partitions.partitions;
     // Partition 0's statements go on the define's connection: its pool may have no other.
     const on = <T>(partition: Partition, work: (session: SqlSession) => Promise<T>) =>
-      partition.index === 0 ? work(connection) : partition.run(work);
+      partition.index === 0 ? work(connection) : partition.run(scope, work);
     const existing = await Promise.all(
       partitions.map((partition) =>
         on(partition, (session) =>

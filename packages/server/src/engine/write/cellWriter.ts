@@ -1,6 +1,7 @@
 // Every content write of the store, routed to its partition's group commit: single appends
 // (WriteCell, a Put update), the appends of a WriteCells call, and creates. All of them are
 // written by the one shard transaction (shardTransaction.ts), alone or grouped.
+import type { CallScope } from '../base/callScope.js';
 import {
   type GroupActivity,
   GroupCommit,
@@ -65,7 +66,7 @@ export class CellWriter {
       this.logger,
     );
     group = new GroupCommit(
-      (items) => transaction.run(items),
+      (scope, items) => transaction.run(scope, items),
       (item) => this.layout.contentShard(item.uuid),
       this.limits,
       partition.index,
@@ -74,9 +75,12 @@ export class CellWriter {
     return group;
   }
 
-  /** Appends one version. @throws the refusal (NotFoundError, ConflictError) */
-  async append(request: AppendRequest): Promise<AppendResult> {
-    const result = await this.appendIfReached(request);
+  /**
+   * Appends one version, for the call of `scope` (as every method here).
+   * @throws the refusal (NotFoundError, ConflictError)
+   */
+  async append(scope: CallScope, request: AppendRequest): Promise<AppendResult> {
+    const result = await this.appendIfReached(scope, request);
     if (!result) throw new Error('an append without a reachedThrough row was answered unreachable');
     return result;
   }
@@ -85,8 +89,11 @@ export class CellWriter {
    * Appends one version, unless `request.reachedThrough` no longer leads to the record:
    * undefined then, and nothing was written. @throws the refusal (NotFoundError, ConflictError)
    */
-  async appendIfReached(request: AppendRequest): Promise<AppendResult | undefined> {
-    const [outcome] = await this.submit(this.partitionOf(request.uuid), [
+  async appendIfReached(
+    scope: CallScope,
+    request: AppendRequest,
+  ): Promise<AppendResult | undefined> {
+    const [outcome] = await this.submit(scope, this.partitionOf(request.uuid), [
       { kind: 'append', ...request },
     ]);
     switch (outcome!.status) {
@@ -108,7 +115,7 @@ export class CellWriter {
    * running when the caller retries); partitions that committed stay committed, and the
    * caller's retry replays them by their request ids.
    */
-  async appendAll(requests: readonly AppendRequest[]): Promise<AppendOutcome[]> {
+  async appendAll(scope: CallScope, requests: readonly AppendRequest[]): Promise<AppendOutcome[]> {
     const byPartition = this.layout.byPartition(requests.keys(), (i) =>
       this.layout.contentShard(requests[i]!.uuid),
     );
@@ -116,6 +123,7 @@ export class CellWriter {
     const settled = await Promise.allSettled(
       [...byPartition].map(async ([partition, positions]) => {
         const results = await this.submit(
+          scope,
           partition,
           positions.map((i): WriteItem => ({ kind: 'append', ...requests[i]! })),
         );
@@ -138,8 +146,8 @@ export class CellWriter {
   }
 
   /** Creates a record: base version 0 and its index rows on the uuid's partition, together. */
-  async create(request: CreateRequest): Promise<CreateOutcome> {
-    const [outcome] = await this.submit(this.partitionOf(request.uuid), [
+  async create(scope: CallScope, request: CreateRequest): Promise<CreateOutcome> {
+    const [outcome] = await this.submit(scope, this.partitionOf(request.uuid), [
       { kind: 'create', ...request },
     ]);
     if (outcome!.status === 'unreachable') throw new Error('a create was answered unreachable');
@@ -166,7 +174,11 @@ export class CellWriter {
     return this.layout.partitionOf(this.layout.contentShard(uuid));
   }
 
-  private submit(partition: number, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
-    return this.groupOf(partition).submit(items);
+  private submit(
+    scope: CallScope,
+    partition: number,
+    items: readonly WriteItem[],
+  ): Promise<ItemOutcome[]> {
+    return this.groupOf(partition).submit(scope, items);
   }
 }

@@ -4,13 +4,7 @@
 // slot free it starts at the end of the current turn of the event loop, so that writes arriving
 // together (a batch call, requests read from the same socket) still share one. A group large
 // enough is shared among the free transaction slots, by shard (groupSplit.ts).
-import {
-  type CallScope,
-  currentScope,
-  isAbandoned,
-  latestDeadline,
-  withScope,
-} from '../base/callScope.js';
+import { type CallScope, isAbandoned, latestDeadline } from '../base/callScope.js';
 import { commitsOfAll } from '../base/consistency.js';
 import { CancelledError, DeadlineExceededError, ResourceExhaustedError } from '../base/errors.js';
 import { splitByShard } from './groupSplit.js';
@@ -101,11 +95,14 @@ export class GroupCommit {
   private readonly groupSizes = new Array<number>(GROUP_SIZE_BOUNDS.length + 1).fill(0);
 
   /**
-   * `runGroup` writes a group's items in one transaction and answers an outcome per item;
-   * `shardOf` is the content shard an item writes.
+   * `runGroup` writes a group's items in one transaction, for the calls of `scope`, and answers
+   * an outcome per item; `shardOf` is the content shard an item writes.
    */
   constructor(
-    private readonly runGroup: (items: readonly WriteItem[]) => Promise<ItemOutcome[]>,
+    private readonly runGroup: (
+      scope: CallScope,
+      items: readonly WriteItem[],
+    ) => Promise<ItemOutcome[]>,
     private readonly shardOf: (item: WriteItem) => number,
     private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
     /** Names the partition in errors. */
@@ -114,9 +111,10 @@ export class GroupCommit {
 
   /**
    * Writes the items, in order, in one transaction shared with other callers' items; answers
-   * their outcomes in order. Rejects when that transaction fails as a whole.
+   * their outcomes in order. Rejects when that transaction fails as a whole. `scope` is the
+   * call that writes them.
    */
-  submit(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+  submit(scope: CallScope, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
     // A call alone may exceed the bound (it is bounded by the message size): it waits only
     // for an empty queue.
@@ -131,7 +129,7 @@ export class GroupCommit {
     this.queuedBytes += bytes;
     return new Promise((resolve, reject) => {
       const shards = [...new Set(items.map(this.shardOf))];
-      this.queue.push({ items, shards, bytes, scope: currentScope(), resolve, reject });
+      this.queue.push({ items, shards, bytes, scope, resolve, reject });
       this.schedule();
     });
   }
@@ -234,11 +232,11 @@ export class GroupCommit {
       // No caller's cancel stops the group: its statements all go, and it commits all or
       // nothing.
       // Every caller's answer carries the group's commits (its session token).
-      const scope = {
+      const scope: CallScope = {
         deadline: latestDeadline(units.map((unit) => unit.scope.deadline)),
         commits: commitsOfAll(units.map((unit) => unit.scope.commits)),
       };
-      const outcomes = await withScope(scope, () => this.runGroup(items));
+      const outcomes = await this.runGroup(scope, items);
       let offset = 0;
       for (const unit of units) {
         unit.resolve(outcomes.slice(offset, offset + unit.items.length));

@@ -21,7 +21,7 @@
 // with its request id, which writes them.
 import { type Body, parseBody } from '../base/body.js';
 import type { BodyLimits } from '../base/bodyRules.js';
-import { currentScope, withScope } from '../base/callScope.js';
+import type { CallScope } from '../base/callScope.js';
 import type { CellWriter } from './cellWriter.js';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '../base/errors.js';
 import { requireCellSize } from '../base/limits.js';
@@ -128,16 +128,17 @@ export class PutOperation {
     return { model, bytes: valuesBytes, values, indexValues, primary, maxCellBytes };
   }
 
-  async put(put: PreparedPut, requestId: string): Promise<PutResult> {
+  /** Writes the put, for the call of `scope`. */
+  async put(scope: CallScope, put: PreparedPut, requestId: string): Promise<PutResult> {
     const { key } = put.primary;
     for (let attempt = 1; ; attempt++) {
       let owner = this.known.get(key);
       if (owner === undefined) {
-        const found = await this.findOrCreate(put, requestId);
+        const found = await this.findOrCreate(scope, put, requestId);
         if (found.kind === 'created') return found.result;
         owner = found.owner;
       }
-      const updated = await this.update(put, owner, requestId);
+      const updated = await this.update(scope, put, owner, requestId);
       if (updated) return updated;
       this.known.delete(key);
       if (attempt >= ATTEMPTS) {
@@ -153,7 +154,11 @@ export class PutOperation {
    * For values the cache does not hold: the record created for them, or the one that holds
    * them. Remembers which record they lead to.
    */
-  private async findOrCreate(put: PreparedPut, requestId: string): Promise<Found> {
+  private async findOrCreate(
+    scope: CallScope,
+    put: PreparedPut,
+    requestId: string,
+  ): Promise<Found> {
     const { model, indexValues, primary } = put;
     // Every index value is checked before anything is written (its type already by prepare).
     // Values that lack a field of a secondary index, or that an index table the store did not
@@ -175,7 +180,7 @@ export class PutOperation {
     }
     const lookedUp = rows === undefined || this.routes.firstStep(model.name) === 'lookup';
     if (lookedUp) {
-      const owner = await this.lookups.find(this.layout.partitionOf(primary.shard), primary);
+      const owner = await this.lookups.find(scope, this.layout.partitionOf(primary.shard), primary);
       this.routes.observe(model.name, owner === undefined);
       if (owner !== undefined) {
         this.remember(primary, owner);
@@ -183,7 +188,7 @@ export class PutOperation {
       }
     }
     if (rows === undefined) throw invalid;
-    const created = await this.create(model, put.bytes, requestId, rows);
+    const created = await this.create(scope, model, put.bytes, requestId, rows);
     if (!lookedUp) this.routes.observe(model.name, created.kind === 'created');
     this.remember(primary, created.kind === 'created' ? created.result.uuid : created.owner);
     return created.kind === 'created' ? created : { kind: 'existing', owner: created.owner };
@@ -233,6 +238,7 @@ export class PutOperation {
   }
 
   private async create(
+    scope: CallScope,
     model: CompiledModel,
     body: Buffer,
     requestId: string,
@@ -240,7 +246,7 @@ export class PutOperation {
   ): Promise<{ kind: 'created'; result: PutResult } | { kind: 'taken'; owner: string }> {
     const home = rows[0]!.partition;
     const uuid = this.createShards.uuidOn(home);
-    const outcome = await this.cells.create({
+    const outcome = await this.cells.create(scope, {
       model,
       uuid,
       body,
@@ -249,12 +255,13 @@ export class PutOperation {
     });
     if (outcome.status === 'taken') return { kind: 'taken', owner: outcome.owner };
     if (outcome.status === 'refused') throw outcome.error;
-    await this.writeRemoteRows(model.name, uuid, rows, home);
+    await this.writeRemoteRows(scope, model.name, uuid, rows, home);
     return { kind: 'created', result: { uuid, base: outcome.cell, created: true } };
   }
 
   /** Undefined when the record does not exist, or the values no longer lead to it. */
   private async update(
+    scope: CallScope,
     put: PreparedPut,
     uuid: string,
     requestId: string,
@@ -262,7 +269,7 @@ export class PutOperation {
     const { model, values, maxCellBytes, primary } = put;
     let appended;
     try {
-      appended = await this.cells.appendIfReached({
+      appended = await this.cells.appendIfReached(scope, {
         model,
         uuid,
         cell: BASE_CELL,
@@ -288,6 +295,7 @@ export class PutOperation {
       const rows = this.indexRowsOf(model, put.indexValues, VALUES);
       this.requireFit(rows, VALUES);
       await this.writeRemoteRows(
+        scope,
         model.name,
         uuid,
         rows,
@@ -304,6 +312,7 @@ export class PutOperation {
    * the shard log) and the put is refused.
    */
   private writeRemoteRows(
+    callScope: CallScope,
     model: string,
     uuid: string,
     rows: readonly PlacedRow[],
@@ -315,11 +324,12 @@ export class PutOperation {
     // by the statement timeout, not by a deadline that may pass between the commit and them and
     // leave the record out of these indices for a caller that does not retry. Their commits are
     // still the caller's, for its session token: a read of these indices must wait for them.
-    const scope = { deadline: Infinity, commits: currentScope().commits };
-    return withScope(scope, () => this.completeRemoteRows(model, uuid, rows, remote));
+    const scope = { deadline: Infinity, commits: callScope.commits };
+    return this.completeRemoteRows(scope, model, uuid, rows, remote);
   }
 
   private async completeRemoteRows(
+    scope: CallScope,
     model: string,
     uuid: string,
     rows: readonly PlacedRow[],
@@ -327,7 +337,7 @@ export class PutOperation {
   ): Promise<void> {
     const collisions = await Promise.all(
       remote.map(async (row) => {
-        const found = await this.partitions.at(row.partition).run(async (pool) => {
+        const found = await this.partitions.at(row.partition).run(scope, async (pool) => {
           const [, present] = (await runTogether(pool, [
             insertIndexRows(row.table, row.index, [{ values: row.values, uuid }]),
             indexRowHolders([{ ...row, uuid, primary: false }]),
@@ -350,7 +360,7 @@ export class PutOperation {
       [...byPartition].map(([partition, rows]) =>
         this.partitions
           .at(partition)
-          .withConnection((connection) =>
+          .withConnection(scope, (connection) =>
             runTogether(connection, [
               START_TRANSACTION,
               ...rows.map((row) =>

@@ -20,7 +20,7 @@
 // request-id key, and a refused write may be the retry of one that succeeded (its expected
 // version is now stale); either way the transaction is rolled back and run again with the
 // lookups, which answer such writes as replays.
-import { currentScope } from '../base/callScope.js';
+import type { CallScope } from '../base/callScope.js';
 import { UnavailableError } from '../base/errors.js';
 import { parsePosition } from '../base/gtidPosition.js';
 import { type Logger, silentLogger } from '../base/logger.js';
@@ -85,9 +85,10 @@ export class ShardTransaction {
   /**
    * Applies the items, all on this partition, in one transaction and answers one outcome per
    * item, in order, once no earlier group of this server writes any of their cells. Fails as a
-   * whole only when the partition fails (UnavailableError).
+   * whole only when the partition fails (UnavailableError). Its statements serve the calls of
+   * `scope` (the group's).
    */
-  async run(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+  async run(scope: CallScope, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     const leave = await this.inFlight.enter(
       items.flatMap((item) =>
         item.kind === 'append' ? [`${this.tableOf(item)}/${cellKey(item.uuid, item.cell)}`] : [],
@@ -95,33 +96,39 @@ export class ShardTransaction {
     );
     try {
       try {
-        return await this.runAlone(items);
+        return await this.runAlone(scope, items);
       } catch (error) {
         if (!(error instanceof MissingLogLocks)) throw error;
-        await this.partition.run((pool) => restoreLogLocks(this.parts, pool, error.tables, false));
-        return await this.runAlone(items);
+        await this.partition.run(scope, (pool) =>
+          restoreLogLocks(this.parts, pool, error.tables, false),
+        );
+        return await this.runAlone(scope, items);
       }
     } finally {
       leave();
     }
   }
 
-  private async runAlone(items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+  private async runAlone(scope: CallScope, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
     let lookUpRequestIds = false;
     let deadlocks = 0;
     let nodeFailures = 0;
     const remembered = oneTripReads(this.parts, items);
     if (remembered && this.oneTrip.shouldTry()) {
       const result = await this.partition
-        .withConnection((connection) => this.attemptOneTripFirst(connection, items, remembered))
+        .withConnection(scope, (connection) =>
+          this.attemptOneTripFirst(connection, items, remembered),
+        )
         .catch((error: unknown) => this.onAnotherNode(error, (nodeFailures += 1)));
       if (result === RETRY_WITH_LOOKUPS) lookUpRequestIds = true;
       else if (result === RETRY_AFTER_DEADLOCK) deadlocks += 1;
-      else if (result !== undefined) return this.committed(items, await this.replaysNoted(result));
+      else if (result !== undefined) {
+        return this.committed(items, await this.replaysNoted(scope, result));
+      }
     }
     for (;;) {
       const result = await this.partition
-        .withConnection((connection) => this.attempt(connection, items, lookUpRequestIds))
+        .withConnection(scope, (connection) => this.attempt(connection, items, lookUpRequestIds))
         .catch((error: unknown) => this.onAnotherNode(error, (nodeFailures += 1)));
       if (result === RETRY_WITH_LOOKUPS) {
         // With the lookups made there is nothing left to retry for, but another node.
@@ -138,7 +145,7 @@ export class ShardTransaction {
           );
         }
       } else {
-        return this.committed(items, await this.replaysNoted(result));
+        return this.committed(items, await this.replaysNoted(scope, result));
       }
     }
   }
@@ -170,13 +177,13 @@ export class ShardTransaction {
    * primary's position, read after the replay saw the earlier write, covers it: it goes into
    * the token as this partition's commit. Only with replicas, only for groups with a replay.
    */
-  private async replaysNoted(result: Written): Promise<Written> {
-    const commits = currentScope().commits;
+  private async replaysNoted(scope: CallScope, result: Written): Promise<Written> {
+    const commits = scope.commits;
     if (commits === undefined || this.partition.replicas.length === 0) return result;
     if (!result.outcomes.some((outcome) => outcome.status === 'written' && outcome.replayed)) {
       return result;
     }
-    const [rows] = (await this.partition.run((pool) =>
+    const [rows] = (await this.partition.run(scope, (pool) =>
       runTogether(pool.reads, [PRIMARY_POSITION]),
     )) as { position: string | null }[][];
     commits.record(this.partition.index, parsePosition(rows?.[0]?.position ?? ''));

@@ -11,7 +11,6 @@
 // The engine sees both in the call's scope: `consistency` routes its reads (engine/mysql/
 // partitions.ts), `commits` gathers the GTIDs of its commits.
 import type { StoreService } from '@shameless/proto';
-import { withScope } from '../../engine/base/callScope.js';
 import {
   CommitPositions,
   MalformedTokenError,
@@ -95,7 +94,7 @@ export function sessionConsistencyLayer(replicas: boolean): ServerMiddleware {
     // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
     if (consistency === STRONG) return next(request, context);
     const inner: CallContext = { ...context, consistency };
-    return inScope(inner, next(request, inner));
+    return next(request, inner);
   };
 }
 
@@ -112,34 +111,12 @@ async function* writeWithToken<Req, Res>(
   const sent = tokenOf(context);
   const commits = new CommitPositions();
   const inner: CallContext = { ...context, commits };
-  for await (const message of inScope(inner, next(request, inner))) {
+  for await (const message of next(request, inner)) {
     // Before the message: a unary call's answer goes out with it.
     const positions = mergeSessions(sent ?? new Map(), commits.all);
     if (positions.size > 0) context.trailer.set(SESSION_TOKEN_KEY, formatToken(positions));
     yield message;
   }
-}
-
-/**
- * The messages, each produced under the call's scope `context`: the engine reads its
- * consistency and commits from there (an async generator runs each step in the context of the
- * caller of next(), so each step is wrapped).
- */
-function inScope<Res>(context: CallContext, messages: AsyncIterable<Res>): AsyncIterable<Res> {
-  return {
-    [Symbol.asyncIterator]() {
-      const iterator = messages[Symbol.asyncIterator]();
-      return {
-        next: () => withScope(context, () => iterator.next()),
-        return: (value?: unknown) =>
-          withScope(context, () =>
-            iterator.return
-              ? iterator.return(value as Res)
-              : Promise.resolve({ done: true as const, value: value as Res }),
-          ),
-      };
-    },
-  };
 }
 
 function consistencyOf(context: CallContext): ReadConsistency {

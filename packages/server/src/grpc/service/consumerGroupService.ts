@@ -42,7 +42,7 @@ export async function* consume(
     throw new InvalidArgumentError('message', 'the first message of a Consume stream must be join');
   }
   const join = first.message.join;
-  const session = await engine.groups.join({
+  const session = await engine.groups.join(context, {
     model: join.model,
     group: join.group,
     memberId: join.memberId,
@@ -222,8 +222,9 @@ function* toResponses(event: GroupEvent, maxMessageBytes: number): Generator<Con
 export async function describeConsumerGroup(
   engine: Engine,
   request: DescribeConsumerGroupRequest,
+  context: CallContext,
 ): Promise<DescribeConsumerGroupResponse> {
-  const description = await engine.groups.describe(request.model, request.group);
+  const description = await engine.groups.describe(context, request.model, request.group);
   return {
     model: request.model,
     group: request.group,
@@ -250,8 +251,10 @@ function parsePageToken(token: string): { shard: number; id: RowId } | undefined
 export async function listParkedCells(
   engine: Engine,
   request: ListParkedCellsRequest,
+  context: CallContext,
 ): Promise<ListParkedCellsResponse> {
   const page = await engine.groups.parked(
+    context,
     request.model,
     request.group,
     request.shard,
@@ -283,14 +286,22 @@ export async function listParkedCells(
 export async function replayParkedCell(
   engine: Engine,
   request: ReplayParkedCellRequest,
+  context: CallContext,
 ): Promise<ReplayParkedCellResponse> {
-  await engine.groups.replay(request.model, request.group, request.shard, exactInteger(request.id));
+  await engine.groups.replay(
+    context,
+    request.model,
+    request.group,
+    request.shard,
+    exactInteger(request.id),
+  );
   return {};
 }
 
 export async function resetConsumerGroup(
   engine: Engine,
   request: ResetConsumerGroupRequest,
+  context: CallContext,
 ): Promise<ResetConsumerGroupResponse> {
   const to = request.to;
   let target: { position: 'earliest' | 'latest' } | { shard: number; cursor: RowId };
@@ -310,7 +321,7 @@ export async function resetConsumerGroup(
     default:
       throw new InvalidArgumentError('to', 'set position or shard');
   }
-  const shards = await engine.groups.reset(request.model, request.group, target);
+  const shards = await engine.groups.reset(context, request.model, request.group, target);
   return { shards: shards.map(toGroupShard) };
 }
 

@@ -12,7 +12,6 @@ import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext, CallKind } from '../call/callContext.js';
 import { CallCancellation } from '../call/cancellation.js';
 import type { ServerMiddleware } from '../call/middleware.js';
-import { withScope } from '../../engine/base/callScope.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import { messageBytes } from '../call/messageSize.js';
 import { malformation } from '../call/requestDecoding.js';
@@ -106,9 +105,7 @@ export function createHandlerFactory(
       requireWellFormed(wellFormed, method);
       yield await handle(wellFormed, innerContext);
     };
-    // The engine stops the call's statements at its deadline, and its reads when it is
-    // cancelled.
-    return withScope(context, () => single(middleware(request, context, asStream), deliver));
+    return single(middleware(request, context, asStream), deliver);
   };
   return {
     run,
@@ -193,7 +190,7 @@ export function createHandlerFactory(
       traits,
     );
     const buffer = new StreamBuffer(call);
-    void withScope(context, async () => {
+    void (async () => {
       try {
         const first = await request(controller.signal);
         if (first === undefined) {
@@ -218,7 +215,7 @@ export function createHandlerFactory(
         call.off('cancelled', onCancelled);
         streams.close(controller);
       }
-    });
+    })();
   }
 }
 

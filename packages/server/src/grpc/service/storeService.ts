@@ -82,29 +82,33 @@ export function createStoreService(
       { longLived: true },
     ),
 
-    where: handlers.serverStream('Where', async function* (request): AsyncGenerator<WhereResponse> {
-      const page = await engine.where(toWhereInput(request));
-      let sent = 0;
-      for (const records of chunksWithin(
-        page.records,
-        recordBytes,
-        maxMessageBytes,
-        WHERE_RECORDS_PER_MESSAGE,
-      )) {
-        sent += records.length;
-        yield {
-          records: records.map(toRecord),
-          nextPageToken: sent === page.records.length ? page.nextPageToken : '',
-        };
-      }
-      if (sent === 0 && page.nextPageToken)
-        yield { records: [], nextPageToken: page.nextPageToken };
-    }),
+    where: handlers.serverStream(
+      'Where',
+      async function* (request, context): AsyncGenerator<WhereResponse> {
+        const page = await engine.where(context, toWhereInput(request));
+        let sent = 0;
+        for (const records of chunksWithin(
+          page.records,
+          recordBytes,
+          maxMessageBytes,
+          WHERE_RECORDS_PER_MESSAGE,
+        )) {
+          sent += records.length;
+          yield {
+            records: records.map(toRecord),
+            nextPageToken: sent === page.records.length ? page.nextPageToken : '',
+          };
+        }
+        if (sent === 0 && page.nextPageToken)
+          yield { records: [], nextPageToken: page.nextPageToken };
+      },
+    ),
 
     each: handlers.serverStream(
       'Each',
-      async function* (request, { cancellation }): AsyncGenerator<EachResponse> {
+      async function* (request, context): AsyncGenerator<EachResponse> {
         const events = await engine.each(
+          context,
           request.model,
           {
             shards: request.shards,
@@ -113,7 +117,7 @@ export function createStoreService(
             batchSize: request.batchSize,
             heartbeatIntervalMs: request.heartbeatIntervalMs,
           },
-          cancellation.signal,
+          context.cancellation.signal,
         );
         for await (const event of events) {
           if (event.kind === 'batch') {

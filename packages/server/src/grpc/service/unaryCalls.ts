@@ -72,13 +72,13 @@ const NODE_HEALTHS = {
 
 export function unaryCalls(engine: Engine): UnaryCalls {
   return {
-    defineModel: async (request) => {
-      const { model, changed } = await engine.defineModel(toModelSpec(request.model));
+    defineModel: async (request, context) => {
+      const { model, changed } = await engine.defineModel(context, toModelSpec(request.model));
       return { model: toModelDefinition(model), changed };
     },
 
-    describeStore: async () => {
-      const description = await engine.describe();
+    describeStore: async (_request, context) => {
+      const description = await engine.describe(context);
       return {
         namespace: description.namespace,
         shardsCount: description.shardsCount,
@@ -118,23 +118,24 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       }
     },
 
-    put: async (request) => {
-      const result = await engine.put(request.model, request.values, request.requestId);
+    put: async (request, context) => {
+      const result = await engine.put(context, request.model, request.values, request.requestId);
       return toPutResponse(result, request);
     },
 
-    putMany: async (request) => {
-      const outcomes = await engine.putMany(request.puts);
+    putMany: async (request, context) => {
+      const outcomes = await engine.putMany(context, request.puts);
       return { results: outcomes.map((outcome, i) => toPutResult(outcome, request.puts[i]!)) };
     },
 
-    writeCell: async (request) => {
-      const result = await engine.writeCell(toWriteCellInput(request));
+    writeCell: async (request, context) => {
+      const result = await engine.writeCell(context, toWriteCellInput(request));
       return toWriteCellResponse(result, request);
     },
 
-    writeCells: async (request) => {
+    writeCells: async (request, context) => {
       const outcomes = await engine.writeCells(
+        context,
         request.writes.map((write, i) => toWriteCellInput(write, `writes[${i}]`)),
       );
       return {
@@ -142,29 +143,42 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       };
     },
 
-    getCell: async (request) => {
-      const cell = await engine.getCell(request.model, request.uuid, request.cell, request.refKey);
+    getCell: async (request, context) => {
+      const cell = await engine.getCell(
+        context,
+        request.model,
+        request.uuid,
+        request.cell,
+        request.refKey,
+      );
       return { cell: toCell(cell) };
     },
 
-    getCells: async (request) => {
-      const cells = await engine.getCells(request.model, request.keys);
+    getCells: async (request, context) => {
+      const cells = await engine.getCells(context, request.model, request.keys);
       return { results: cells.map((cell) => ({ cell: cell && toCell(cell) })) };
     },
 
-    previous: async (request) => {
-      const cell = await engine.previous(request.model, request.uuid, request.cell, request.refKey);
+    previous: async (request, context) => {
+      const cell = await engine.previous(
+        context,
+        request.model,
+        request.uuid,
+        request.cell,
+        request.refKey,
+      );
       return cell ? { cell: toCell(cell), none: false } : { cell: undefined, none: true };
     },
 
-    where: async (request) => {
+    where: async (request, context) => {
       // The page whole, as a Where stream sends it over several messages.
-      const page = await engine.where(toWhereInput(request));
+      const page = await engine.where(context, toWhereInput(request));
       return { records: page.records.map(toRecord), nextPageToken: page.nextPageToken };
     },
 
-    whereMany: async (request) => {
+    whereMany: async (request, context) => {
       const pages = await engine.whereMany(
+        context,
         request.queries.map((query, i) => toWhereInput(query, `queries[${i}]`)),
       );
       return {
@@ -175,8 +189,9 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       };
     },
 
-    fetchLatestCells: async (request) => {
+    fetchLatestCells: async (request, context) => {
       const page = await engine.fetchLatestCells(
+        context,
         request.model,
         request.shard,
         exactInteger(request.cursor),
@@ -189,9 +204,9 @@ export function unaryCalls(engine: Engine): UnaryCalls {
       };
     },
 
-    describeConsumerGroup: (request) => describeConsumerGroup(engine, request),
-    listParkedCells: (request) => listParkedCells(engine, request),
-    replayParkedCell: (request) => replayParkedCell(engine, request),
-    resetConsumerGroup: (request) => resetConsumerGroup(engine, request),
+    describeConsumerGroup: (request, context) => describeConsumerGroup(engine, request, context),
+    listParkedCells: (request, context) => listParkedCells(engine, request, context),
+    replayParkedCell: (request, context) => replayParkedCell(engine, request, context),
+    resetConsumerGroup: (request, context) => resetConsumerGroup(engine, request, context),
   };
 }

@@ -8,11 +8,12 @@
 // due to that member again (the member it was revoked for left): the release's cursor write
 // must land, or the shard comes back to the member below the cells it acknowledged.
 import { expect } from 'chai';
+import { type CallScope, UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import type { RowId } from '../../../src/engine/base/exactInteger.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import type { GroupEvent } from '../../../src/engine/groups/groupEvents.js';
 import type { MemberSession } from '../../../src/engine/groups/memberSession.js';
-import type { MysqlPool, SqlSession } from '../../../src/engine/mysql/mysqlPool.js';
+import type { ScopedPool, SqlSession } from '../../../src/engine/mysql/mysqlPool.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
 import type { StatementReader } from '../../../src/engine/mysql/sql/statement.js';
 import { sleep } from '../../consistency/support.js';
@@ -49,8 +50,13 @@ class LeaveRacingPartition extends Partition {
     return new Promise((resolve) => (this.readHeld = resolve));
   }
 
-  override read<T>(work: (reader: StatementReader) => Promise<T>, apart = false): Promise<T> {
+  override read<T>(
+    scope: CallScope,
+    work: (reader: StatementReader) => Promise<T>,
+    apart = false,
+  ): Promise<T> {
     return super.read(
+      scope,
       (reader) =>
         work({
           read: async (statements) => {
@@ -69,8 +75,8 @@ class LeaveRacingPartition extends Partition {
     );
   }
 
-  override run<T>(work: (pool: MysqlPool) => Promise<T>): Promise<T> {
-    return super.run((pool) => {
+  override run<T>(scope: CallScope, work: (pool: ScopedPool) => Promise<T>): Promise<T> {
+    return super.run(scope, (pool) => {
       const query: SqlSession['query'] = async (sql, values) => {
         const text = typeof sql === 'string' ? sql : '';
         if (this.heldRead && RELEASING_COMMIT.test(text)) {
@@ -86,7 +92,7 @@ class LeaveRacingPartition extends Partition {
         if (CLAIM.test(text)) this.claims.push(answer);
         return answer as never;
       };
-      return work(Object.assign(Object.create(pool) as MysqlPool, { query }));
+      return work(Object.assign(Object.create(pool) as ScopedPool, { query }));
     });
   }
 }
@@ -131,7 +137,7 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
 
   /** A member joined on the engine itself, from the group's start, with the server's defaults. */
   const join = (group: string, memberId: string) =>
-    engine.groups.join({
+    engine.groups.join(UNBOUNDED, {
       model: 'rate',
       group,
       memberId,
@@ -156,7 +162,11 @@ describe('consumer groups: a member leaving, or releasing a shard, during its co
     await session.leave();
     const end = await member.ended;
 
-    const { members, shards } = await engine.groups.describe('rate', 'leave-during-turn');
+    const { members, shards } = await engine.groups.describe(
+      UNBOUNDED,
+      'rate',
+      'leave-during-turn',
+    );
     expect(end, 'how the stream ended').to.equal('left');
     expect(members).to.deep.equal([]);
     for (const shard of shards) {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
+import { type CallScope, UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
 import type { EachEvent } from '../../../src/engine/log/shardLog.js';
@@ -29,8 +30,13 @@ const LOG_PAGE = /WHERE `id` > \? ORDER BY `id` LIMIT \?/;
 /** A partition that counts its reads holding log pages, and the pages each read. */
 class PageCountingPartition extends Partition {
   readonly pageReads: number[] = [];
-  override read<T>(work: (reader: StatementReader) => Promise<T>, apart = false) {
+  override read<T>(
+    scope: CallScope,
+    work: (reader: StatementReader) => Promise<T>,
+    apart = false,
+  ): Promise<T> {
     return super.read(
+      scope,
       (reader) =>
         work({
           read: (statements) => {
@@ -66,6 +72,7 @@ class Follower {
   static async start(engine: Engine): Promise<Follower> {
     const following = new AbortController();
     const events = await engine.each(
+      UNBOUNDED,
       'rate',
       { shards: [], cursors: new Map(), follow: true, batchSize: 500, heartbeatIntervalMs: 60_000 },
       following.signal,
@@ -123,6 +130,7 @@ describe('Each follow: delivering what commits', function () {
     let created = 0;
     for (let hotelId = 1; rates.size < SHARDS && hotelId < 1000; hotelId++, created++) {
       const put = await engine.put(
+        UNBOUNDED,
         'rate',
         pack({
           hotel_id: hotelId,
@@ -153,6 +161,7 @@ describe('Each follow: delivering what commits', function () {
   /** A kilobyte `meta` version of the rate of each of `shards`, in one call through `engine`. */
   async function writeMeta(shards: readonly number[]): Promise<string[]> {
     const outcomes = await engine.writeCells(
+      UNBOUNDED,
       shards.map((shard) => ({
         model: 'rate',
         uuid: rates.get(shard)!,
@@ -190,7 +199,13 @@ describe('Each follow: delivering what commits', function () {
     const delivered = follower.cells.filter((cell) => written.includes(place(cell)));
     expect(delivered).to.have.length(written.length);
     for (const cell of delivered) {
-      const page = await engine.fetchLatestCells('rate', cell.shard, offsetBefore(cell.id), 1);
+      const page = await engine.fetchLatestCells(
+        UNBOUNDED,
+        'rate',
+        cell.shard,
+        offsetBefore(cell.id),
+        1,
+      );
       expect(page.cells, `cell ${cell.id} as read`).to.deep.equal([cell]);
     }
   });

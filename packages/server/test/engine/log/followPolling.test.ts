@@ -16,6 +16,7 @@ import {
   startTcpProxy,
 } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
+import { type CallScope, UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { Engine } from '../../../src/engine/engine.js';
 import type { EachEvent } from '../../../src/engine/log/shardLog.js';
 import { silentLogger } from '../../../src/engine/base/logger.js';
@@ -266,8 +267,13 @@ describe('following: one poll of max ids per process', function () {
     let release: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     class HoldingPartition extends Partition {
-      override read<T>(work: (reader: StatementReader) => Promise<T>, apart = false) {
+      override read<T>(
+        scope: CallScope,
+        work: (reader: StatementReader) => Promise<T>,
+        apart = false,
+      ): Promise<T> {
         return super.read(
+          scope,
           (reader) =>
             work({
               async read(statements) {
@@ -293,9 +299,10 @@ describe('following: one poll of max ids per process', function () {
     const following = new AbortController();
     try {
       await store.api.defineModel({ model: RATE_MODEL });
-      await engine.models.refresh();
+      await engine.models.refresh(UNBOUNDED);
       const rate = await rateInShard(store.api, 1);
       const events = await engine.each(
+        UNBOUNDED,
         'rate',
         {
           shards: [1],
@@ -313,7 +320,7 @@ describe('following: one poll of max ids per process', function () {
         }
       })();
       const write = (n: number) =>
-        engine.writeCell({
+        engine.writeCell(UNBOUNDED, {
           model: 'rate',
           uuid: rate.uuid,
           cell: 'meta',

@@ -5,6 +5,7 @@ import { createTestDatabases } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { Packr } from 'msgpackr';
 import { openStore } from '../../../src/engine/openStore.js';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { silentLogger } from '../../../src/engine/base/logger.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { PartitionMap } from '../../../src/engine/model/partitionMap.js';
@@ -132,7 +133,7 @@ export async function openTestStore(
     },
     silentLogger,
   );
-  await engine.models.define(options.gem ? GEM_RATE : RATE);
+  await engine.models.define(options.gem ? GEM_RATE : RATE, UNBOUNDED);
   const sql = mysql.createPool({
     uri: url,
     connectionLimit: 4,
@@ -154,6 +155,7 @@ export async function openTestStore(
 /** Puts a rate of hotel `hotelId` (index shard: hotelId mod SHARDS); its uuid. */
 export async function putRate(engine: Engine, hotelId: bigint, room = 'double'): Promise<string> {
   const result = await engine.put(
+    UNBOUNDED,
     'rate',
     pack({ hotel_id: hotelId, room_type: room, gateway: `g${hotelId % 7n}`, blob: EVERY_BYTE }),
     requestId(),
@@ -163,7 +165,7 @@ export async function putRate(engine: Engine, hotelId: bigint, room = 'double'):
 
 /** A new version of the record's meta cell. */
 export async function writeMeta(engine: Engine, uuid: string, n: number): Promise<void> {
-  await engine.writeCell({
+  await engine.writeCell(UNBOUNDED, {
     model: 'rate',
     uuid,
     cell: 'meta',

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { type MariaDbServer, startMariaDbServer } from '@shameless/testkit';
 import mysql from 'mysql2/promise';
 import { timeUntil } from '../../support/groupMember.js';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { EngineError, FailedPreconditionError } from '../../../src/engine/base/errors.js';
 import { ShardMoveDifferenceError } from '../../../src/engine/moves/moveErrors.js';
 import { type MoveProgress, ShardMover } from '../../../src/engine/moves/shardMover.js';
@@ -545,7 +546,7 @@ describe('shard mover', function () {
       await source.start();
       await timeUntil(
         () =>
-          store.engine.getCell('rate', ofShard, 'base').then(
+          store.engine.getCell(UNBOUNDED, 'rate', ofShard, 'base').then(
             () => true,
             () => false,
           ),
@@ -776,6 +777,7 @@ describe('shard mover', function () {
     const uuids: string[] = [];
     for (let n = 0; n < 30; n++) {
       const created = await store.engine.put(
+        UNBOUNDED,
         'rate',
         pack({
           hotel_id: n,

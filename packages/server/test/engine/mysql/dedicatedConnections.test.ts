@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import mysql from 'mysql2/promise';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { type Row, createMysqlPool, parseMysqlUrl } from '../../../src/engine/mysql/mysqlPool.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
 import {
@@ -24,7 +25,9 @@ describe('dedicated connections on the real MariaDB', function () {
     // One connection, so that the next caller is given the one the failed work used.
     const pool = createMysqlPool(location, { connectionLimit: 1, connectTimeoutMs: 2000 });
     partition = new Partition(0, location, pool);
-    await partition.run((pool) => pool.query('CREATE TABLE `scratch` (`id` INT PRIMARY KEY)'));
+    await partition.run(UNBOUNDED, (pool) =>
+      pool.query('CREATE TABLE `scratch` (`id` INT PRIMARY KEY)'),
+    );
   });
   after(async () => {
     await partition?.end();
@@ -32,7 +35,7 @@ describe('dedicated connections on the real MariaDB', function () {
   });
 
   const connectionId = () =>
-    partition.withConnection(async (connection) => {
+    partition.withConnection(UNBOUNDED, async (connection) => {
       const rows = await connection.query<Row[]>('SELECT CONNECTION_ID() AS `id`');
       return Number(rows[0]!.id);
     });
@@ -40,7 +43,7 @@ describe('dedicated connections on the real MariaDB', function () {
   it('rolls back what failed work left open, and the connection serves the next caller', async () => {
     const before = await connectionId();
     const failed = await partition
-      .withConnection((connection) =>
+      .withConnection(UNBOUNDED, (connection) =>
         runTogether(connection, [
           START_TRANSACTION,
           statement('INSERT INTO `scratch` VALUES (1)'),
@@ -54,7 +57,7 @@ describe('dedicated connections on the real MariaDB', function () {
       );
     expect(failed, 'the failing statement fails the work').to.be.instanceOf(Error);
 
-    await partition.withConnection((connection) =>
+    await partition.withConnection(UNBOUNDED, (connection) =>
       runTogether(connection, [
         START_TRANSACTION,
         statement('INSERT INTO `scratch` VALUES (2)'),

@@ -15,6 +15,7 @@ import { type StoreConfig, StoreConfigError, openStore } from '../../../src/engi
 import type { Engine } from '../../../src/engine/engine.js';
 import { planStore } from '../../../src/engine/storePlan.js';
 import type { EachEvent } from '../../../src/engine/log/shardLog.js';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { silentLogger } from '../../../src/engine/base/logger.js';
 import { contentShard } from '../../../src/engine/model/sharding.js';
 import { PartitionMap } from '../../../src/engine/model/partitionMap.js';
@@ -158,7 +159,7 @@ describe('Partition map: a shard moved by hand', function () {
         Engine,
         Engine,
       ];
-    await batchWriter.writeCell({
+    await batchWriter.writeCell(UNBOUNDED, {
       model: 'rate',
       uuid: rate.uuid,
       cell: 'meta',
@@ -173,6 +174,7 @@ describe('Partition map: a shard moved by hand', function () {
     const followerEngine = await open([p0, p1]);
     const following = new AbortController();
     const events = await followerEngine.each(
+      UNBOUNDED,
       'rate',
       {
         shards: [MOVED],
@@ -236,7 +238,7 @@ describe('Partition map: a shard moved by hand', function () {
     // And the store itself refuses it, to a mover that has not read version 1 yet.
     const inserted = await current.engine
       .partition(1)
-      .run((pool) => insertPartitionMap(pool, MAP_TABLE, rival.toRecord()));
+      .run(UNBOUNDED, (pool) => insertPartitionMap(pool, MAP_TABLE, rival.toRecord()));
     expect(inserted).to.equal(false);
 
     // The publishing server's health service has the new partition.
@@ -292,7 +294,7 @@ describe('Partition map: a shard moved by hand', function () {
     ).to.deep.equal([created.uuid]);
 
     // Each operation on a stale server of its own: each lands on, or reads, the target.
-    const manyWritten = await batchWriter.writeCells([
+    const manyWritten = await batchWriter.writeCells(UNBOUNDED, [
       {
         model: 'rate',
         uuid: rate.uuid,
@@ -303,7 +305,7 @@ describe('Partition map: a shard moved by hand', function () {
       },
     ]);
     expect(manyWritten[0]!.ok).to.equal(true);
-    const putMany = await batchPutter.putMany([
+    const putMany = await batchPutter.putMany(UNBOUNDED, [
       {
         model: 'rate',
         values: pack({
@@ -317,9 +319,11 @@ describe('Partition map: a shard moved by hand', function () {
       },
     ]);
     expect(putMany[0]!.ok).to.equal(true);
-    const [latest] = await batchReader.getCells('rate', [{ uuid: rate.uuid, cell: 'meta' }]);
+    const [latest] = await batchReader.getCells(UNBOUNDED, 'rate', [
+      { uuid: rate.uuid, cell: 'meta' },
+    ]);
     expect(unpack(latest!.body)).to.deep.equal({ n: 3 });
-    const [page0] = await whereReader.whereMany([
+    const [page0] = await whereReader.whereMany(UNBOUNDED, [
       {
         model: 'rate',
         index: '',
@@ -337,6 +341,7 @@ describe('Partition map: a shard moved by hand', function () {
     expect(page0!.records.map((record) => record.uuid)).to.deep.equal([created.uuid]);
     const logged: number[] = [];
     for await (const event of await logReader.each(
+      UNBOUNDED,
       'rate',
       {
         shards: [MOVED],
@@ -357,7 +362,7 @@ describe('Partition map: a shard moved by hand', function () {
     expect(await count(from, `${content}_moved`)).to.equal(before.length);
 
     // A model defined through a stale server has its tables where the map puts each shard.
-    await definer.defineModel({
+    await definer.defineModel(UNBOUNDED, {
       name: 'late',
       primaryIndex: { name: 'primary', fields: [{ name: 'n', type: 'integer' }], shardOn: 'n' },
       secondaryIndices: [],
@@ -407,7 +412,7 @@ describe('Partition map: a shard moved by hand', function () {
       const engine = await open(list);
       expect(engine.partitionMapVersion(), list.join(' ')).to.equal(1);
       expect(engine.findShard({ uuid: rate.uuid })).to.deep.equal({ shard: MOVED, partition: 2 });
-      const description = await engine.describe();
+      const description = await engine.describe(UNBOUNDED);
       expect(description.partitions.map((partition) => partition.shards)).to.deep.equal([
         [0, 1],
         [2],
@@ -416,7 +421,7 @@ describe('Partition map: a shard moved by hand', function () {
       expect(description.partitions.map((partition) => partition.location)).to.deep.equal(
         [p0, p1, target].map(bare),
       );
-      const cell = await engine.getCell('rate', rate.uuid, '', undefined);
+      const cell = await engine.getCell(UNBOUNDED, 'rate', rate.uuid, '', undefined);
       expect(cell.shard).to.equal(MOVED);
     }
     // The dry run does not follow a map yet: it says so, and plans nothing.

@@ -20,7 +20,7 @@ function countingPartitions(): { set: PartitionSet; probes: () => number } {
   };
   const partition = {
     index: 0,
-    run: (work: (p: typeof pool) => Promise<unknown>) => work(pool),
+    run: (_scope: unknown, work: (p: typeof pool) => Promise<unknown>) => work(pool),
   };
   const set = { partitions: [partition], count: 1 } as unknown as PartitionSet;
   return { set, probes: () => probes };

@@ -4,7 +4,7 @@
 // read serves the next one: the server aborted the work, nothing had to be destroyed.
 import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
-import { withDeadline } from '../../../src/engine/base/callScope.js';
+import { type CallScope, UNBOUNDED, deadlineScope } from '../../../src/engine/base/callScope.js';
 import { DeadlineExceededError, UnavailableError } from '../../../src/engine/base/errors.js';
 import { type Row, createMysqlPool, parseMysqlUrl } from '../../../src/engine/mysql/mysqlPool.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
@@ -61,7 +61,7 @@ describe('read time limits on the real MariaDB', function () {
   }
 
   const connectionId = async (partition: Partition): Promise<number> => {
-    const [rows] = (await partition.read((reader) =>
+    const [rows] = (await partition.read(UNBOUNDED, (reader) =>
       reader.read([statement('SELECT CONNECTION_ID() AS `id`')]),
     )) as Row[][];
     return Number(rows![0]!.id);
@@ -75,9 +75,9 @@ describe('read time limits on the real MariaDB', function () {
       (error: unknown) => error,
     );
 
-  /** Reads through the partition's reader, as the engine does. */
-  const read = (partition: Partition, sql: string) =>
-    partition.read((reader) => reader.read([statement(sql)]));
+  /** Reads through the partition's reader for the call of `scope`, as the engine does. */
+  const read = (partition: Partition, sql: string, scope: CallScope = UNBOUNDED) =>
+    partition.read(scope, (reader) => reader.read([statement(sql)]));
 
   /**
    * Runs `stopped` (reads the server must stop) on a one-connection partition, and answers
@@ -101,7 +101,7 @@ describe('read time limits on the real MariaDB', function () {
 
   it("stops a read at its call's deadline with DEADLINE_EXCEEDED; the connection serves on", async () => {
     const [error] = await stoppedOnSameConnection(undefined, (partition) => [
-      withDeadline(Date.now() + 300, () => read(partition, 'SELECT SLEEP(20) AS `slept`')),
+      read(partition, 'SELECT SLEEP(20) AS `slept`', deadlineScope(Date.now() + 300)),
     ]);
     expect(error).to.be.instanceOf(DeadlineExceededError);
     expect((error as Error).message).to.contain('deadline');
@@ -110,10 +110,8 @@ describe('read time limits on the real MariaDB', function () {
   it('stops every read of a shared round trip; each caller gets DEADLINE_EXCEEDED', async () => {
     const deadline = Date.now() + 300;
     const errors = await stoppedOnSameConnection(undefined, (partition) => [
-      withDeadline(deadline, () => read(partition, 'SELECT SLEEP(20) AS `slept`')),
-      withDeadline(deadline, () =>
-        read(partition, 'SELECT 1 AS `one` FROM DUAL WHERE SLEEP(20) = 0'),
-      ),
+      read(partition, 'SELECT SLEEP(20) AS `slept`', deadlineScope(deadline)),
+      read(partition, 'SELECT 1 AS `one` FROM DUAL WHERE SLEEP(20) = 0', deadlineScope(deadline)),
     ]);
     expect(errors).to.have.length(2);
     for (const error of errors) expect(error).to.be.instanceOf(DeadlineExceededError);
@@ -130,10 +128,8 @@ describe('read time limits on the real MariaDB', function () {
   it('leaves reads within their deadline alone', async () => {
     const partition = await onePartition(5000);
     try {
-      const [rows] = (await withDeadline(Date.now() + 5000, () =>
-        partition.read((reader) =>
-          reader.read([statement('(SELECT ? AS `n`) UNION ALL (SELECT SLEEP(0.05))', [7])]),
-        ),
+      const [rows] = (await partition.read(deadlineScope(Date.now() + 5000), (reader) =>
+        reader.read([statement('(SELECT ? AS `n`) UNION ALL (SELECT SLEEP(0.05))', [7])]),
       )) as Row[][];
       expect(rows!.map((row) => Number(row.n))).to.deep.equal([7, 0]);
     } finally {

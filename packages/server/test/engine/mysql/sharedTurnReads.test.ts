@@ -4,6 +4,7 @@
 // of one record and cells without a version each get exactly their own answer, in their order.
 import { expect } from 'chai';
 import { WriteMode } from '@shameless/proto';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import type { StoredCell } from '../../../src/engine/mysql/sql/contentRows.js';
 import {
   RATE_MODEL,
@@ -89,7 +90,9 @@ describe('reads that share a turn', function () {
       ],
     ];
     // Called in one go: the engine reads them in the same turn.
-    const answers = await Promise.all(callers.map((keys) => store.engine.getCells('rate', keys)));
+    const answers = await Promise.all(
+      callers.map((keys) => store.engine.getCells(UNBOUNDED, 'rate', keys)),
+    );
     const partitions = new Set(
       answers[0]!.flatMap((cell) => (cell ? [store.engine.layout.partitionOf(cell.shard)] : [])),
     );
@@ -102,7 +105,7 @@ describe('reads that share a turn', function () {
   });
 
   it('gives each record of a Where page the cells asked for, in the order asked for', async () => {
-    const page = await store.engine.where({
+    const page = await store.engine.where(UNBOUNDED, {
       model: 'rate',
       index: '',
       conditions: [{ field: 'hotel_id', op: 'eq', values: [HOTELS[1]!] }],

@@ -14,6 +14,7 @@ import {
   startMariaDbServer,
   watchStatements,
 } from '@shameless/testkit';
+import { UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import {
   RATE_MODEL,
   type StoreFixture,
@@ -158,7 +159,7 @@ describe('a lone point Where, counted by MariaDB', function () {
     const turn = await counted(() =>
       Promise.all(
         hotels.map((hotel) =>
-          store.engine.where({
+          store.engine.where(UNBOUNDED, {
             model: 'rate',
             index: '',
             conditions: [

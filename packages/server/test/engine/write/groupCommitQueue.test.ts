@@ -2,6 +2,7 @@
 // once, and what it refuses. The transaction is a function here that records its groups; the
 // transaction itself is tested against MariaDB in consistency/groupCommit.test.ts.
 import { expect } from 'chai';
+import { type CallScope, UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import { GroupCommit, type GroupLimits } from '../../../src/engine/write/groupCommit.js';
 import { ResourceExhaustedError } from '../../../src/engine/base/errors.js';
 import type { ItemOutcome, WriteItem } from '../../../src/engine/write/writeItems.js';
@@ -33,7 +34,7 @@ function heldTransactions() {
   const release: (() => void)[] = [];
   let running = 0;
   let mostRunning = 0;
-  const run = async (items: readonly WriteItem[]): Promise<ItemOutcome[]> => {
+  const run = async (_scope: CallScope, items: readonly WriteItem[]): Promise<ItemOutcome[]> => {
     groups.push(items.map((i) => i.uuid));
     running += 1;
     mostRunning = Math.max(mostRunning, running);
@@ -50,10 +51,13 @@ describe('group commit queue (pure)', () => {
   it('puts writes of the same turn in one group, and later ones in the next', async () => {
     const tx = heldTransactions();
     const commit = new GroupCommit(tx.run, shardOfTag, limits());
-    const first = [commit.submit([item('a')]), commit.submit([item('b'), item('c')])];
+    const first = [
+      commit.submit(UNBOUNDED, [item('a')]),
+      commit.submit(UNBOUNDED, [item('b'), item('c')]),
+    ];
     await turn();
     expect(tx.groups).to.deep.equal([['a', 'b', 'c']]);
-    const later = [commit.submit([item('d')]), commit.submit([item('e')])];
+    const later = [commit.submit(UNBOUNDED, [item('d')]), commit.submit(UNBOUNDED, [item('e')])];
     await turn();
     expect(tx.groups, 'the next group waits for a free transaction').to.have.length(1);
     tx.release.shift()!();
@@ -70,9 +74,9 @@ describe('group commit queue (pure)', () => {
   it('reports what runs and waits now, and counts groups by size for metrics', async () => {
     const tx = heldTransactions();
     const commit = new GroupCommit(tx.run, shardOfTag, limits());
-    const first = commit.submit([item('a'), item('b'), item('c')]);
+    const first = commit.submit(UNBOUNDED, [item('a'), item('b'), item('c')]);
     await turn();
-    const second = commit.submit([item('d')]);
+    const second = commit.submit(UNBOUNDED, [item('d')]);
     await turn();
     expect(commit.activity).to.deep.include({ running: 1, waiting: 1, groups: 1, items: 3 });
     tx.release.shift()!();
@@ -96,10 +100,10 @@ describe('group commit queue (pure)', () => {
       limits({ concurrency: 2, maxItems: 3, maxBytes: 100 }),
     );
     const calls = [
-      commit.submit([item('a'), item('b')]),
-      commit.submit([item('c'), item('d')]), // would make 4 items: next group
-      commit.submit([item('e', 200)]), // alone over the byte bound: a group of its own
-      commit.submit([item('f')]),
+      commit.submit(UNBOUNDED, [item('a'), item('b')]),
+      commit.submit(UNBOUNDED, [item('c'), item('d')]), // would make 4 items: next group
+      commit.submit(UNBOUNDED, [item('e', 200)]), // alone over the byte bound: a group of its own
+      commit.submit(UNBOUNDED, [item('f')]),
     ];
     await turn();
     expect(tx.groups).to.deep.equal([
@@ -124,7 +128,9 @@ describe('group commit queue (pure)', () => {
       shardOfTag,
       limits({ concurrency: 2, minSplitItems: 2 }),
     );
-    const calls = ['a1', 'b1', 'a2', 'c1', 'b2', 'c2'].map((tag) => commit.submit([item(tag)]));
+    const calls = ['a1', 'b1', 'a2', 'c1', 'b2', 'c2'].map((tag) =>
+      commit.submit(UNBOUNDED, [item(tag)]),
+    );
     await turn();
     // c1 goes where fewer items are (with b1), and c2 after it.
     expect(tx.groups).to.deep.equal([
@@ -145,10 +151,13 @@ describe('group commit queue (pure)', () => {
       limits({ concurrency: 2, minSplitItems: 2 }),
     );
     const calls = [
-      commit.submit(['a1', 'b1', 'c1', 'd1'].map((tag) => item(tag))),
-      commit.submit([item('e1')]),
-      commit.submit([item('f1')]),
-      commit.submit([item('b2')]),
+      commit.submit(
+        UNBOUNDED,
+        ['a1', 'b1', 'c1', 'd1'].map((tag) => item(tag)),
+      ),
+      commit.submit(UNBOUNDED, [item('e1')]),
+      commit.submit(UNBOUNDED, [item('f1')]),
+      commit.submit(UNBOUNDED, [item('b2')]),
     ];
     await turn();
     expect(tx.groups).to.deep.equal([
@@ -166,7 +175,9 @@ describe('group commit queue (pure)', () => {
       shardOfTag,
       limits({ concurrency: 2, minSplitItems: 4 }),
     );
-    const calls = ['a1', 'b1', 'c1', 'd1', 'e1'].map((tag) => commit.submit([item(tag)]));
+    const calls = ['a1', 'b1', 'c1', 'd1', 'e1'].map((tag) =>
+      commit.submit(UNBOUNDED, [item(tag)]),
+    );
     await turn();
     expect(tx.groups).to.deep.equal([['a1', 'b1', 'c1', 'd1', 'e1']]);
     while (tx.release.length > 0) tx.release.shift()!();
@@ -176,7 +187,7 @@ describe('group commit queue (pure)', () => {
   it('fails every caller of a failed group, and only them', async () => {
     let groups = 0;
     const commit = new GroupCommit(
-      async (items) => {
+      async (_scope, items) => {
         groups += 1;
         if (groups === 1) throw new Error('partition down');
         return items.map((i) => ({ status: 'taken', owner: i.uuid }));
@@ -184,9 +195,12 @@ describe('group commit queue (pure)', () => {
       shardOfTag,
       limits(),
     );
-    const failed = Promise.allSettled([commit.submit([item('a')]), commit.submit([item('b')])]);
+    const failed = Promise.allSettled([
+      commit.submit(UNBOUNDED, [item('a')]),
+      commit.submit(UNBOUNDED, [item('b')]),
+    ]);
     await turn();
-    const later = commit.submit([item('c')]);
+    const later = commit.submit(UNBOUNDED, [item('c')]);
     const settled = [...(await failed), ...(await Promise.allSettled([later]))];
     expect(settled.map((s) => s.status)).to.deep.equal(['rejected', 'rejected', 'fulfilled']);
   });
@@ -198,10 +212,10 @@ describe('group commit queue (pure)', () => {
       shardOfTag,
       limits({ maxQueuedBytes: 100, maxItems: 1 }),
     );
-    const running = commit.submit([item('a', 60)]);
+    const running = commit.submit(UNBOUNDED, [item('a', 60)]);
     await turn(); // 'a' is in its transaction: the queue is empty again
-    const queued = commit.submit([item('b', 60)]);
-    const refused = commit.submit([item('c', 60)]);
+    const queued = commit.submit(UNBOUNDED, [item('b', 60)]);
+    const refused = commit.submit(UNBOUNDED, [item('c', 60)]);
     expect(commit.waiting).to.equal(1);
     const error = await refused.then(
       () => undefined,
@@ -214,7 +228,7 @@ describe('group commit queue (pure)', () => {
     await turn();
     tx.release.shift()!();
     await queued;
-    const again = commit.submit([item('d', 60)]);
+    const again = commit.submit(UNBOUNDED, [item('d', 60)]);
     await turn();
     tx.release.shift()!();
     await again;

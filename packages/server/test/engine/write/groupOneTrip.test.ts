@@ -5,6 +5,7 @@
 // groups most of the time.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { type CallScope, UNBOUNDED } from '../../../src/engine/base/callScope.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import type { SqlConnection } from '../../../src/engine/mysql/mysqlPool.js';
 import { Partition } from '../../../src/engine/mysql/partitions.js';
@@ -20,8 +21,11 @@ import { startObservedEngine } from '../../support/observedEngine.js';
 /** A partition that counts the round trips of each transaction on a connection of its own. */
 class TripCountingPartition extends Partition {
   readonly transactions: number[] = [];
-  override withConnection<T>(work: (connection: SqlConnection) => Promise<T>): Promise<T> {
-    return super.withConnection(async (connection) => {
+  override withConnection<T>(
+    scope: CallScope,
+    work: (connection: SqlConnection) => Promise<T>,
+  ): Promise<T> {
+    return super.withConnection(scope, async (connection) => {
       let trips = 0;
       try {
         return await work({
@@ -64,6 +68,7 @@ describe('group commit at the default limits', function () {
     const uuids: string[] = [];
     for (let i = 0; i < 250; i++) {
       const put = await engine.put(
+        UNBOUNDED,
         'rate',
         pack({
           hotel_id: i,
@@ -82,6 +87,7 @@ describe('group commit at the default limits', function () {
     const calls = await Promise.all(
       Array.from({ length: 8 }, (_, call) =>
         engine.writeCells(
+          UNBOUNDED,
           uuids.slice(call * 31, call * 31 + 125).map((uuid) => ({
             model: 'rate',
             uuid,
