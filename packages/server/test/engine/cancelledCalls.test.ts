@@ -4,9 +4,14 @@
 // connection of the test's own, and seen (or not) in MariaDB's process list.
 import { expect } from 'chai';
 import { type ClientUnaryCall, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { WriteMode } from '@shameless/proto';
+import { Operator, SortOrder, WriteMode } from '@shameless/proto';
 import mysql from 'mysql2/promise';
-import { contentTableName } from '../../src/engine/model/tableNames.js';
+import {
+  PRIMARY_INDEX,
+  contentTableName,
+  indexTableName,
+} from '../../src/engine/model/tableNames.js';
+import { int } from '../support/indexValues.js';
 import { RawPipeline, errorOf, responseOf } from '../support/pipelineClient.js';
 import {
   RATE_MODEL,
@@ -39,6 +44,8 @@ describe('cancelled calls', function () {
   /** Two records whose content lives in different shards (tables). */
   let x: string;
   let y: string;
+  /** The hotel of y's record. */
+  let yHotel: number;
 
   before(async () => {
     // One connection per partition: a read held up by a lock keeps every other one waiting.
@@ -48,6 +55,7 @@ describe('cancelled calls', function () {
     x = await putRate(store.api, 1);
     const shardOf = (uuid: string) => store.engine.findShard({ uuid }).shard;
     for (let hotel = 2; y === undefined || shardOf(y) === shardOf(x); hotel++) {
+      yHotel = hotel;
       y = await putRate(store.api, hotel);
     }
   });
@@ -56,9 +64,8 @@ describe('cancelled calls', function () {
     await store?.close();
   });
 
-  /** Holds a write lock on the content table of `uuid` until the returned function is called. */
-  async function lockContent(uuid: string): Promise<() => Promise<void>> {
-    const table = contentTableName('test', 'rate', store.engine.findShard({ uuid }).shard);
+  /** Holds a write lock on `table` until the returned function is called. */
+  async function lockTable(table: string): Promise<() => Promise<void>> {
     const connection = await mysql.createConnection(store.partitionUrls[0]!);
     await connection.query(`LOCK TABLES \`${table}\` WRITE`);
     return async () => {
@@ -66,6 +73,10 @@ describe('cancelled calls', function () {
       await connection.end();
     };
   }
+
+  /** Holds a write lock on the content table of `uuid` until the returned function is called. */
+  const lockContent = (uuid: string) =>
+    lockTable(contentTableName('test', 'rate', store.engine.findShard({ uuid }).shard));
 
   /** How many statements other than this test's own are running with `text` in them. */
   async function running(text: string): Promise<number> {
@@ -81,13 +92,14 @@ describe('cancelled calls', function () {
   const writes = () => store.engine.partitionActivity()[0]!.writes;
 
   /**
-   * Once the connection a read of `uuid` waited for is free: no statement reading it is running.
-   * Sent, it would wait for the lock on its table, as the read holding the connection did.
+   * Once the connection a read of `what` (a record's uuid, a table) waited for is free: no
+   * statement reading it is running. Sent, it would wait for the lock the test holds on its
+   * table, as the read holding the connection did.
    */
-  async function expectNeverSentOnceFree(uuid: string): Promise<void> {
-    await until(() => pool().waiting === 0, `the read of ${uuid} to get the connection`);
+  async function expectNeverSentOnceFree(what: string): Promise<void> {
+    await until(() => pool().waiting === 0, `the read of ${what} to get the connection`);
     await sleep(300);
-    expect(await running(uuid), `statements reading ${uuid}`).to.equal(0);
+    expect(await running(what), `statements reading ${what}`).to.equal(0);
   }
 
   /** A unary call the test may cancel, and its outcome: undefined when it succeeded. */
@@ -176,6 +188,52 @@ describe('cancelled calls', function () {
       await unlockY();
       pipeline.stream.cancel();
     }
+  });
+
+  it('never sends a read whose Where stream was cancelled while it waited for a connection', async () => {
+    // A stream's handler hands its call's context to the engine as a unary one does: the
+    // stream's cancel must stop the reads of its page.
+    const indexTable = indexTableName(
+      'test',
+      'rate',
+      PRIMARY_INDEX,
+      store.engine.findShard({ value: yHotel }).shard,
+    );
+    const unlockX = await lockContent(x);
+    const unlockIndex = await lockTable(indexTable);
+    try {
+      const held = getCell(x);
+      await until(async () => (await running(x)) === 1, 'the read of x to wait for its lock');
+      const stream = store.api.client.where(
+        {
+          model: 'rate',
+          index: '',
+          conditions: [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(yHotel)] }],
+          cells: [],
+          order: SortOrder.SORT_ORDER_ASC,
+          limit: 0,
+          pageToken: '',
+        },
+        new Metadata(),
+        options(),
+      );
+      const ended = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
+      stream.on('data', () => {});
+      await until(() => pool().waiting > 0, "the page's read to wait for a connection");
+      stream.cancel();
+      expect((await ended).code).to.equal(status.CANCELLED);
+      await serverHearsCancels();
+      await unlockX();
+      expect(await held.outcome).to.equal(undefined);
+      await expectNeverSentOnceFree(indexTable);
+    } finally {
+      await unlockX().catch(() => {});
+      await unlockIndex();
+    }
+    const [page] = await store.api.where({
+      conditions: [{ field: 'hotel_id', op: Operator.OPERATOR_EQ, values: [int(yHotel)] }],
+    });
+    expect(page?.records.map((record) => record.uuid)).to.deep.equal([y]);
   });
 
   it('never writes a write cancelled before it joined a transaction; one sent commits whole', async () => {
