@@ -43,7 +43,7 @@ export class Partition {
     /** The nodes of a partition on a Galera cluster; `pool` is then this. */
     readonly galera?: GaleraNodes,
   ) {
-    this.reader = new ReadCoalescer((scope) => pool.for(scope).reads);
+    this.reader = new ReadCoalescer(pool);
   }
 
   /** The server the partition talks to now: its only one, or its current Galera node. */
@@ -56,7 +56,7 @@ export class Partition {
    * statement timeout), with the limit their flavour understands: set once at start.
    */
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
-    this.reader = new ReadCoalescer((scope) => this.pool.for(scope).reads, undefined, timeLimit);
+    this.reader = new ReadCoalescer(this.pool, undefined, timeLimit);
     for (const replica of this.replicas) replica.limitReadsOnServer(timeLimit);
   }
 

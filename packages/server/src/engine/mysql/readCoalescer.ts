@@ -6,7 +6,7 @@
 // trip of its own, on its own connection. A read whose caller has gone before its turn ends is
 // not sent; a round trip shared by several callers goes as long as one of them is there.
 import { type CallScope, isAbandoned, sharedScope } from '../base/callScope.js';
-import { type SqlSession, unsendable } from './mysqlPool.js';
+import { type MysqlPool, unsendable } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
 import { type TripLimits, shareAmongTrips } from './readSplit.js';
 import type { ReadTimeLimit } from './sql/readTimeLimit.js';
@@ -32,8 +32,8 @@ export class ReadCoalescer {
   private scheduled = false;
 
   constructor(
-    /** The pool's reads on behalf of a call (MysqlPool.for(scope).reads). */
-    private readonly readsFor: (scope: CallScope) => SqlSession,
+    /** Where the reads go: a trip's on behalf of its callers (`for(scope).reads`). */
+    private readonly pool: Pick<MysqlPool, 'for'>,
     private readonly limits: TripLimits = DEFAULT_COALESCING_LIMITS,
     /** How the partition's server is told to stop a read itself; the client's timer only if unset. */
     private readonly timeLimit?: ReadTimeLimit,
@@ -79,7 +79,7 @@ export class ReadCoalescer {
     if (trip.length === 1) {
       // A lone read runs under its own scope, without an array made for it.
       const [read] = trip;
-      return runTogether(this.readsFor(read!.scope), read!.statements, this.timeLimit).then(
+      return runTogether(this.pool.for(read!.scope).reads, read!.statements, this.timeLimit).then(
         read!.resolve,
         read!.reject,
       );
@@ -88,7 +88,7 @@ export class ReadCoalescer {
     try {
       const statements: Statement[] = [];
       for (const read of trip) statements.push(...read.statements);
-      const session = this.readsFor(sharedScope(trip.map(scopeOf)));
+      const session = this.pool.for(sharedScope(trip.map(scopeOf))).reads;
       results = await runTogether(session, statements, this.timeLimit);
     } catch (error) {
       // A trip runs until the last of its callers' deadlines: stopped, it is too late for all.

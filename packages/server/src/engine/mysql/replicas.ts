@@ -55,7 +55,7 @@ export class Replica {
     /** How stale a replica may be and stay in the rotation, in ms. */
     private readonly maxLagMs: number,
   ) {
-    this.coalescer = new ReadCoalescer((scope) => pool.for(scope).reads);
+    this.coalescer = new ReadCoalescer(pool);
   }
 
   /** Whether it answered the monitor's last probe (and no read since found it gone). */
@@ -107,7 +107,7 @@ export class Replica {
   }
 
   limitReadsOnServer(timeLimit: ReadTimeLimit): void {
-    this.coalescer = new ReadCoalescer((scope) => this.pool.for(scope).reads, undefined, timeLimit);
+    this.coalescer = new ReadCoalescer(this.pool, undefined, timeLimit);
   }
 
   /** Reads on this replica for the call of `scope` (see ReadCoalescer.readerFor). */
