@@ -132,7 +132,8 @@ is "not measured", with what was missing:
     server of this protocol pays, with none of the store's work. And a fourth, the store's
     own server called by the same bare client ("without the SDK"): the SDK's share of the
     gap and the server's, at the same moments
-  16 in flight: GetCell and Where (1 record) ≥ 1.3× the gem-shaped service's ops/s
+  16 in flight: GetCell and Where (1 record) ≥ 1.3× the gem-shaped service's ops/s, in
+    rounds taken in turn with the service as the lone reads are (the runs' own after them)
   idle server (--workloads idle), defaults, 16 and 1,024 shards: ≤ 0.5% of a core and
     ≤ 2 statements/s per partition
   p99 at half peak (an open loop at half the most ops/s of the workload's 1 KB runs):
@@ -217,8 +218,8 @@ const program = new Command('bench')
       'Last, the consumer groups: member processes through crashes, silent cut-offs, joins, ' +
       'rolling restarts and a poison cell, their throughput and latency beside Each.\n\n' +
       'Prints the table (stdout), the one-at-a-time check, the targets of issue 10, those of ' +
-      'issue 55 (the lone call and the idle server; a lone read against rounds taken in turn ' +
-      'with the gem-shaped service) and those of issue 52 (consumer groups, ' +
+      'issue 55 (the lone call and the idle server; the reads, alone and 16 in flight, against ' +
+      'rounds taken in turn with the gem-shaped service) and those of issue 52 (consumer groups, ' +
       'each beside what other systems reach) with the figures this run reached, and writes it ' +
       'all as JSON under --out. Progress goes to ' +
       "stderr. Uses a throwaway database. Says so when MySQL's buffer pool is under 2 GiB, " +
@@ -440,7 +441,7 @@ async function suiteMode(): Promise<number> {
     : undefined;
   // The protocol floor, for the lone rounds of the workloads that have it.
   const floorReads =
-    plan.loneRounds > 0 &&
+    plan.roundsInTurn > 0 &&
     plan.runs.some((run) => run.workload.protocolFloor && run.concurrency.includes(1));
   const protocolFloor = floorReads
     ? await startSubject('protocolFloorMain.js', 'protocol floor', String(SDK_DEADLINE_MS))

@@ -97,10 +97,10 @@ export function buildPlan(options: PlanOptions): SuitePlan {
     warmupMs: options.warmupMs ?? (options.quick ? 200 : 400),
     durationMs: options.durationMs ?? (options.quick ? 1000 : 2000),
     seedHotels: options.quick ? 10 : 40,
-    loneRounds: options.quick ? 20 : 30,
+    roundsInTurn: options.quick ? 20 : 30,
     // A quarter of a second measured (some 200 to 1,000 reads) after 100 ms unmeasured: a
     // round of four sides takes 1.4 s, within the seconds the machine's pace holds.
-    loneWindow: { warmupMs: 100, durationMs: 250 },
+    roundWindow: { warmupMs: 100, durationMs: 250 },
     runs,
     follow: { writers: 16, durationMs: options.quick ? 2000 : 5000 },
     halfLoad: chosen.filter((workload) => HALF_LOAD.has(workload.id)),

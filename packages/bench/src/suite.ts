@@ -63,12 +63,12 @@ export interface SuitePlan {
   /** Workloads also run open-loop at half the highest rate their closed-loop runs reached. */
   readonly halfLoad: readonly Workload[];
   /**
-   * Rounds of a read one call at a time taken in turn with the gem-shaped service's
-   * (alternatingRounds.ts); 0: none.
+   * Rounds of a read taken in turn with the gem-shaped service's, one call at a time and 16 in
+   * flight (alternatingRounds.ts); 0: none.
    */
-  readonly loneRounds: number;
+  readonly roundsInTurn: number;
   /** Each side's window in those rounds: short, so that a round's sides share the machine's pace. */
-  readonly loneWindow: { readonly warmupMs: number; readonly durationMs: number };
+  readonly roundWindow: { readonly warmupMs: number; readonly durationMs: number };
   /** The read-replica row (`--workloads replicas`), when chosen. */
   readonly replicas?: ReplicaPlan;
   /** The idle server's figures (`--workloads idle`), when chosen. */
@@ -303,11 +303,19 @@ export async function runSuite(
             }),
         );
       }
-      let loneRounds: AlternatingRounds | undefined;
-      if (concurrency === 1 && gemService && run.workload.gemService && plan.loneRounds > 0) {
-        const round = { ...load, ...plan.loneWindow };
-        // The workload's read sent by a bare Pipeline client (no SDK) to a subject's server.
-        const bareRead = run.workload.protocolFloor;
+      let roundsInTurn: AlternatingRounds | undefined;
+      if (
+        ROUNDS_IN_FLIGHT.includes(concurrency) &&
+        gemService &&
+        run.workload.gemService &&
+        plan.roundsInTurn > 0
+      ) {
+        const round = { ...load, ...plan.roundWindow, concurrency };
+        const lone = concurrency === 1;
+        // The workload's read sent by a bare Pipeline client (no SDK) to a subject's server: for a
+        // lone read only. It sends each read as a message of its own, which the SDK does alone
+        // and not 16 in flight, where it sends the tick's reads as one batch call.
+        const bareRead = lone ? run.workload.protocolFloor : undefined;
         const bareLoad =
           bareRead &&
           ((subject: ChildSubject, records: WorkloadContext) => (options: LoadOptions) =>
@@ -324,7 +332,7 @@ export async function runSuite(
         // The store's own server through the same client: the store with no SDK, reading the
         // records the SDK's rounds read.
         const bareClientLoad = bareLoad?.({ address: bench.server.address, cpu }, context);
-        loneRounds = await alternateRounds(plan.loneRounds, {
+        roundsInTurn = await alternateRounds(plan.roundsInTurn, {
           store: async () => {
             const meter = cpu.meter(['server', 'client', 'mariadb']);
             const result = await runClosedLoop(run.workload.sdk(context), {
@@ -356,16 +364,7 @@ export async function runSuite(
               }
             : {}),
         });
-        const beside = [
-          loneRounds.bareClient && `without the SDK ${loneRounds.bareClient.p50.toFixed(2)}`,
-          loneRounds.floor && `the protocol's floor ${loneRounds.floor.p50.toFixed(2)}`,
-        ].filter(Boolean);
-        progress.note(
-          `${label}: ${loneRounds.rounds} rounds in turn with the gem-shaped service, p50 ` +
-            `${loneRounds.store.p50.toFixed(2)} vs ${loneRounds.service.p50.toFixed(2)} ms` +
-            `${beside.length > 0 ? ` (${beside.join(', ')})` : ''} (medians), ` +
-            `${loneRounds.overService.store.p50.toFixed(2)}× by the rounds' own ratios`,
-        );
+        progress.note(`${label}: ${roundsNote(roundsInTurn, lone)}`);
       }
       const row: RunRow = {
         workloadId: run.workload.id,
@@ -385,7 +384,7 @@ export async function runSuite(
         ...(mysql ? { mysql } : {}),
         ...(gem ? { gem } : {}),
         ...(gemServiceRun ? { gemService: gemServiceRun } : {}),
-        ...(loneRounds ? { loneRounds } : {}),
+        ...(roundsInTurn ? { roundsInTurn } : {}),
       };
       rows.push(row);
       progress.note(
@@ -496,6 +495,33 @@ export async function runSuite(
   };
 }
 
+/** The calls in flight whose runs take rounds in turn with the gem-shaped service. */
+const ROUNDS_IN_FLIGHT: readonly number[] = [1, 16];
+
+/**
+ * The progress line of a run's rounds: a lone read's p50s (with the store's server without the
+ * SDK and the protocol's floor, where taken), or the reads a second of 16 in flight.
+ */
+function roundsNote(rounds: AlternatingRounds, lone: boolean): string {
+  const taken = `${rounds.rounds} rounds in turn with the gem-shaped service`;
+  if (!lone) {
+    return (
+      `${taken}, ${Math.round(rounds.store.opsPerSecond ?? 0)} vs ` +
+      `${Math.round(rounds.service.opsPerSecond ?? 0)} ops/s (medians), ` +
+      `${(rounds.overService.store.opsPerSecond ?? 0).toFixed(2)}× by the rounds' own ratios`
+    );
+  }
+  const beside = [
+    rounds.bareClient && `without the SDK ${rounds.bareClient.p50.toFixed(2)}`,
+    rounds.floor && `the protocol's floor ${rounds.floor.p50.toFixed(2)}`,
+  ].filter(Boolean);
+  return (
+    `${taken}, p50 ${rounds.store.p50.toFixed(2)} vs ${rounds.service.p50.toFixed(2)} ms` +
+    `${beside.length > 0 ? ` (${beside.join(', ')})` : ''} (medians), ` +
+    `${rounds.overService.store.p50.toFixed(2)}× by the rounds' own ratios`
+  );
+}
+
 /**
  * A side's window as a round's figures. A window in which a call failed stops the run: its p50
  * and CPU would be those of the failures, not of the reads being compared.
@@ -506,7 +532,7 @@ export function roundFigures(side: string, window: Baseline): RoundFigures {
       `${side}: ${window.errors} call(s) failed in a round, the first: ${window.firstError ?? '?'}`,
     );
   }
-  return { p50: window.p50, cpu: window.cpu ?? {} };
+  return { p50: window.p50, cpu: window.cpu ?? {}, opsPerSecond: window.opsPerSecond };
 }
 
 /** A baseline's server in a process of its own, and the CPU of the processes its loads involve. */

@@ -1,5 +1,5 @@
-// A lone read and the gem-shaped service's are measured in rounds taken in turn, each figure the
-// median of its rounds and each ratio the median of the rounds' own: checked with windows that
+// A read and the gem-shaped service's are measured in rounds taken in turn (one call at a time, and
+// 16 in flight), each figure the median of its rounds and each ratio the median of the rounds' own: checked with windows that
 // answer figures set by hand, in a known order.
 import assert from 'node:assert/strict';
 import {
@@ -90,6 +90,18 @@ describe('rounds in turn', () => {
       service,
     );
     assert.deepEqual(unread, { p50: 1.5 });
+  });
+
+  it("gives a throughput ratio, the median of the rounds' own, where every round counted both sides", () => {
+    // 16 in flight: the machine's second round is slow for both sides alike.
+    const store = [1600, 800, 1500].map((opsPerSecond) => ({ p50: 1, cpu: {}, opsPerSecond }));
+    const service = [1000, 500, 1200].map((opsPerSecond) => ({ p50: 1, cpu: {}, opsPerSecond }));
+    // Ratios 1.6, 1.6, 1.25: the median 1.6, where the medians' ratio says 1.5 / 1.0.
+    assert.deepEqual(ratiosToService(store, service), { p50: 1, opsPerSecond: 1.6 });
+    assert.deepEqual(medianFigures(store), { p50: 1, cpu: {}, opsPerSecond: 1500 });
+    const uncounted = [{ p50: 1, cpu: {} }, ...store.slice(1)];
+    assert.deepEqual(ratiosToService(uncounted, service), { p50: 1 });
+    assert.equal('opsPerSecond' in medianFigures(uncounted), false);
   });
 
   /** A side whose windows answer `p50s` in turn (its server 100 µs a call more each round). */

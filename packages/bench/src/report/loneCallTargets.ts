@@ -1,11 +1,11 @@
 // The targets of issue 55 ("The lone call and the idle server: cost no more than the hop itself"),
 // each beside what this run measured and whether it is met. Every figure is compared with one of
 // the same run, so that the verdicts hold on any machine: the reads with the gem-shaped service
-// (the gem's reads behind a bare hop; a lone read's in rounds the two took in turn, its ratio the
-// median of the rounds' own, alternatingRounds.ts, where the run took them), the writes with the
-// echo and the gem-shaped baseline, the idle server with fixed bounds. Rows of 1 KB bodies, the
-// issue's setting; a target whose run was not part of this one is "not measured", with what was
-// missing.
+// (the gem's reads behind a bare hop; a lone read's, and 16 in flight, in rounds the two took in
+// turn, each ratio the median of the rounds' own, alternatingRounds.ts, where the run took them),
+// the writes with the echo and the gem-shaped baseline, the idle server with fixed bounds. Rows of
+// 1 KB bodies, the issue's setting; a target whose run was not part of this one is "not
+// measured", with what was missing.
 import type { CpuPerOperation } from '../measure/processCpu.js';
 import {
   type RatiosToService,
@@ -131,14 +131,7 @@ export function evaluateLoneCallTargets({ rows, idle }: LoneCallInputs): LoneCal
     add(
       `${workload.name}, ${IN_FLIGHT} in flight: ops/s`,
       `≥ ${BATCHED_READ_FACTOR}× the gem-shaped service's`,
-      typeof found === 'string'
-        ? found
-        : {
-            measured:
-              `${(found.row.opsPerSecond / found.service.opsPerSecond).toFixed(2)}× ` +
-              `(${count(found.row.opsPerSecond)} vs ${count(found.service.opsPerSecond)})`,
-            met: found.row.opsPerSecond >= BATCHED_READ_FACTOR * found.service.opsPerSecond,
-          },
+      typeof found === 'string' ? found : throughputVerdict(found.row, found.service),
     );
   }
 
@@ -204,8 +197,33 @@ interface LoneFigures {
   readonly from: string;
 }
 
+/**
+ * Reads 16 in flight against the gem-shaped service's: the medians of their rounds in turn, and
+ * the median of the rounds' own ratios, where the run took them; else the two runs' figures.
+ */
+function throughputVerdict(row: RunRow, service: Baseline): { measured: string; met: boolean } {
+  const rounds = row.roundsInTurn;
+  const ratio = rounds?.overService.store.opsPerSecond;
+  if (rounds && ratio !== undefined) {
+    return {
+      measured:
+        `${ratio.toFixed(2)}× (${count(rounds.store.opsPerSecond!)} vs ` +
+        `${count(rounds.service.opsPerSecond!)}; medians of ${rounds.rounds} rounds in turn, ` +
+        "each ratio the median of the rounds' own; the runs above " +
+        `${count(row.opsPerSecond)} vs ${count(service.opsPerSecond)})`,
+      met: ratio >= BATCHED_READ_FACTOR,
+    };
+  }
+  return {
+    measured:
+      `${(row.opsPerSecond / service.opsPerSecond).toFixed(2)}× ` +
+      `(${count(row.opsPerSecond)} vs ${count(service.opsPerSecond)})`,
+    met: row.opsPerSecond >= BATCHED_READ_FACTOR * service.opsPerSecond,
+  };
+}
+
 function loneFigures(row: RunRow, service: Baseline): LoneFigures {
-  const rounds = row.loneRounds;
+  const rounds = row.roundsInTurn;
   if (rounds) {
     return {
       ...rounds,
@@ -313,7 +331,8 @@ export function formatLoneCallTargets(verdicts: readonly LoneCallVerdict[]): str
     "1 KB bodies; each figure against the same run's: the gem-shaped service (the gem's reads in a " +
       'server of their own behind one stream), the echo and the gem-shaped (in-process) baseline. ' +
       'CPU µs per read as in the table (a lone read: the medians of its rounds in turn with the ' +
-      "service, where said, and each ratio the median of the rounds' own); beside a half-peak " +
-      "p99, the echoes' at the same rate.",
+      "service, where said, and each ratio the median of the rounds' own; 16 in flight the same, " +
+      "where said, the runs' own figures after them); beside a half-peak p99, the echoes' at the " +
+      'same rate.',
   ].join('\n');
 }

@@ -52,10 +52,10 @@ export interface RunRow {
    */
   readonly gemService?: Baseline;
   /**
-   * One call at a time, beside the gem-shaped service: rounds of both sides in turn, each figure
-   * the median of its rounds (what issue 55's lone-read verdicts read, when there).
+   * One call at a time or 16 in flight, beside the gem-shaped service: rounds of both sides in
+   * turn, each figure the median of its rounds (what issue 55's read verdicts read, when there).
    */
-  readonly loneRounds?: AlternatingRounds;
+  readonly roundsInTurn?: AlternatingRounds;
 }
 
 const ratio = (value: number, baseline: Baseline | undefined) =>

@@ -1,20 +1,26 @@
-// A lone read beside the gem-shaped service's, in short windows taken in turn. One call at a
-// time, a read's latency is the sum of three processes' CPU taking turns on the machine's cores,
-// and this machine's speed swings within minutes (up to a fifth of its cores taken by the host at
-// times): one window of each side, measured a minute apart, can differ by the hour they ran in
-// rather than by the code. Rounds of both sides in turn compare the two at the same moments (and,
-// where the workload has them, a third side, the store's protocol over a bare handler, and a
-// fourth, the store's server with no SDK). The machine's pace changes in steps that last seconds
+// A read beside the gem-shaped service's, in short windows taken in turn: a lone read, and 16 in
+// flight. One call at a time, a read's latency is the sum of three processes' CPU taking turns on
+// the machine's cores; 16 at a time, the throughput is what those processes get of its two cores.
+// This machine's speed swings within minutes (up to a fifth of its cores taken by the host at
+// times): one window of each side, measured seconds or a minute apart, can differ by the moment
+// they ran in rather than by the code. Rounds of both sides in turn compare the two at the same
+// moments (and, for a lone read where the workload has them, a third side, the store's protocol
+// over a bare handler, and a fourth, the store's server with no SDK). The machine's pace changes in steps that last seconds
 // (a lone read's p50 in quarter-second windows went from 0.3 ms to 1.1 ms and back within a
 // minute, the code and the load the same), so the rounds are short and many, and a side's ratio
 // to the service is taken in each round and the median of those kept: a round that straddles a
 // step moves one ratio, not a side's median against another's taken at other moments.
 import type { CpuPerOperation } from '../measure/processCpu.js';
 
-/** What one side's window measured: its p50 (ms), and its processes' CPU per operation (µs). */
+/**
+ * What one side's window measured: its p50 (ms), its processes' CPU per operation (µs) and its
+ * operations a second.
+ */
 export interface RoundFigures {
   readonly p50: number;
   readonly cpu: CpuPerOperation;
+  /** Undefined where the window's count was not kept. */
+  readonly opsPerSecond?: number;
 }
 
 /** A side's figures over the service's, each the median of the rounds' own ratios. */
@@ -26,6 +32,8 @@ export interface RatiosToService {
    * read all three for both.
    */
   readonly cpu?: number;
+  /** Operations a second over the service's; absent unless every round counted both. */
+  readonly opsPerSecond?: number;
 }
 
 /** Both sides over the same rounds: each figure the median of its rounds. */
@@ -108,7 +116,21 @@ export function ratiosToService(
     const theirs = cpuSum(service[i]!.cpu);
     return ours === undefined || theirs === undefined ? undefined : ours / theirs;
   });
-  return cpus.every((ratio) => ratio !== undefined) ? { p50, cpu: median(cpus) } : { p50 };
+  const throughputs = side.map((round, i) => {
+    const theirs = service[i]!.opsPerSecond;
+    return round.opsPerSecond === undefined || theirs === undefined
+      ? undefined
+      : round.opsPerSecond / theirs;
+  });
+  return {
+    p50,
+    ...(everyDefined(cpus) ? { cpu: median(cpus) } : {}),
+    ...(everyDefined(throughputs) ? { opsPerSecond: median(throughputs) } : {}),
+  };
+}
+
+function everyDefined(values: readonly (number | undefined)[]): values is number[] {
+  return values.every((value) => value !== undefined);
 }
 
 /** A read's CPU in its three processes together; undefined when one was not read. */
@@ -118,14 +140,22 @@ export function cpuSum({ server, client, mariadb }: CpuPerOperation): number | u
     : server + client + mariadb;
 }
 
-/** Each figure's median over the rounds (a process's CPU only where every round read it). */
+/**
+ * Each figure's median over the rounds (a process's CPU, or the operations a second, only where
+ * every round read it).
+ */
 export function medianFigures(rounds: readonly RoundFigures[]): RoundFigures {
   const cpu: { -readonly [P in keyof CpuPerOperation]: number } = {};
   for (const which of ['server', 'client', 'mariadb'] as const) {
     const values = rounds.map((round) => round.cpu[which]);
-    if (values.every((value) => value !== undefined)) cpu[which] = median(values);
+    if (everyDefined(values)) cpu[which] = median(values);
   }
-  return { p50: median(rounds.map((round) => round.p50)), cpu };
+  const throughputs = rounds.map((round) => round.opsPerSecond);
+  return {
+    p50: median(rounds.map((round) => round.p50)),
+    cpu,
+    ...(everyDefined(throughputs) ? { opsPerSecond: median(throughputs) } : {}),
+  };
 }
 
 /** The middle value (the mean of the middle two for an even count); NaN for none. */
