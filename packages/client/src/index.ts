@@ -32,6 +32,7 @@ export {
   type BidiMethodName,
   type BudgetOptions,
   type CallNext,
+  type Cancellation,
   type ClientCall,
   type ClientCallOptions,
   type ClientMiddleware,

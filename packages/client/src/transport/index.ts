@@ -80,6 +80,7 @@ export type {
   UnaryCallOptions,
 } from './call/transportInterface.js';
 export { AttemptLog, type AttemptInfo, type AttemptKind } from './call/attempts.js';
+export type { Cancellation } from './call/cancellation.js';
 export {
   composeMiddleware,
   onlyMessage,

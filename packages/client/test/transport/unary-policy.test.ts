@@ -5,6 +5,7 @@
 
 import { expect } from 'chai';
 import { TokenBudget } from '../../src/transport/policy/budget.js';
+import { watchAbort } from '../../src/transport/call/cancellation.js';
 import { ManualClock } from '../../src/transport/call/clock.js';
 import { EndpointSelector } from '../../src/transport/policy/endpoints.js';
 import {
@@ -39,13 +40,13 @@ interface AttemptContext<E> {
   readonly remainingMs: number;
 }
 
-/** A chain terminal that starts each attempt with `start` and cancels it on its signal. */
+/** A chain terminal that starts each attempt with `start` and cancels it with the attempt. */
 function scriptedTerminal(
   clock: ManualClock,
   start: (context: AttemptContext<Ep>) => { result: Promise<string>; cancel(): void },
 ): CallNext {
   return async function* attempt(_call, options) {
-    const { endpoint, attempt: info, signal } = options;
+    const { endpoint, attempt: info, cancellation } = options;
     if (endpoint === undefined || info === undefined) throw new Error('no endpoint or attempt');
     const started = start({
       endpoint,
@@ -53,12 +54,11 @@ function scriptedTerminal(
       index: info.index,
       remainingMs: (options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now(),
     });
-    const cancel = (): void => started.cancel();
-    signal?.addEventListener('abort', cancel, { once: true });
+    const stopWatching = watchAbort(cancellation, () => started.cancel());
     try {
       yield await started.result;
     } finally {
-      signal?.removeEventListener('abort', cancel);
+      stopWatching();
     }
   };
 }

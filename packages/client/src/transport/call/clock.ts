@@ -1,6 +1,8 @@
 // Time, injectable: the transport reads the time and sets timers only through a Clock, so tests
 // can drive deadlines, backoff and hedge delays with a ManualClock instead of waiting.
 
+import { type Abortable, watchAbort } from './cancellation.js';
+
 /** An opaque timer handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
 
@@ -22,24 +24,24 @@ export const systemClock: Clock = {
 };
 
 /**
- * Resolves after `ms` on `clock`. Rejects with the signal's reason (an `AbortError`
- * `DOMException` by default) if `signal` aborts first, and at once if it already has.
+ * Resolves after `ms` on `clock`. Rejects with the reason of `source`'s abort (an `AbortError`
+ * `DOMException` for an AbortSignal aborted without one) if it aborts first, and at once if it
+ * already has.
  */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(clock: Clock, ms: number, source?: Abortable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
+    if (source?.aborted) {
+      reject(source.reason);
       return;
     }
-    const onAbort = (): void => {
+    const stopWatching = watchAbort(source, () => {
       clock.clearTimeout(timer);
-      reject(signal?.reason);
-    };
+      reject(source?.reason);
+    });
     const timer = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      stopWatching();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

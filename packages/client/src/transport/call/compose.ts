@@ -5,6 +5,7 @@
 // all of the stream's) and server streams (many), so one chain serves all three.
 
 import type { AttemptLog, AttemptInfo } from './attempts.js';
+import type { Cancellation } from './cancellation.js';
 import type { Consistency } from './consistency.js';
 
 /** How a call's answer comes back. */
@@ -42,8 +43,17 @@ export interface ClientCallOptions {
   readonly hedgeable: boolean;
   /** The caller's deadline, ms from the call (every attempt included); `Infinity`: none. */
   readonly deadlineMs?: number;
-  /** The caller's signal above the deadline layer; below it, the call's (or attempt's) own. */
+  /**
+   * The caller's signal, above the deadline layer. Below it the layers watch `cancellation`
+   * instead; the user's interceptors get the attempt's own signal here (its cancellation's), and
+   * a signal of their own passed on here cancels the attempt too.
+   */
   readonly signal?: AbortSignal;
+  /**
+   * Set by the deadline layer: the call's cancellation (its caller's abort, its deadline); below
+   * a hedge, the attempt's (also cancelled when another attempt answered first).
+   */
+  readonly cancellation?: Cancellation;
   /** Set by the deadline layer: when the call's deadline passes, on the transport's clock. */
   readonly deadlineAt?: number;
   /** Set by the retry layer: every attempt of this call. */

@@ -1,6 +1,8 @@
-// An AbortSignal of one's own that also follows another: the call's signal follows the
-// caller's, each hedged attempt's follows the call's, so aborting a call reaches every attempt
-// and a layer can cancel one attempt alone. And a wait that ends when its signal aborts.
+// An AbortSignal of one's own that also follows another: a stream's follows its caller's, and
+// closing the transport aborts it too (openStreams.ts). And a wait that ends when a signal or a
+// cancellation aborts.
+
+import { type Abortable, watchAbort } from './cancellation.js';
 
 /** A controller whose signal aborts when `parent` does (with its reason); `unlink` ends that. */
 export interface LinkedController {
@@ -23,22 +25,22 @@ export function linkedController(parent: AbortSignal | undefined): LinkedControl
 }
 
 /**
- * `promise`, or a rejection with the signal's reason once it aborts first: a wait on something
- * that may never answer (a server, a token function) still ends at the call's deadline.
+ * `promise`, or a rejection with the reason of `source`'s abort once it aborts first: a wait on
+ * something that may never answer (a server, a token function) still ends at the call's
+ * deadline.
  */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+export function untilAborted<T>(promise: Promise<T>, source: Abortable | undefined): Promise<T> {
+  if (source === undefined) return promise;
+  if (source.aborted) return Promise.reject(source.reason as Error);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopWatching = watchAbort(source, () => reject(source.reason as Error));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopWatching();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopWatching();
         reject(error);
       },
     );

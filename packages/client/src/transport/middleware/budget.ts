@@ -23,7 +23,7 @@ export function budgetLayer(
       }
       if (!answered) budget.recordSuccess();
     } catch (raw) {
-      if (!options.signal?.aborted && !options.attempt?.unreachable) {
+      if (!options.cancellation?.aborted && !options.attempt?.unreachable) {
         if (toShamelessError(raw).retryable) budget.recordFailure();
       }
       throw raw;

@@ -10,7 +10,7 @@
 //   token            authorization: Bearer <token>
 //   session          a read's consistency and the session token; a write's token kept
 //   attempt request  a batch call's retries and hedges carry only the callers still waiting
-//   interceptors     the user's own (they see every attempt)
+//   interceptors     the user's own (they see every attempt, and its AbortSignal)
 //   errors           gRPC status → typed ShamelessError
 //   pipeline call    the endpoint's Pipeline stream, or a call of its own (the terminal)
 
@@ -25,6 +25,7 @@ import { tokenLayer, type TokenSource } from './credentials.js';
 import { deadlineLayer } from './deadline.js';
 import { endpointLayer, type EndpointSettings } from './endpoint.js';
 import { errorLayer } from './errors.js';
+import { attemptSignalLayer, interceptorSignalLayer } from './interceptorSignal.js';
 import { hedgeLayer } from './hedge.js';
 import { retryLayer } from './retry.js';
 import { type SessionSettings, sessionLayer } from './session.js';
@@ -89,7 +90,9 @@ export function transportChain(parts: ChainParts, terminal: CallNext): CallNext 
       ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
       ...(parts.session === undefined ? [] : [sessionLayer(parts.session)]),
       attemptRequestLayer,
-      ...(parts.interceptors ?? []),
+      ...(parts.interceptors === undefined || parts.interceptors.length === 0
+        ? []
+        : [attemptSignalLayer, ...parts.interceptors, interceptorSignalLayer]),
       errorLayer,
     ],
     terminal,

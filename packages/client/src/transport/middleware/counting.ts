@@ -1,9 +1,10 @@
 // Counts logical calls and those that failed (after every retry). A batch the coalescing layer
-// sends is one call. A call whose signal aborts (the caller's abort, the deadline) counts as
+// sends is one call. A call that is cancelled (the caller's abort, the deadline) counts as
 // failed at that moment: from then on nothing can answer it. Calls the deadline layer refuses
 // before they start (an aborted signal, a deadline that is no deadline) are not counted.
 
 import type { TransportCounters } from '../call/stats.js';
+import { watchAbort } from '../call/cancellation.js';
 import type { ClientMiddleware } from '../call/compose.js';
 
 export function countingLayer(counters: TransportCounters): ClientMiddleware {
@@ -14,15 +15,14 @@ export function countingLayer(counters: TransportCounters): ClientMiddleware {
       if (!failed) counters.failures++;
       failed = true;
     };
-    const signal = options.signal;
-    signal?.addEventListener('abort', fail, { once: true });
+    const stopWatching = watchAbort(options.cancellation, fail);
     try {
       yield* next(call, options);
     } catch (error) {
       fail();
       throw error;
     } finally {
-      signal?.removeEventListener('abort', fail);
+      stopWatching();
     }
   };
 }

@@ -22,9 +22,9 @@ export function tokenLayer(token: TokenSource): ClientMiddleware {
     } else {
       try {
         // A token function that hangs must not hold the call past its deadline or an abort.
-        value = await untilAborted(Promise.resolve().then(token), options.signal);
+        value = await untilAborted(Promise.resolve().then(token), options.cancellation);
       } catch (error) {
-        if (options.signal?.aborted) throw options.signal.reason as Error;
+        if (options.cancellation?.aborted) throw options.cancellation.reason as Error;
         throw new UnauthenticatedError(`${call.method}: the token function failed`, {
           cause: error,
           retryable: false,

@@ -1,12 +1,14 @@
 // The call's deadline and cancellation: one overall deadline (the caller's `deadlineMs`, or the
-// transport's default) covering every attempt, and one AbortSignal for the call that aborts
-// when the caller's does or the deadline passes. Layers below see `deadlineAt` (to give each
-// attempt the time left) and the call's signal (to stop waiting); the reason of an abort is the
-// typed error the caller gets, also when grpc-js's timer of the same deadline fires first.
+// transport's default) covering every attempt, and one cancellation for the call, cancelled when
+// the caller's signal aborts or the deadline passes. Layers below see `deadlineAt` (to give each
+// attempt the time left) and the call's `cancellation` (to stop waiting; an AbortSignal only for
+// whoever asks, cancellation.ts); the reason is the typed error the caller gets, also when
+// grpc-js's timer of the same deadline fires first.
 
 import type { Clock } from '../call/clock.js';
 import { CancelledError, DeadlineExceededError } from '../call/errors.js';
 import { AttemptLog } from '../call/attempts.js';
+import { type Cancellation, CallCancellation, watchAbort } from '../call/cancellation.js';
 import type { ClientMiddleware } from '../call/compose.js';
 
 /** What the deadline layer needs. */
@@ -28,19 +30,18 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
         cause: callerSignal.reason,
       });
     }
-    const controller = new AbortController();
-    const signal = controller.signal;
-    const onCallerAbort = (): void =>
-      controller.abort(
+    const cancellation = new CallCancellation();
+    const stopFollowing = watchAbort(callerSignal, () =>
+      cancellation.abort(
         new CancelledError(`${call.method}: the call was aborted`, { cause: callerSignal?.reason }),
-      );
-    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+      ),
+    );
     const deadlineAt = Number.isFinite(deadlineMs)
       ? clock.now() + deadlineMs
       : Number.POSITIVE_INFINITY;
     const attempts = options.attempts ?? new AttemptLog();
     const expire = (): void =>
-      controller.abort(
+      cancellation.abort(
         new DeadlineExceededError(
           `${call.method}: deadline of ${deadlineMs} ms exceeded after ` +
             `${attempts.started} attempt(s)`,
@@ -49,26 +50,24 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
       );
     const timer = Number.isFinite(deadlineMs) ? clock.setTimeout(expire, deadlineMs) : undefined;
     try {
-      yield* next(call, { ...options, deadlineAt, signal, attempts });
+      yield* next(call, { ...options, signal: undefined, cancellation, deadlineAt, attempts });
     } catch (error) {
-      if (!signal.aborted && error instanceof DeadlineExceededError && timer !== undefined) {
+      if (!cancellation.aborted && error instanceof DeadlineExceededError && timer !== undefined) {
         // Each attempt is sent with this deadline, and grpc-js (or the server) times it too,
         // by its own clock: whichever timer fires first, the caller gets this layer's answer,
         // which says how many attempts the deadline covered.
         if (clock.now() >= deadlineAt) expire();
-        else await aborted(signal);
+        else await aborted(cancellation);
       }
-      throw signal.aborted ? (signal.reason as Error) : error;
+      throw cancellation.aborted ? (cancellation.reason as Error) : error;
     } finally {
       if (timer !== undefined) clock.clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      stopFollowing();
     }
   };
 }
 
-/** Resolves when `signal` aborts. */
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) =>
-    signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
+/** Resolves when `cancellation` is cancelled. */
+function aborted(cancellation: Cancellation): Promise<void> {
+  return new Promise((resolve) => cancellation.onAbort(resolve));
 }

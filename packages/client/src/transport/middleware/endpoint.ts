@@ -56,7 +56,7 @@ export function endpointLayer(settings: EndpointSettings): ClientMiddleware {
       }
       if (!answered) endpoints.markUp(address);
     } catch (raw) {
-      if (!options.signal?.aborted && toShamelessError(raw) instanceof UnavailableError) {
+      if (!options.cancellation?.aborted && toShamelessError(raw) instanceof UnavailableError) {
         endpoints.markDown(address);
         attempt.unreachable = watchConnections && endpoints.reconnecting?.(address) === true;
       }

@@ -10,8 +10,8 @@ export const errorLayer: ClientMiddleware = async function* mapErrors(call, opti
   try {
     yield* next(call, options);
   } catch (raw) {
-    const signal = options.signal;
-    if (signal?.aborted) throw toShamelessError(signal.reason);
+    const { cancellation } = options;
+    if (cancellation?.aborted) throw toShamelessError(cancellation.reason);
     throw asConnectionLoss(raw);
   }
 };

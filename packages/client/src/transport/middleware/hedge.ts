@@ -13,7 +13,7 @@ import type { HedgePolicy } from '../policy/policy.js';
 import type { TransportCounters } from '../call/stats.js';
 import { AttemptLog, type AttemptInfo } from '../call/attempts.js';
 import type { CallNext, ClientCallOptions, ClientCall, ClientMiddleware } from '../call/compose.js';
-import { linkedController, type LinkedController } from '../call/signals.js';
+import { linkedCancellation, type LinkedCancellation } from '../call/cancellation.js';
 
 /** What the hedge layer needs. */
 export interface HedgeSettings {
@@ -74,7 +74,7 @@ async function* timed(
 
 interface Racer {
   readonly attempt: AttemptInfo;
-  readonly link: LinkedController;
+  readonly link: LinkedCancellation;
   readonly messages: AsyncIterator<unknown>;
   readonly startedAt: number;
 }
@@ -88,7 +88,7 @@ class HedgedRound {
   readonly #next: CallNext;
   readonly #attempts: AttemptLog;
   readonly #racing = new Set<Racer>();
-  readonly #links: LinkedController[] = [];
+  readonly #links: LinkedCancellation[] = [];
   #timer: TimerHandle | undefined;
   #settled = false;
   #resolve: (won: { winner: AsyncIterator<unknown>; first: unknown }) => void = () => {};
@@ -122,25 +122,27 @@ class HedgedRound {
   end(): void {
     this.#settled = true;
     this.#clearTimer();
-    for (const racer of this.#racing) racer.link.controller.abort(lostRace());
+    for (const racer of this.#racing) racer.link.cancellation.abort(lostRace());
     this.#racing.clear();
   }
 
-  /** Stops the attempts' signals following the call's, once the call is over. */
+  /** Stops the attempts' cancellations following the call's, once the call is over. */
   release(): void {
     for (const link of this.#links) link.unlink();
   }
 
   #launch(attempt: AttemptInfo): void {
-    const link = linkedController(this.#options.signal);
+    const link = linkedCancellation(this.#options.cancellation);
     this.#links.push(link);
     const racer: Racer = {
       attempt,
       link,
       startedAt: this.#settings.clock.now(),
-      messages: this.#next(this.#call, { ...this.#options, signal: link.signal, attempt })[
-        Symbol.asyncIterator
-      ](),
+      messages: this.#next(this.#call, {
+        ...this.#options,
+        cancellation: link.cancellation,
+        attempt,
+      })[Symbol.asyncIterator](),
     };
     this.#racing.add(racer);
     racer.messages.next().then(

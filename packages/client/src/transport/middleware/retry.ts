@@ -40,7 +40,7 @@ export function retryLayer({ retry, budget, clock, counters }: RetrySettings): C
         }
         return;
       } catch (raw) {
-        if (options.signal?.aborted) throw options.signal.reason as Error;
+        if (options.cancellation?.aborted) throw options.cancellation.reason as Error;
         const error = toShamelessError(raw);
         attempts.lastError = error;
         if (!error.retryable || received || retry === null || retries >= maxRetries) throw error;
@@ -56,9 +56,9 @@ export function retryLayer({ retry, budget, clock, counters }: RetrySettings): C
         // Waiting would use up the deadline: the transient error is the more useful answer.
         if (clock.now() + delay >= deadlineAt) throw error;
         try {
-          await sleep(clock, delay, options.signal);
+          await sleep(clock, delay, options.cancellation);
         } catch {
-          throw options.signal?.reason as Error;
+          throw options.cancellation?.reason as Error;
         }
         counters.retries++;
         kind = 'retry';

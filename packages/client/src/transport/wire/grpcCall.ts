@@ -1,6 +1,6 @@
 // The end of the chain: sends one attempt over the grpc-js client of the endpoint the endpoint
 // layer picked, with the attempt's metadata and the time left before the call's deadline, and
-// cancels it when the attempt's signal aborts. Errors leave as grpc-js raised them; the error
+// cancels it when the attempt is cancelled. Errors leave as grpc-js raised them; the error
 // layer above maps them.
 
 import { Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
@@ -18,6 +18,7 @@ import {
   type UnaryMethodName,
 } from '../call/methods.js';
 import type { CallNext } from '../call/compose.js';
+import { type Cancellation, watchAbort } from '../call/cancellation.js';
 
 /** What the gRPC terminal needs. */
 export interface GrpcCallSettings {
@@ -35,8 +36,8 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
       throw new TypeError(`${call.method}: no endpoint was chosen for the attempt`);
     }
     if (closed()) throw new CancelledError(`${call.method}: the transport is closed`);
-    const signal = options.signal;
-    if (signal?.aborted) throw signal.reason as Error;
+    const { cancellation } = options;
+    if (cancellation?.aborted) throw cancellation.reason as Error;
     const sent = new Metadata(options.waitForReady === true ? { waitForReady: true } : undefined);
     for (const [key, value] of Object.entries({ ...metadata, ...options.metadata })) {
       sent.set(key, value);
@@ -55,7 +56,7 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
         callOptions,
         options.onTrailers,
       );
-      const stopWatching = cancelOnAbort(signal, () => handle.cancel());
+      const stopWatching = watchAbort(cancellation, () => handle.cancel());
       try {
         yield await handle.result;
       } finally {
@@ -67,7 +68,7 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
       yield* bidiStream(
         startBidiStream(client, call.method as BidiMethodName, sent, callOptions),
         call.request as AsyncIterable<RequestOf<BidiMethodName>>,
-        signal,
+        cancellation,
       );
       return;
     }
@@ -82,7 +83,7 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
     // arrives after the consumer left (the CANCELLED of our own cancel()) from being an
     // unhandled 'error' event.
     stream.on('error', () => {});
-    const stopWatching = cancelOnAbort(signal, () => stream.cancel());
+    const stopWatching = watchAbort(cancellation, () => stream.cancel());
     try {
       if (call.shape === 'collect') {
         const messages: unknown[] = [];
@@ -110,10 +111,10 @@ export function grpcCall({ clock, metadata, closed }: GrpcCallSettings): CallNex
 async function* bidiStream<Req>(
   stream: ClientDuplexStream<Req, unknown>,
   requests: AsyncIterable<Req>,
-  signal: AbortSignal | undefined,
+  cancellation: Cancellation | undefined,
 ): AsyncGenerator<unknown> {
   stream.on('error', () => {});
-  const stopWatching = cancelOnAbort(signal, () => stream.cancel());
+  const stopWatching = watchAbort(cancellation, () => stream.cancel());
   const source = requests[Symbol.asyncIterator]();
   let over = false;
   const ended = new Promise<void>((resolve) => stream.once('status', () => resolve()));
@@ -140,10 +141,4 @@ async function* bidiStream<Req>(
     stream.cancel();
     void source.return?.();
   }
-}
-
-/** Calls `cancel` when `signal` aborts; returns the function that stops watching. */
-function cancelOnAbort(signal: AbortSignal | undefined, cancel: () => void): () => void {
-  signal?.addEventListener('abort', cancel, { once: true });
-  return () => signal?.removeEventListener('abort', cancel);
 }

@@ -53,7 +53,7 @@ export function pipelineCall(settings: PipelineCallSettings): CallNext {
           ? Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.ceil(left)))
           : 0,
         metadata,
-        signal: options.signal,
+        cancellation: options.cancellation,
         onTrailers: options.onTrailers,
       });
     } catch (error) {

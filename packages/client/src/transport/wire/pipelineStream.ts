@@ -17,6 +17,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { PipelineRequest, PipelineResponse, encodeMessage, type CallError } from '@shameless/proto';
+import { type Cancellation, watchAbort } from '../call/cancellation.js';
 import { untilAborted } from '../call/signals.js';
 
 /** The calls a Pipeline carries, as its oneof names them: `getCell`, `putMany`, `where`, ... */
@@ -47,8 +48,8 @@ export interface PipelineCall {
   readonly timeoutMs: number;
   /** The attempt's metadata: what differs from the stream's goes with the call. */
   readonly metadata: Readonly<Record<string, string>>;
-  /** Aborting it cancels the call on the server; send() rejects with its reason. */
-  readonly signal?: AbortSignal;
+  /** Cancelling it cancels the call on the server; send() rejects with its reason. */
+  readonly cancellation?: Cancellation;
   /** Told the call's trailers when it succeeds, before send() resolves. */
   readonly onTrailers?: (trailers: Readonly<Record<string, string>>) => void;
 }
@@ -65,9 +66,8 @@ interface Pending {
   readonly onTrailers: PipelineCall['onTrailers'];
   resolve(response: unknown): void;
   reject(error: unknown): void;
-  /** The attempt's signal, and what cancels the call when it aborts. */
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
+  /** Stops watching the attempt's cancellation (which cancels the call). */
+  readonly stopWatching: () => void;
 }
 
 export class PipelineStream {
@@ -144,11 +144,11 @@ export class PipelineStream {
 
   /**
    * Sends one call: resolves with its response, rejects with its error (a
-   * {@link PipelineCallError}, or the signal's reason), or resolves {@link SEND_ALONE}, unsent,
+   * {@link PipelineCallError}, or the cancellation's reason), or resolves {@link SEND_ALONE}, unsent,
    * when it must go as a call of its own.
    */
   async send(call: PipelineCall): Promise<unknown> {
-    if (!this.#open && !(await untilAborted(this.#opened, call.signal))) return SEND_ALONE;
+    if (!this.#open && !(await untilAborted(this.#opened, call.cancellation))) return SEND_ALONE;
     if (this.ended) return SEND_ALONE;
     this.#lastBusy = Date.now();
     const callId = this.#nextId;
@@ -160,8 +160,8 @@ export class PipelineStream {
       call: { $case: call.method, [call.method]: call.request } as PipelineRequest['call'],
     });
     if (bytes.length > this.#maxRequestBytes) return SEND_ALONE;
-    const { signal } = call;
-    if (signal?.aborted) throw signal.reason;
+    const { cancellation } = call;
+    if (cancellation?.aborted) throw cancellation.reason;
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         if (this.#take(callId) === undefined) return;
@@ -173,28 +173,29 @@ export class PipelineStream {
             call: { $case: 'cancel', cancel: {} },
           }),
         );
-        reject(signal?.reason);
+        reject(cancellation?.reason);
         this.#halfCloseWhenDone();
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(callId, {
         method: call.method,
         onTrailers: call.onTrailers,
         resolve,
         reject,
-        signal,
-        onAbort,
+        stopWatching: watchAbort(cancellation, onAbort),
       });
       this.#write(bytes);
     });
   }
 
-  /** The call `callId` if it still waits for its answer, no longer waiting nor watching its signal. */
+  /**
+   * The call `callId` if it still waits for its answer, no longer waiting nor watching its
+   * cancellation.
+   */
   #take(callId: number): Pending | undefined {
     const pending = this.#pending.get(callId);
     if (pending === undefined) return undefined;
     this.#pending.delete(callId);
-    pending.signal?.removeEventListener('abort', pending.onAbort);
+    pending.stopWatching();
     return pending;
   }
 

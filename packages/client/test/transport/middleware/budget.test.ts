@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { TokenBudget } from '../../../src/transport/policy/budget.js';
-import { NotFoundError, UnavailableError } from '../../../src/transport/call/errors.js';
+import {
+  CancelledError,
+  NotFoundError,
+  UnavailableError,
+} from '../../../src/transport/call/errors.js';
 import { AttemptLog } from '../../../src/transport/call/attempts.js';
+import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { budgetLayer } from '../../../src/transport/middleware/budget.js';
 import { READ, failing, failure, messages, run, scriptedNext } from './support.js';
 
@@ -35,9 +40,9 @@ describe('budget layer', () => {
   it('does not count an attempt this client cancelled, nor one to a restarting server', async () => {
     const budget = fresh();
     const layer = budgetLayer(budget);
-    const controller = new AbortController();
-    controller.abort();
-    const cancelled = { ...READ, signal: controller.signal };
+    const cancellation = new CallCancellation();
+    cancellation.abort(new CancelledError('getCell: the call was aborted'));
+    const cancelled = { ...READ, cancellation };
     await failure(
       run(
         layer,

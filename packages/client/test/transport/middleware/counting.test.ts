@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { UnavailableError } from '../../../src/transport/call/errors.js';
+import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { countingLayer } from '../../../src/transport/middleware/counting.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
 import { failing, failure, messages, run, scriptedNext } from './support.js';
@@ -23,7 +24,7 @@ describe('counting layer', () => {
 
   it('counts an aborted call as failed the moment it aborts', async () => {
     const counters = newCounters();
-    const controller = new AbortController();
+    const cancellation = new CallCancellation();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const outcome = run(
@@ -32,10 +33,10 @@ describe('counting layer', () => {
         await held;
         yield* failing(new Error('aborted'));
       }),
-      { idempotent: true, hedgeable: true, signal: controller.signal },
+      { idempotent: true, hedgeable: true, cancellation },
     );
     await new Promise((resolve) => setImmediate(resolve));
-    controller.abort();
+    cancellation.abort(new Error('aborted'));
     expect(counters.failures).to.equal(1);
     release();
     await failure(outcome);

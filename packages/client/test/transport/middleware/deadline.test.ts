@@ -1,32 +1,36 @@
 import { expect } from 'chai';
+import type { Cancellation } from '../../../src/transport/call/cancellation.js';
 import { ManualClock } from '../../../src/transport/call/clock.js';
 import { CancelledError, DeadlineExceededError } from '../../../src/transport/call/errors.js';
 import { deadlineLayer } from '../../../src/transport/middleware/deadline.js';
 import { failing, failure, messages, run, scriptedNext } from './support.js';
 
-/** An answer that never comes unless its signal aborts (then it fails, as grpc-js would). */
-function hanging(signal: AbortSignal | undefined): AsyncGenerator<unknown> {
+/** An answer that never comes unless its attempt is cancelled (then it fails, as grpc-js would). */
+function hanging(cancellation: Cancellation | undefined): AsyncGenerator<unknown> {
   return (async function* () {
-    await new Promise<void>((resolve) =>
-      signal?.addEventListener('abort', () => resolve(), { once: true }),
-    );
+    await new Promise<void>((resolve) => cancellation?.onAbort(resolve));
     yield* failing(new Error('cancelled'));
   })();
 }
 
 describe('deadline layer', () => {
-  it('gives the layers below the deadline and a signal of the call', async () => {
+  it("gives the layers below the deadline and the call's cancellation, not the caller's signal", async () => {
     const clock = new ManualClock(1000);
     const next = scriptedNext(() => messages('ok'));
-    await run(deadlineLayer({ clock, defaultDeadlineMs: 300 }), next);
+    await run(deadlineLayer({ clock, defaultDeadlineMs: 300 }), next, {
+      idempotent: true,
+      hedgeable: true,
+      signal: new AbortController().signal,
+    });
     expect(next.seen[0]?.deadlineAt).to.equal(1300);
-    expect(next.seen[0]?.signal).to.be.instanceOf(AbortSignal);
+    expect(next.seen[0]?.cancellation?.aborted).to.equal(false);
+    expect(next.seen[0]?.signal).to.equal(undefined);
     expect(clock.pendingTimers).to.equal(0);
   });
 
   it('fails with DeadlineExceededError when the deadline passes, aborting the call', async () => {
     const clock = new ManualClock();
-    const next = scriptedNext((_, options) => hanging(options.signal));
+    const next = scriptedNext((_, options) => hanging(options.cancellation));
     const outcome = failure(
       run(deadlineLayer({ clock, defaultDeadlineMs: 5000 }), next, {
         idempotent: true,
@@ -38,7 +42,7 @@ describe('deadline layer', () => {
     const error = await outcome;
     expect(error).to.be.instanceOf(DeadlineExceededError);
     expect(error.message).to.equal('getCell: deadline of 200 ms exceeded after 0 attempt(s)');
-    expect(next.seen[0]?.signal?.aborted).to.equal(true);
+    expect(next.seen[0]?.cancellation?.aborted).to.equal(true);
     expect(clock.pendingTimers).to.equal(0);
   });
 
@@ -48,7 +52,7 @@ describe('deadline layer', () => {
     const outcome = failure(
       run(
         deadlineLayer({ clock, defaultDeadlineMs: 5000 }),
-        scriptedNext((_, options) => hanging(options.signal)),
+        scriptedNext((_, options) => hanging(options.cancellation)),
         { idempotent: true, hedgeable: true, signal: controller.signal },
       ),
     );

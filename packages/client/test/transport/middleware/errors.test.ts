@@ -7,6 +7,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../../../src/transport/call/errors.js';
+import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { errorLayer } from '../../../src/transport/middleware/errors.js';
 import { READ, failing, failure, run, scriptedNext } from './support.js';
 
@@ -49,11 +50,11 @@ describe('error layer', () => {
     expect((error as CancelledError).retryable).to.equal(false);
   });
 
-  it("an attempt this client cancelled fails with its signal's reason", async () => {
-    const controller = new AbortController();
-    controller.abort(new DeadlineExceededError('getCell: deadline of 5 ms exceeded'));
+  it("an attempt this client cancelled fails with its cancellation's reason", async () => {
+    const cancellation = new CallCancellation();
+    cancellation.abort(new DeadlineExceededError('getCell: deadline of 5 ms exceeded'));
     const next = scriptedNext(() => failing(serviceError(status.CANCELLED, 'Cancelled on client')));
-    const error = await failure(run(errorLayer, next, { ...READ, signal: controller.signal }));
+    const error = await failure(run(errorLayer, next, { ...READ, cancellation }));
     expect(error).to.be.instanceOf(DeadlineExceededError);
     expect(error).to.not.be.instanceOf(CancelledError);
   });

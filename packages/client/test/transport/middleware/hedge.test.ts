@@ -7,6 +7,7 @@ import { ManualClock, sleep } from '../../../src/transport/call/clock.js';
 import { LatencyTracker } from '../../../src/transport/policy/latency.js';
 import { AttemptLog } from '../../../src/transport/call/attempts.js';
 import type { ClientCallOptions } from '../../../src/transport/call/compose.js';
+import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { hedgeLayer } from '../../../src/transport/middleware/hedge.js';
 import { resolveHedgePolicy } from '../../../src/transport/policy/policy.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
@@ -51,7 +52,7 @@ describe('hedge layer', () => {
     expect(next.seen.map((options) => options.attempt?.kind)).to.deep.equal(['initial', 'hedge']);
     release(1);
     expect(await outcome).to.deep.equal(['answer 1']);
-    expect(next.seen[0]?.signal?.aborted, 'the slow attempt is cancelled').to.equal(true);
+    expect(next.seen[0]?.cancellation?.aborted, 'the slow attempt is cancelled').to.equal(true);
     expect(counters).to.include({ hedges: 1, hedgesWon: 1 });
     expect(clock.pendingTimers).to.equal(0);
   });
@@ -71,20 +72,22 @@ describe('hedge layer', () => {
     }
   });
 
-  it('sends a read alone when there is one endpoint: no hedge, no signal of its own', async () => {
+  it('sends a read alone when there is one endpoint: no hedge, no cancellation of its own', async () => {
     const { clock, latency, counters, layer } = setup(1);
     const { next, release } = heldAnswers();
-    const signal = new AbortController().signal;
+    const cancellation = new CallCancellation();
     const attempts = new AttemptLog();
     const outcome = run(layer, next, {
       ...READ,
-      signal,
+      cancellation,
       attempts,
       attempt: attempts.start('initial'),
     });
     await clock.advance(500);
     expect(next.seen).to.have.length(1);
-    expect(next.seen[0]?.signal, "the call's own signal reaches the attempt").to.equal(signal);
+    expect(next.seen[0]?.cancellation, "the call's own cancellation reaches the attempt").to.equal(
+      cancellation,
+    );
     release(0);
     expect(await outcome).to.deep.equal(['answer 0']);
     expect(counters).to.include({ hedges: 0, budgetRefusals: 0 });
