@@ -144,8 +144,8 @@ export class PipelineStream {
 
   /**
    * Sends one call: resolves with its response, rejects with its error (a
-   * {@link PipelineCallError}, or the cancellation's reason), or resolves {@link SEND_ALONE}, unsent,
-   * when it must go as a call of its own.
+   * {@link PipelineCallError}, or the cancellation's reason), or resolves {@link SEND_ALONE},
+   * unsent, when it must go as a call of its own.
    */
   async send(call: PipelineCall): Promise<unknown> {
     if (!this.#open && !(await untilAborted(this.#opened, call.cancellation))) return SEND_ALONE;
