@@ -82,4 +82,18 @@ describe('call cancellation', () => {
     expect(told).to.deep.equal(['second']);
     expect(() => watchAbort(undefined, () => told.push('never'))()).to.not.throw();
   });
+
+  it("watches a signal of another realm or a polyfill's by what it has, not by its class", () => {
+    // An EventTarget with the 'abort' event and no AbortSignal prototype, as a polyfill makes.
+    const target = new EventTarget();
+    const foreign = Object.assign(target, { aborted: false, reason: undefined as unknown });
+    const told: string[] = [];
+    const link = linkedCancellation(foreign as unknown as AbortSignal);
+    watchAbort(foreign as unknown as AbortSignal, () => told.push('told'));
+    foreign.aborted = true;
+    foreign.reason = 'gone';
+    target.dispatchEvent(new Event('abort'));
+    expect(told).to.deep.equal(['told']);
+    expect(link.cancellation.reason).to.equal('gone');
+  });
 });

@@ -29,11 +29,15 @@ const NOT_WATCHING = (): void => {};
 /** Watches `source` for its abort; returns what stops watching. */
 export function watchAbort(source: Abortable | undefined, listener: () => void): () => void {
   if (source === undefined) return NOT_WATCHING;
-  if (source instanceof AbortSignal) {
-    source.addEventListener('abort', listener, { once: true });
-    return () => source.removeEventListener('abort', listener);
-  }
-  return source.onAbort(listener);
+  if (isCancellation(source)) return source.onAbort(listener);
+  // A caller's signal: not always this realm's AbortSignal (a polyfill's, another context's),
+  // so told apart by what it has rather than by its class.
+  source.addEventListener('abort', listener, { once: true });
+  return () => source.removeEventListener('abort', listener);
+}
+
+function isCancellation(source: Abortable): source is Cancellation {
+  return typeof (source as Partial<Cancellation>).onAbort === 'function';
 }
 
 export class CallCancellation implements Cancellation {
