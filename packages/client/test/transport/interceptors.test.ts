@@ -7,10 +7,12 @@ import { status } from '@grpc/grpc-js';
 import { CancelledError, DeadlineExceededError, type ClientMiddleware } from '../../src/index.js';
 import {
   cell,
+  deferred,
   metadataValue,
   pause,
   serversAndTransports,
   statusError,
+  within,
   GET_CELL,
   READ,
 } from './support/servers.js';
@@ -19,15 +21,6 @@ interface Seen {
   readonly kind: string | undefined;
   readonly index: number | undefined;
   readonly address: string | undefined;
-}
-
-/** Resolves once `done()` holds, polling; rejects after `ms`, saying what it waited for. */
-async function within(done: () => boolean, ms: number, what: string): Promise<void> {
-  const until = performance.now() + ms;
-  while (!done()) {
-    if (performance.now() > until) throw new Error(`waited ${ms} ms for ${what}`);
-    await pause(10);
-  }
 }
 
 /** An interceptor that records each attempt and tags it with `x-attempt: <index>`. */
@@ -90,39 +83,41 @@ describe('interceptors', function () {
     ]);
   });
 
+  /** A server whose getCell never answers; `cancelled` resolves when it sees the call cancelled. */
+  const silentServer = async () => {
+    const cancelled = deferred();
+    const server = await serve({ getCell: (call) => call.on('cancelled', cancelled.resolve) });
+    return { address: server.address, cancelled: cancelled.promise };
+  };
+
+  /** The error a call fails with (undefined if it answers). */
+  const failureOf = (call: Promise<unknown>) =>
+    call.then(
+      () => undefined,
+      (failed: unknown) => failed,
+    );
+
   it("see each attempt's AbortSignal, aborted with the call's error when its deadline passes", async () => {
-    const cancelledOnServer: string[] = [];
-    const server = await serve({
-      // Never answers: the call ends at its deadline.
-      getCell: (call) => call.on('cancelled', () => cancelledOnServer.push('getCell')),
-    });
+    const server = await silentServer();
     const signals: (AbortSignal | undefined)[] = [];
     const watching: ClientMiddleware = async function* (call, options, next) {
       signals.push(options.signal);
       yield* next(call, options);
     };
     const transport = connect([server.address], { interceptors: [watching] });
-    const error = await transport.unary('getCell', GET_CELL, { ...READ, deadlineMs: 150 }).then(
-      () => undefined,
-      (failed: unknown) => failed,
+    const error = await failureOf(
+      transport.unary('getCell', GET_CELL, { ...READ, deadlineMs: 150 }),
     );
     expect(error).to.be.instanceOf(DeadlineExceededError);
     expect(signals).to.have.length(1);
     expect(signals[0]).to.be.instanceOf(AbortSignal);
     expect(signals[0]?.aborted).to.equal(true);
     expect(signals[0]?.reason).to.equal(error);
-    await within(
-      () => cancelledOnServer.length === 1,
-      3000,
-      'the server to see the call cancelled',
-    );
+    await within(server.cancelled, 3000, 'the server to see the call cancelled');
   });
 
   it('cancel the attempt with a signal of their own passed on in its place', async () => {
-    const cancelledOnServer: string[] = [];
-    const server = await serve({
-      getCell: (call) => call.on('cancelled', () => cancelledOnServer.push('getCell')),
-    });
+    const server = await silentServer();
     const gaveUp = new CancelledError('getCell: the interceptor gave up');
     const impatient: ClientMiddleware = async function* (call, options, next) {
       const own = new AbortController();
@@ -131,17 +126,12 @@ describe('interceptors', function () {
     };
     const transport = connect([server.address], { interceptors: [impatient] });
     const started = performance.now();
-    const error = await transport.unary('getCell', GET_CELL, { ...READ, deadlineMs: 5000 }).then(
-      () => undefined,
-      (failed: unknown) => failed,
+    const error = await failureOf(
+      transport.unary('getCell', GET_CELL, { ...READ, deadlineMs: 5000 }),
     );
     expect(error).to.equal(gaveUp);
     expect(performance.now() - started).to.be.lessThan(2000);
-    await within(
-      () => cancelledOnServer.length === 1,
-      3000,
-      'the server to see the call cancelled',
-    );
+    await within(server.cancelled, 3000, 'the server to see the call cancelled');
   });
 
   it('run in the order given, inside the transport', async () => {
