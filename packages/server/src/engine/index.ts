@@ -35,6 +35,7 @@ export { silentLogger } from './base/logger.js';
 export type { FieldSpec, FieldType, IndexScalar, IndexSpec, ModelSpec } from './model/model.js';
 export { BASE_CELL } from './model/model.js';
 export type { PoolUsage } from './mysql/mysqlPool.js';
+export { DEFAULT_PREPARED_READS_PER_CONNECTION } from './mysql/preparedReads.js';
 export {
   DEFAULT_REPLICA_MAX_LAG_MS,
   DEFAULT_REPLICA_WAIT_MS,

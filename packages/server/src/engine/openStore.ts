@@ -32,6 +32,7 @@ import { isAccessDenied, isTlsFailure } from './mysql/sqlErrors.js';
 import type { CreatedAtKind } from './model/layout.js';
 import { inspectTables } from './mysql/sql/schemaInspection.js';
 import { readTimeLimitFor } from './mysql/sql/readTimeLimit.js';
+import { DEFAULT_PREPARED_READS_PER_CONNECTION } from './mysql/preparedReads.js';
 import {
   readLogsGtids,
   readConsecutiveInsertIds,
@@ -57,6 +58,11 @@ export interface StoreConfig {
   connectTimeoutMs: number;
   /** The longest one statement may run before its connection is destroyed; unbounded if left out. */
   statementTimeoutMs?: number;
+  /**
+   * Statements each connection keeps prepared for repeated point reads (0: none);
+   * DEFAULT_PREPARED_READS_PER_CONNECTION if left out.
+   */
+  preparedReadsPerConnection?: number;
   /** How often every partition is probed for health; 1000 ms when left out. */
   healthCheckIntervalMs?: number;
   /** Read replicas: each a MySQL URL and the index of the partition whose primary it replicates. */
@@ -208,6 +214,8 @@ export async function openStore(config: StoreConfig, logger: Logger): Promise<En
     connectionLimit: config.poolSize,
     connectTimeoutMs: config.connectTimeoutMs,
     statementTimeoutMs: config.statementTimeoutMs,
+    preparedReadsPerConnection:
+      config.preparedReadsPerConnection ?? DEFAULT_PREPARED_READS_PER_CONNECTION,
   };
   /** A partition's pool(s), by id: one server, or the nodes of a Galera cluster. */
   const makePartition = (

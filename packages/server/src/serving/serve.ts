@@ -30,6 +30,7 @@ export async function serve(settings: Settings): Promise<void> {
       poolSize: settings.poolSize,
       connectTimeoutMs: settings.connectTimeoutMs,
       statementTimeoutMs: settings.statementTimeoutMs,
+      preparedReadsPerConnection: settings.preparedReads,
       healthCheckIntervalMs: settings.healthCheckMs,
       replicas: settings.replicas,
       replicaCheckIntervalMs: settings.replicaCheckMs,

@@ -9,6 +9,7 @@ import {
   DEFAULT_REPLICA_CHECK_INTERVAL_MS,
   DEFAULT_REPLICA_MAX_LAG_MS,
   DEFAULT_REPLICA_WAIT_MS,
+  DEFAULT_PREPARED_READS_PER_CONNECTION,
   DEFAULT_VERSION_CACHE_BYTES,
   type ReplicaConfig,
   type StoreShape,
@@ -249,6 +250,15 @@ export const SETTINGS = {
       "the longest a MySQL statement may wait for its answer; then its connection is destroyed and replaced, and the call answers UNAVAILABLE (a hung partition). MySQL itself stops reads at it, or at the call's deadline if sooner (max_statement_time / MAX_EXECUTION_TIME), keeping the connection",
     defaultValue: 30_000,
     parse: integer(100),
+  },
+  preparedReads: {
+    scope: 'server',
+    flag: '--prepared-reads <n>',
+    env: 'SHAMELESS_PREPARED_READS',
+    description:
+      "statements each MySQL connection keeps prepared for point reads whose text repeats (a lone GetCell's, a point Where's): MySQL parses each once, and later reads send only its handle and values; the least recently used is closed past it. 0 sends every read as text. They count against MySQL's max_prepared_stmt_count (16,382 by default, server-wide): partitions × --pool-size × this, for each server of the store",
+    defaultValue: DEFAULT_PREPARED_READS_PER_CONNECTION,
+    parse: integer(0, 1000),
   },
   healthCheckMs: {
     scope: 'server',

@@ -74,11 +74,18 @@ describe('cancelled calls', function () {
     };
   }
 
-  /** Holds a write lock on the content table of `uuid` until the returned function is called. */
-  const lockContent = (uuid: string) =>
-    lockTable(contentTableName('test', 'rate', store.engine.findShard({ uuid }).shard));
+  /** The content table of `uuid`'s record. */
+  const contentOf = (uuid: string) =>
+    contentTableName('test', 'rate', store.engine.findShard({ uuid }).shard);
 
-  /** How many statements other than this test's own are running with `text` in them. */
+  /** Holds a write lock on the content table of `uuid` until the returned function is called. */
+  const lockContent = (uuid: string) => lockTable(contentOf(uuid));
+
+  /**
+   * How many statements other than this test's own are running with `text` in them: a table's
+   * name, which a read shows in the process list whether sent as text or prepared (a prepared
+   * read shows its placeholders, not the uuid it reads).
+   */
   async function running(text: string): Promise<number> {
     const [rows] = await sql.query<mysql.RowDataPacket[]>(
       `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST
@@ -92,7 +99,7 @@ describe('cancelled calls', function () {
   const writes = () => store.engine.partitionActivity()[0]!.writes;
 
   /**
-   * Once the connection a read of `what` (a record's uuid, a table) waited for is free: no
+   * Once the connection a read of `what` (a table) waited for is free: no
    * statement reading it is running. Sent, it would wait for the lock the test holds on its
    * table, as the read holding the connection did.
    */
@@ -150,7 +157,10 @@ describe('cancelled calls', function () {
     const unlockY = await lockContent(y);
     try {
       const held = getCell(x);
-      await until(async () => (await running(x)) === 1, 'the read of x to wait for its lock');
+      await until(
+        async () => (await running(contentOf(x))) === 1,
+        'the read of x to wait for its lock',
+      );
       const cancelled = getCell(y);
       await until(() => pool().waiting > 0, 'the read of y to wait for a connection');
       cancelled.call.cancel();
@@ -158,7 +168,7 @@ describe('cancelled calls', function () {
       await serverHearsCancels();
       await unlockX();
       expect(await held.outcome).to.equal(undefined);
-      await expectNeverSentOnceFree(y);
+      await expectNeverSentOnceFree(contentOf(y));
     } finally {
       await unlockX().catch(() => {});
       await unlockY();
@@ -174,7 +184,10 @@ describe('cancelled calls', function () {
     const unlockY = await lockContent(y);
     try {
       const held = pipeline.call(pipelinedGetCell(x));
-      await until(async () => (await running(x)) === 1, 'the read of x to wait for its lock');
+      await until(
+        async () => (await running(contentOf(x))) === 1,
+        'the read of x to wait for its lock',
+      );
       const cancelledId = pipeline.peekId();
       const cancelled = pipeline.call(pipelinedGetCell(y));
       await until(() => pool().waiting > 0, 'the read of y to wait for a connection');
@@ -182,7 +195,7 @@ describe('cancelled calls', function () {
       expect(errorOf(await cancelled)).to.include({ code: status.CANCELLED });
       await unlockX();
       expect(responseOf(await held, 'getCell').cell?.uuid).to.equal(x);
-      await expectNeverSentOnceFree(y);
+      await expectNeverSentOnceFree(contentOf(y));
     } finally {
       await unlockX().catch(() => {});
       await unlockY();
@@ -203,7 +216,10 @@ describe('cancelled calls', function () {
     const unlockIndex = await lockTable(indexTable);
     try {
       const held = getCell(x);
-      await until(async () => (await running(x)) === 1, 'the read of x to wait for its lock');
+      await until(
+        async () => (await running(contentOf(x))) === 1,
+        'the read of x to wait for its lock',
+      );
       const stream = store.api.client.where(
         {
           model: 'rate',

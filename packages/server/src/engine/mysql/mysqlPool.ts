@@ -6,6 +6,13 @@ import { type CallScope, UNBOUNDED, isAbandoned } from '../base/callScope.js';
 import { type GtidPosition, parsePosition } from '../base/gtidPosition.js';
 import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
+import {
+  type PreparedStatement,
+  PreparedReads,
+  bindsExactly,
+  isForgottenStatement,
+  repeatableLimitMs,
+} from './preparedReads.js';
 import { isServerStatementTimeout } from './sqlErrors.js';
 
 /**
@@ -33,7 +40,19 @@ export type ServerBoundedSql = (serverTimeLimitMs: number | undefined) => string
 
 export interface SqlSession {
   /** Runs one statement, or several separated by `;` (their results come as an array). */
-  query<T = Row[]>(sql: string | ServerBoundedSql, values?: readonly SqlValue[]): Promise<T>;
+  query<T = Row[]>(
+    sql: string | ServerBoundedSql,
+    values?: readonly SqlValue[],
+    options?: QueryOptions,
+  ): Promise<T>;
+}
+
+export interface QueryOptions {
+  /**
+   * The text is one statement that may run prepared (Statement.preparable): on a session that
+   * only reads, once its connection has sent the same text before (preparedReads.ts).
+   */
+  readonly preparable?: boolean;
 }
 
 export interface SqlConnection extends SqlSession {
@@ -222,6 +241,11 @@ export interface PoolOptions {
    * node's causal reads); one that fails closes the connection.
    */
   sessionStatements?: readonly string[];
+  /**
+   * Statements each connection keeps prepared for reads whose text repeats (preparedReads.ts);
+   * 0 or left out: every read goes as text.
+   */
+  preparedReadsPerConnection?: number;
 }
 
 const TRACK_COMMITS = "SET SESSION session_track_system_variables = 'last_gtid'";
@@ -244,7 +268,13 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     charset: 'utf8mb4_bin',
     // The same text as mysql2's own formatting, a large write's built several times faster.
     queryFormat: formatQuery,
+    // mysql2's own cache of prepared statements never closes one before preparedReads does.
+    maxPreparedStatements: (options.preparedReadsPerConnection ?? 0) + 1,
   });
+  const prepared =
+    (options.preparedReadsPerConnection ?? 0) > 0
+      ? new PreparedReads(options.preparedReadsPerConnection!)
+      : undefined;
   const timeout = options.statementTimeoutMs;
   const onCommit = options.onCommit;
   const setUp = [...(onCommit ? [TRACK_COMMITS] : []), ...(options.sessionStatements ?? [])];
@@ -285,7 +315,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
       returned(connection);
     };
     return {
-      query: (sql, values) =>
+      query: (sql, values, queryOptions) =>
         runQuery(
           connection,
           scope,
@@ -295,6 +325,7 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
           destroy,
           read,
           read ? undefined : onCommit,
+          read && queryOptions?.preparable ? prepared : undefined,
         ),
       release: () => {
         if (destroyed) return;
@@ -311,17 +342,18 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
     sql: string | ServerBoundedSql,
     values: readonly SqlValue[] | undefined,
     read: boolean,
+    queryOptions?: QueryOptions,
   ): Promise<T> => {
     const connection = await getConnection(scope, read);
     try {
-      return await connection.query<T>(sql, values);
+      return await connection.query<T>(sql, values, queryOptions);
     } finally {
       connection.release();
     }
   };
   const scoped = (scope: CallScope): ScopedPool => ({
     query: (sql, values) => query(scope, sql, values, false),
-    reads: { query: (sql, values) => query(scope, sql, values, true) },
+    reads: { query: (sql, values, queryOptions) => query(scope, sql, values, true, queryOptions) },
     getConnection: () => getConnection(scope),
   });
   return {
@@ -380,25 +412,31 @@ function runQuery<T>(
   destroy: () => void,
   read: boolean,
   onCommit: PoolOptions['onCommit'],
+  prepared: PreparedReads | undefined,
 ): Promise<T> {
   const notSent = unsendable(scope, read);
   if (notSent) return Promise.reject(notSent);
   const deadline = scope.deadline;
   const untilDeadline = Math.max(1, deadline - Date.now());
   const limit = Math.min(statementTimeoutMs ?? Infinity, untilDeadline);
+  const byDeadline = untilDeadline <= (statementTimeoutMs ?? Infinity);
+  const preparable = prepared !== undefined && bindsExactly(values ?? []);
+  // A prepared read's text carries a limit rounded so that it repeats (preparedReads.ts).
+  const serverLimit = preparable && Number.isFinite(limit) ? repeatableLimitMs(limit) : limit;
   // mysql2 times a statement with setTimeout, which fires at once for a delay past 2^31 - 1 ms
   // (about 25 days): a limit that far away is no limit for the timer.
-  const bounded = limit + SERVER_STOP_GRACE_MS <= MAX_TIMER_MS;
-  const byDeadline = untilDeadline <= (statementTimeoutMs ?? Infinity);
-  let options: mysql.QueryOptions;
+  const bounded = serverLimit + SERVER_STOP_GRACE_MS <= MAX_TIMER_MS;
+  let text: string;
+  let timeoutMs: number | undefined;
   if (typeof sql === 'string') {
-    options = bounded ? { sql, timeout: limit } : { sql };
+    text = sql;
+    timeoutMs = bounded ? limit : undefined;
   } else {
-    const text = sql(bounded ? limit : undefined);
-    options = bounded ? { sql: text, timeout: limit + SERVER_STOP_GRACE_MS } : { sql: text };
+    text = sql(bounded ? serverLimit : undefined);
+    timeoutMs = bounded ? serverLimit + SERVER_STOP_GRACE_MS : undefined;
   }
-  return new Promise<T>((resolve, reject) =>
-    connection.query(options, values as SqlValue[], (error, rows) => {
+  return new Promise<T>((resolve, reject) => {
+    const answer: Answer = (error, rows) => {
       if (!error) {
         if (onCommit) {
           const committed = committedPosition(rows);
@@ -420,8 +458,89 @@ function runQuery<T>(
           ? Object.assign(error, { callDeadlinePassed: true })
           : error,
       );
-    }),
+    };
+    if (preparable) runPreparable(connection, prepared, text, values ?? [], timeoutMs, answer);
+    else runText(connection, text, values, timeoutMs, answer);
+  });
+}
+
+type Answer = (error: mysql.QueryError | null, rows: unknown) => void;
+
+function runText(
+  connection: mysql.PoolConnection,
+  sql: string,
+  values: readonly SqlValue[] | undefined,
+  timeoutMs: number | undefined,
+  answer: Answer,
+): void {
+  connection.query(
+    timeoutMs === undefined ? { sql } : { sql, timeout: timeoutMs },
+    values as SqlValue[],
+    answer,
   );
+}
+
+/**
+ * Runs a read by its prepared statement, prepared first on the text's second sighting, or as
+ * text (preparedReads.ts): the same answers and errors as runText, under the same timer.
+ */
+function runPreparable(
+  connection: mysql.PoolConnection,
+  prepared: PreparedReads,
+  sql: string,
+  values: readonly SqlValue[],
+  timeoutMs: number | undefined,
+  answer: Answer,
+): void {
+  const route = prepared.route(connection, sql);
+  if (route.via === 'text') return runText(connection, sql, values, timeoutMs, answer);
+  // mysql2 times a query, not a prepared statement's execution: the same timer here, whose
+  // error runQuery answers as mysql2's own (the connection destroyed).
+  let settled = false;
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(
+          () =>
+            settle(
+              Object.assign(new Error('Query inactivity timeout'), {
+                code: 'PROTOCOL_SEQUENCE_TIMEOUT',
+                fatal: true,
+              }) as mysql.QueryError,
+              undefined,
+            ),
+          timeoutMs,
+        );
+  const settle = (error: mysql.QueryError | null, rows: unknown): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    answer(error, rows);
+  };
+  const asText = (): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    runText(connection, sql, values, timeoutMs, answer);
+  };
+  const execute = (statement: PreparedStatement): void => {
+    statement.execute(values, (error, rows) => {
+      if (error && isForgottenStatement(error)) {
+        prepared.forgotten(connection, sql);
+        return asText();
+      }
+      settle(error, rows);
+    });
+  };
+  if (route.via === 'handle') return execute(route.statement);
+  connection.prepare(sql, (error, statement) => {
+    if (error) {
+      prepared.refused(connection, sql);
+      return asText();
+    }
+    prepared.prepared(connection, sql, statement);
+    if (!settled) execute(statement);
+  });
 }
 
 /** What a statement's answer (a header, rows, or a list of them) says of the GTID it committed. */

@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import { type TestDatabases, createTestDatabases } from '@shameless/testkit';
 import { type CallScope, UNBOUNDED, deadlineScope } from '../../../src/engine/base/callScope.js';
 import { DeadlineExceededError, UnavailableError } from '../../../src/engine/base/errors.js';
-import { type Row, createMysqlPool, parseMysqlUrl } from '../../../src/engine/mysql/mysqlPool.js';
-import { Partition } from '../../../src/engine/mysql/partitions.js';
+import type { Row } from '../../../src/engine/mysql/mysqlPool.js';
+import type { Partition } from '../../../src/engine/mysql/partitions.js';
+import { oneConnectionPartition } from '../../support/oneConnectionPartition.js';
 import { readTimeLimitFor } from '../../../src/engine/mysql/sql/readTimeLimit.js';
-import { readServerVersion } from '../../../src/engine/mysql/sql/serverVariables.js';
 import { statement } from '../../../src/engine/mysql/sql/statement.js';
 
 describe('read time limits (pure)', () => {
@@ -46,19 +46,8 @@ describe('read time limits on the real MariaDB', function () {
   });
 
   /** A partition with one connection, whose reads the server stops itself. */
-  async function onePartition(statementTimeoutMs?: number): Promise<Partition> {
-    const location = parseMysqlUrl(databases.urls[0]!);
-    const pool = createMysqlPool(location, {
-      connectionLimit: 1,
-      connectTimeoutMs: 2000,
-      statementTimeoutMs,
-    });
-    const partition = new Partition(0, location, pool);
-    const timeLimit = readTimeLimitFor(await readServerVersion(pool));
-    expect(timeLimit, 'the test server is MariaDB').to.not.equal(undefined);
-    partition.limitReadsOnServer(timeLimit!);
-    return partition;
-  }
+  const onePartition = (statementTimeoutMs?: number): Promise<Partition> =>
+    oneConnectionPartition(databases.urls[0]!, { statementTimeoutMs });
 
   const connectionId = async (partition: Partition): Promise<number> => {
     const [rows] = (await partition.read(UNBOUNDED, (reader) =>

@@ -3,7 +3,13 @@
 import { type RowId, exactInteger } from '../../base/exactInteger.js';
 import type { Row, SqlValue } from '../mysqlPool.js';
 import { CELL_COLUMNS, type CellKey } from './contentRows.js';
-import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
+import {
+  type Statement,
+  type StatementReader,
+  preparableStatement,
+  statement,
+  unionAll,
+} from './statement.js';
 
 /** The latest version of a cell, or a given version. */
 export async function readCell(
@@ -15,11 +21,11 @@ export async function readCell(
 ): Promise<Row | undefined> {
   const [rows] = (await reader.read([
     refKey === undefined
-      ? statement(
+      ? preparableStatement(
           `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
           [uuid, cell],
         )
-      : statement(
+      : preparableStatement(
           `SELECT ${CELL_COLUMNS} FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? AND \`ref_key\` = ?`,
           [uuid, cell, refKey],
         ),
@@ -105,7 +111,7 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
       for (const key of keys) {
         const { body, bodyBytes, values } = bodyColumns(key.withBody, maxBodyBytes);
         branches.push(
-          statement(
+          preparableStatement(
             `SELECT ? AS \`part\`, ${LATEST_COLUMNS(body, bodyBytes)}
                FROM \`${table}\` WHERE \`uuid\` = ? AND \`column_name\` = ? ORDER BY \`ref_key\` DESC LIMIT 1`,
             [part, ...values, key.uuid, key.cell],
@@ -122,7 +128,7 @@ export function latestVersionsOf(tables: readonly TableLatest[]): Statement {
     if (records.length <= RECORD_DIVES_PER_TABLE) {
       for (const uuid of records) {
         branches.push(
-          statement(
+          preparableStatement(
             `SELECT ? AS \`part\`, ${EXISTS_COLUMNS} FROM \`${table}\`
               WHERE \`uuid\` = ? AND \`column_name\` = 'base' LIMIT 1`,
             [part, uuid],

@@ -7,7 +7,12 @@
 import type { Row, SqlValue } from '../mysqlPool.js';
 import { bodyColumns } from './contentReads.js';
 import { type PrimaryLookup, equalsAll } from './indexTable.js';
-import { type Statement, type StatementReader, statement, unionAll } from './statement.js';
+import {
+  type Statement,
+  type StatementReader,
+  preparableStatement,
+  unionAll,
+} from './statement.js';
 
 /** A cell of a record, read only if the primary-index row of `lookup` leads to the record. */
 export interface CellThroughRow {
@@ -38,7 +43,7 @@ export function latestThroughPrimaryRows(cells: readonly CellThroughRow[]): Stat
   return unionAll(
     cells.map(({ lookup, uuid, table, cell, maxBodyBytes }, part) => {
       const { body, bodyBytes, values } = bodyColumns(true, maxBodyBytes, 'c.');
-      return statement(
+      return preparableStatement(
         `SELECT ? AS \`part\`, i.\`uuid\` AS \`holder\`, c.\`id\`, c.\`uuid\`, c.\`column_name\`, c.\`ref_key\`, ${body}, c.\`created_at\`, ${bodyBytes}
            FROM \`${lookup.table}\` i LEFT JOIN \`${table}\` c
              ON i.\`uuid\` = ? AND c.\`uuid\` = ? AND c.\`column_name\` = ?

@@ -1,16 +1,27 @@
 // A statement with its values, as the SQL modules build it. Whoever composes a round trip runs
 // several together: one transaction's statements on content and index tables travel as one
 // multi-statement query, and each SQL module still owns the text for its kind of table.
-import type { SqlSession, SqlValue } from '../mysqlPool.js';
+import type { QueryOptions, SqlSession, SqlValue } from '../mysqlPool.js';
 import type { ReadTimeLimit } from './readTimeLimit.js';
 
 export interface Statement {
   readonly sql: string;
   readonly values: readonly SqlValue[];
+  /**
+   * A read that may run as a prepared statement when sent alone and its text repeats
+   * (preparedReads.ts): its SQL module vouches that the text binds its values as it formats
+   * them (no `LIMIT ?`, no character set introducer before a `?`).
+   */
+  readonly preparable?: boolean;
 }
 
 export function statement(sql: string, values: readonly SqlValue[] = []): Statement {
   return { sql, values };
+}
+
+/** A {@link statement} that may run prepared (see Statement.preparable). */
+export function preparableStatement(sql: string, values: readonly SqlValue[]): Statement {
+  return { sql, values, preparable: true };
 }
 
 export const START_TRANSACTION = statement('START TRANSACTION');
@@ -26,7 +37,10 @@ export const ROLLBACK_TO_SAVEPOINT = statement('ROLLBACK TO SAVEPOINT `locked`')
  */
 export function unionAll(selects: readonly Statement[]): Statement {
   if (selects.length === 1) return selects[0]!;
-  return statement(selects.map(({ sql }) => `(${sql})`).join('\nUNION ALL '), valuesOf(selects));
+  const sql = selects.map(({ sql }) => `(${sql})`).join('\nUNION ALL ');
+  return selects.every(({ preparable }) => preparable === true)
+    ? preparableStatement(sql, valuesOf(selects))
+    : statement(sql, valuesOf(selects));
 }
 
 /**
@@ -54,6 +68,8 @@ export function directReader(session: SqlSession): StatementReader {
   return { read: (statements) => runTogether(session, statements) };
 }
 
+const PREPARABLE: QueryOptions = { preparable: true };
+
 /**
  * Runs the statements in one round trip and answers one result per statement, in order: the
  * rows of a SELECT, the header (insertId, affectedRows) of anything else. mysql2 answers a
@@ -76,6 +92,7 @@ export async function runTogether(
   const results = await session.query<unknown[]>(
     readTimeLimit === undefined ? text(undefined) : text,
     valuesOf(statements),
+    statements.length === 1 && statements[0]!.preparable === true ? PREPARABLE : undefined,
   );
   return statements.length === 1 ? [results] : results;
 }

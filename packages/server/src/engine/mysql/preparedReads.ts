@@ -1,0 +1,157 @@
+// Reads whose text repeats run as prepared statements: MariaDB parses a text once per
+// connection, and each later read sends only the statement's handle and its values (the binary
+// protocol). A lone GetCell's statement is the same text for every record of a table, and its
+// parse was a fifth of what MariaDB spent on it (docs/performance.md, "Prepared reads").
+//
+// Only a statement its SQL module marks (Statement.preparable) and sends alone is prepared, and
+// only once the connection has sent its text before: a text seen once (a batch's union of
+// whatever cells its turn asked for) goes as text, with no round trip spent preparing what would
+// never run again. Each connection keeps at most `perConnection` statements, the least recently
+// used closed first, so that a store with a thousand tables cannot exhaust MariaDB's
+// max_prepared_stmt_count. A statement that cannot be prepared (that count reached, a construct
+// the binary protocol refuses) or whose handle the server forgot runs as text: preparing never
+// fails a read.
+import type mysql from 'mysql2';
+
+/**
+ * Statements a connection keeps prepared unless told otherwise: a partition's pool of 16
+ * connections keeps 1,024 at most, a sixteenth of MariaDB's default max_prepared_stmt_count.
+ */
+export const DEFAULT_PREPARED_READS_PER_CONNECTION = 64;
+
+/** A prepared statement as mysql2 hands it out (`connection.prepare`). */
+export type PreparedStatement = mysql.PrepareStatementInfo;
+
+/** How a read's statement goes: by its handle, prepared first, or as text. */
+export type ReadRoute =
+  | { readonly via: 'handle'; readonly statement: PreparedStatement }
+  | { readonly via: 'prepare' }
+  | { readonly via: 'text' };
+
+/**
+ * Longer texts always go as text: a lone GetCells of a thousand cells is one union of a
+ * thousand dives, a text of some 300 KB that a connection would keep twice over (as a
+ * sighting, then with its statement) for a read that seldom repeats.
+ */
+export const MAX_PREPARED_TEXT_LENGTH = 4096;
+
+const AS_TEXT: ReadRoute = { via: 'text' };
+const PREPARE: ReadRoute = { via: 'prepare' };
+
+/** MariaDB/MySQL: no prepared statement of that handle (the session forgot it). */
+const ER_UNKNOWN_STMT_HANDLER = 1243;
+/** The table changed under the statement more often than the server would prepare it again. */
+const ER_NEED_REPREPARE = 1615;
+
+/**
+ * Whether `values` bind to placeholders as they would be formatted into the text: strings, null
+ * and integers a double holds exactly (mysql2 binds a number as a DOUBLE). A bigint, a Buffer, a
+ * Date or a list goes as text, whose formatting the engine's exact types were checked against.
+ */
+export function bindsExactly(values: readonly unknown[]): boolean {
+  for (const value of values) {
+    if (typeof value === 'string' || value === null) continue;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) continue;
+    return false;
+  }
+  return true;
+}
+
+/** Whether a statement run by its handle failed because the handle is gone: run it as text. */
+export function isForgottenStatement(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return errno === ER_UNKNOWN_STMT_HANDLER || errno === ER_NEED_REPREPARE;
+}
+
+/** One connection's prepared statements and the texts it sent once, least recently used first. */
+class ConnectionStatements {
+  readonly prepared = new Map<string, PreparedStatement>();
+  /** Texts sent as text, and whether preparing them failed (then they always go as text). */
+  readonly sightings = new Map<string, 'once' | 'refused'>();
+}
+
+export class PreparedReads {
+  readonly #byConnection = new WeakMap<mysql.PoolConnection, ConnectionStatements>();
+
+  /** At most `perConnection` statements prepared on each connection (at least 1). */
+  constructor(readonly perConnection: number) {}
+
+  /** How `text` goes on `connection` now; its sighting is counted. */
+  route(connection: mysql.PoolConnection, text: string): ReadRoute {
+    if (text.length > MAX_PREPARED_TEXT_LENGTH) return AS_TEXT;
+    const own = this.#statementsOf(connection);
+    const statement = own.prepared.get(text);
+    if (statement !== undefined) {
+      touch(own.prepared, text, statement);
+      return { via: 'handle', statement };
+    }
+    const sighting = own.sightings.get(text);
+    if (sighting === 'once') {
+      own.sightings.delete(text);
+      return PREPARE;
+    }
+    touch(own.sightings, text, sighting ?? 'once');
+    if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
+    return AS_TEXT;
+  }
+
+  /** `statement` was prepared for `text` on `connection`: kept, the least recently used closed. */
+  prepared(connection: mysql.PoolConnection, text: string, statement: PreparedStatement): void {
+    const own = this.#statementsOf(connection);
+    own.prepared.set(text, statement);
+    if (own.prepared.size <= this.perConnection) return;
+    const evicted = oldest(own.prepared);
+    own.prepared.delete(evicted);
+    // Forgotten by mysql2's own cache too, which would otherwise hand the closed one out again.
+    connection.unprepare(evicted);
+  }
+
+  /** Preparing `text` failed on `connection`: it goes as text from now on. */
+  refused(connection: mysql.PoolConnection, text: string): void {
+    const own = this.#statementsOf(connection);
+    touch(own.sightings, text, 'refused');
+    if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
+  }
+
+  /** The server no longer knows the statement of `text` (see isForgottenStatement). */
+  forgotten(connection: mysql.PoolConnection, text: string): void {
+    const own = this.#statementsOf(connection);
+    if (own.prepared.delete(text)) connection.unprepare(text);
+  }
+
+  /** How many statements `connection` has prepared (for tests). */
+  preparedOn(connection: mysql.PoolConnection): number {
+    return this.#byConnection.get(connection)?.prepared.size ?? 0;
+  }
+
+  #statementsOf(connection: mysql.PoolConnection): ConnectionStatements {
+    let own = this.#byConnection.get(connection);
+    if (own === undefined) {
+      own = new ConnectionStatements();
+      this.#byConnection.set(connection, own);
+    }
+    return own;
+  }
+}
+
+/** Moves `key` to the end of `map`'s order (most recently used). */
+function touch<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+}
+
+/** The least recently used key of a non-empty map. */
+function oldest(map: Map<string, unknown>): string {
+  return map.keys().next().value as string;
+}
+
+/**
+ * A read's time limit rounded up to two significant digits (1,234 ms → 1,300; 29,987 → 30,000),
+ * so that the text carrying it repeats and can be prepared: the server may let a read run up to
+ * a tenth longer than its call's deadline, never stop it sooner.
+ */
+export function repeatableLimitMs(ms: number): number {
+  if (!(ms > 10)) return Math.max(1, Math.ceil(ms));
+  const step = 10 ** (Math.floor(Math.log10(ms)) - 1);
+  return Math.ceil(ms / step) * step;
+}
