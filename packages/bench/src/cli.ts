@@ -127,11 +127,12 @@ is "not measured", with what was missing:
     median of the rounds' own: this machine's pace changes in steps of seconds
   A lone GetCell's rounds take a third side, the protocol floor (protocolFloor.ts): the
     Store's Pipeline, its protobuf both ways, answered by a bare grpc-js handler in a process
-    of its own with the statement the store's server sends (its MariaDB time limit included)
-    and nothing else; its p50 and CPU are printed beside the GetCell verdicts: what any
-    server of this protocol pays, with none of the store's work. And a fourth, the store's
-    own server called by the same bare client ("without the SDK"): the SDK's share of the
-    gap and the server's, at the same moments
+    of its own with the statement the store's server sends (its MariaDB time limit included,
+    prepared once it repeats, as the server's) and nothing else; its p50 and CPU are
+    printed beside the GetCell verdicts: what any server of this protocol pays, with none
+    of the store's work. And a fourth, the store's own server called by the same bare
+    client ("without the SDK"): the SDK's share of the gap and the server's, at the same
+    moments
   16 in flight: GetCell and Where (1 record) ≥ 1.3× the gem-shaped service's ops/s, in
     rounds taken in turn with the service as the lone reads are (the runs' own after them)
   idle server (--workloads idle), defaults, 16 and 1,024 shards: ≤ 0.5% of a core and

@@ -8,6 +8,7 @@ export * from './engine/mysql/sql/contentWrites.js';
 export * from './engine/mysql/sql/indexTable.js';
 export * from './engine/mysql/sql/statement.js';
 export { type ReadTimeLimit, readTimeLimitFor } from './engine/mysql/sql/readTimeLimit.js';
+export { DEFAULT_PREPARED_READS_PER_CONNECTION } from './engine/mysql/preparedReads.js';
 export {
   createMysqlPool,
   parseMysqlUrl,

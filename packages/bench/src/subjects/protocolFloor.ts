@@ -1,13 +1,12 @@
 // The store's protocol with none of the store: the Store service's Pipeline method (its protobuf
 // both ways, @shameless/proto's codec) answered by a bare grpc-js handler that runs, for each
 // GetCell, the statement the store's server sends for a lone GetCell (the engine's own SQL and
-// MariaDB time limit, so the text cannot drift), on a pooled connection. No middleware, no
-// validation, no batching, no deadline, no cache. Beside a lone GetCell's rounds in turn with the
-// gem-shaped service (issue 55) it shows what the protocol and the bounded statement, sent as the
-// store sends it (its pool, its text), cost by themselves: the floor of the store's server as it
-// reads. Not of every server of the protocol: the same statement prepared (mysql2's `execute`)
-// went lower still (the journal's "Prepared statements, and what a slower caller costs"). GetCell
-// only; any other call is answered UNIMPLEMENTED.
+// MariaDB time limit, so the text cannot drift), on a pooled connection, as the store's server
+// runs it (runTogether over the engine's pool: prepared once a connection has sent its text
+// before). No middleware, no validation, no batching, no cache. Beside a lone GetCell's rounds in
+// turn with the gem-shaped service (issue 55) it shows what the protocol and the bounded
+// statement cost by themselves: the floor of the store's server as it reads. GetCell only; any
+// other call is answered UNIMPLEMENTED.
 import * as grpc from '@grpc/grpc-js';
 import {
   type PipelineRequest,
@@ -16,11 +15,13 @@ import {
   StoreService,
 } from '@shameless/proto';
 import {
+  DEFAULT_PREPARED_READS_PER_CONNECTION,
   type Row,
   createMysqlPool,
   latestVersionsOf,
   parseMysqlUrl,
   readTimeLimitFor,
+  runTogether,
 } from '@shameless/server/sql';
 import { type LoopbackServer, listenOnLoopback } from './loopbackServer.js';
 import { BaselineTables } from './mysqlBaseline.js';
@@ -40,6 +41,7 @@ export async function serveProtocolFloor(settings: ProtocolFloorSettings): Promi
   const pool = createMysqlPool(parseMysqlUrl(settings.partitionUrl), {
     connectionLimit: settings.connections,
     connectTimeoutMs: 5000,
+    preparedReadsPerConnection: DEFAULT_PREPARED_READS_PER_CONNECTION,
   });
   const [version] = await pool.query<Row[]>('SELECT VERSION() AS `version`');
   const timeLimit = readTimeLimitFor(String(version!.version));
@@ -48,14 +50,13 @@ export async function serveProtocolFloor(settings: ProtocolFloorSettings): Promi
   /** The latest version of the cell, answered as the store's server answers a GetCell. */
   const getCell = async (uuid: string, cell: string): Promise<PipelineResponse['result']> => {
     const shard = tables.contentShard(uuid);
-    const { sql, values } = latestVersionsOf([
+    const read = latestVersionsOf([
       { table: tables.content(shard), keys: [{ uuid, cell, withBody: true }] },
     ]);
-    const rows = await pool.query<Row[]>(
-      timeLimit ? timeLimit(sql, settings.readLimitMs) : sql,
-      values,
-    );
-    const row = rows[0];
+    // The call's deadline sets the statement's time limit, as it does in the store's server.
+    const session = pool.for({ deadline: Date.now() + settings.readLimitMs }).reads;
+    const [rows] = (await runTogether(session, [read], timeLimit)) as Row[][];
+    const row = rows?.[0];
     if (!row) return notFound(`no version of ${uuid}/${cell}`);
     return {
       $case: 'getCell',
