@@ -17,11 +17,16 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
         read(this);
       },
     });
-  const counter = (name: string, help: string, read: (counter: Counter) => void) =>
+  const counter = (
+    name: string,
+    help: string,
+    read: (counter: Counter) => void,
+    labelNames = ['partition'],
+  ) =>
     new Counter({
       name,
       help,
-      labelNames: ['partition'],
+      labelNames,
       registers,
       collect() {
         this.reset();
@@ -58,6 +63,28 @@ export function registerEngineMetrics(registry: Registry, stats: EngineStats): v
     'Requests waiting for a MySQL connection, by partition',
     ['partition'],
     (metric) => each((partition, { pool }) => metric.set({ partition }, pool.waiting)),
+  );
+  counter(
+    'shameless_prepared_reads_total',
+    'Point reads that may run prepared (--prepared-reads), by partition and how they ran: handle (a prepared statement) or text (seen once on its connection, refused, or too long)',
+    (metric) =>
+      each((partition, { pool }) => {
+        if (!pool.preparedReads) return;
+        metric.inc({ partition, how: 'handle' }, pool.preparedReads.byHandle);
+        metric.inc({ partition, how: 'text' }, pool.preparedReads.asText);
+      }),
+    ['partition', 'how'],
+  );
+  counter(
+    'shameless_prepared_statements_total',
+    'Statements prepared for point reads, by partition and outcome: prepared, or refused by MySQL (its max_prepared_stmt_count reached, say: those reads go as text)',
+    (metric) =>
+      each((partition, { pool }) => {
+        if (!pool.preparedReads) return;
+        metric.inc({ partition, outcome: 'prepared' }, pool.preparedReads.prepared);
+        metric.inc({ partition, outcome: 'refused' }, pool.preparedReads.refused);
+      }),
+    ['partition', 'outcome'],
   );
   gauge(
     'shameless_write_groups_running',

@@ -121,6 +121,23 @@ describe('serve --metrics-listen and the access log', function () {
     expect(sample(text, 'shameless_writes_total', { partition: '0' })).to.be.at.least(2);
   });
 
+  it('counts point reads run by a prepared statement, and the statements prepared', async () => {
+    const uuid = await putRate(api, 9, '2026-03-01');
+    // One after another, the reads reuse the pool's few open connections: the second time one
+    // of them sends the text, it prepares it (a pool of 16 would have by the 32nd read).
+    for (let i = 0; i < 40; i++) await api.getCell({ model: 'rate', uuid, cell: '' });
+    const text = await scrape();
+    const reads = (how: string) =>
+      sample(text, 'shameless_prepared_reads_total', { partition: '0', how }) ?? 0;
+    const statements = (outcome: string) =>
+      sample(text, 'shameless_prepared_statements_total', { partition: '0', outcome }) ?? 0;
+    expect(reads('handle')).to.be.at.least(1);
+    expect(reads('text')).to.be.at.least(1);
+    expect(reads('handle') + reads('text')).to.be.at.least(40);
+    expect(statements('prepared')).to.be.at.least(1);
+    expect(statements('refused')).to.equal(0);
+  });
+
   it('gauges the version cache by part: the cells of records just created, and those written to', async () => {
     const bytes = (text: string, part: string) =>
       sample(text, 'shameless_version_cache_bytes', { part })!;

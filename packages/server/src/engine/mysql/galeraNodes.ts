@@ -23,6 +23,7 @@ import {
   redactUrl,
   urlWithoutUser,
 } from './mysqlPool.js';
+import { addCounts } from './preparedReads.js';
 import { readNodeState } from './sql/galera.js';
 import { isCallerGone, isConnectionError } from './sqlErrors.js';
 
@@ -200,7 +201,10 @@ export class GaleraNodes implements MysqlPool {
   }
 
   usage(): PoolUsage {
-    return this.nodes[this.currentIndex]!.pool.usage();
+    const current = this.nodes[this.currentIndex]!.pool.usage();
+    // Counts since start add up over the nodes: a move to another node takes none back.
+    const counts = this.nodes.flatMap(({ pool }) => pool.usage().preparedReads ?? []);
+    return counts.length === 0 ? current : { ...current, preparedReads: addCounts(counts) };
   }
 
   async end(): Promise<void> {

@@ -7,6 +7,7 @@ import { type GtidPosition, parsePosition } from '../base/gtidPosition.js';
 import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
 import {
+  type PreparedReadCounts,
   type PreparedStatement,
   PreparedReads,
   bindsExactly,
@@ -95,6 +96,8 @@ export interface PoolUsage {
   readonly inUse: number;
   /** Requests waiting for a connection (all are in use). */
   readonly waiting: number;
+  /** What its preparable reads did since it opened; absent when none may run prepared. */
+  readonly preparedReads?: PreparedReadCounts;
 }
 
 /** The queues mysql2's pool keeps (not in its typings): read only, for usage(). */
@@ -359,7 +362,10 @@ export function createMysqlPool(location: MysqlLocation, options: PoolOptions): 
   return {
     ...scoped(UNBOUNDED),
     for: scoped,
-    usage: () => usageOf(pool, options.connectionLimit),
+    usage: () => {
+      const usage = usageOf(pool, options.connectionLimit);
+      return prepared ? { ...usage, preparedReads: prepared.counts() } : usage;
+    },
     end: () =>
       (ending ??= (async () => {
         // Every statement out ends: by its answer, or by its deadline or the statement timeout.

@@ -63,6 +63,30 @@ export function isForgottenStatement(error: unknown): boolean {
   return errno === ER_UNKNOWN_STMT_HANDLER || errno === ER_NEED_REPREPARE;
 }
 
+/** What a pool's preparable reads did since it opened, for metrics: each read counts once. */
+export interface PreparedReadCounts {
+  /** Reads run by a prepared statement's handle (just prepared, or kept). */
+  readonly byHandle: number;
+  /** Reads that went as text: a text seen once, one the server refused or forgot, one too long. */
+  readonly asText: number;
+  /** Statements prepared. */
+  readonly prepared: number;
+  /** Prepares the server refused (its max_prepared_stmt_count reached, say). */
+  readonly refused: number;
+}
+
+/** The counts of several pools (a Galera partition's nodes) as one. */
+export function addCounts(counts: readonly PreparedReadCounts[]): PreparedReadCounts {
+  const sum = { byHandle: 0, asText: 0, prepared: 0, refused: 0 };
+  for (const one of counts) {
+    sum.byHandle += one.byHandle;
+    sum.asText += one.asText;
+    sum.prepared += one.prepared;
+    sum.refused += one.refused;
+  }
+  return sum;
+}
+
 /** One connection's prepared statements and the texts it sent once, least recently used first. */
 class ConnectionStatements {
   readonly prepared = new Map<string, PreparedStatement>();
@@ -72,17 +96,19 @@ class ConnectionStatements {
 
 export class PreparedReads {
   readonly #byConnection = new WeakMap<mysql.PoolConnection, ConnectionStatements>();
+  readonly #counts = { byHandle: 0, asText: 0, prepared: 0, refused: 0 };
 
   /** At most `perConnection` statements prepared on each connection (at least 1). */
   constructor(readonly perConnection: number) {}
 
   /** How `text` goes on `connection` now; its sighting is counted. */
   route(connection: mysql.PoolConnection, text: string): ReadRoute {
-    if (text.length > MAX_PREPARED_TEXT_LENGTH) return AS_TEXT;
+    if (text.length > MAX_PREPARED_TEXT_LENGTH) return this.#asText();
     const own = this.#statementsOf(connection);
     const statement = own.prepared.get(text);
     if (statement !== undefined) {
       touch(own.prepared, text, statement);
+      this.#counts.byHandle += 1;
       return { via: 'handle', statement };
     }
     const sighting = own.sightings.get(text);
@@ -92,13 +118,20 @@ export class PreparedReads {
     }
     touch(own.sightings, text, sighting ?? 'once');
     if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
-    return AS_TEXT;
+    return this.#asText();
+  }
+
+  /** What the reads did so far. */
+  counts(): PreparedReadCounts {
+    return { ...this.#counts };
   }
 
   /** `statement` was prepared for `text` on `connection`: kept, the least recently used closed. */
   prepared(connection: mysql.PoolConnection, text: string, statement: PreparedStatement): void {
     const own = this.#statementsOf(connection);
     own.prepared.set(text, statement);
+    this.#counts.prepared += 1;
+    this.#counts.byHandle += 1;
     if (own.prepared.size <= this.perConnection) return;
     const evicted = oldest(own.prepared);
     own.prepared.delete(evicted);
@@ -109,6 +142,8 @@ export class PreparedReads {
   /** Preparing `text` failed on `connection`: it goes as text from now on. */
   refused(connection: mysql.PoolConnection, text: string): void {
     const own = this.#statementsOf(connection);
+    this.#counts.refused += 1;
+    this.#counts.asText += 1;
     touch(own.sightings, text, 'refused');
     if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
   }
@@ -117,11 +152,19 @@ export class PreparedReads {
   forgotten(connection: mysql.PoolConnection, text: string): void {
     const own = this.#statementsOf(connection);
     if (own.prepared.delete(text)) connection.unprepare(text);
+    // Counted as run by its handle when it was sent; it goes as text instead.
+    this.#counts.byHandle -= 1;
+    this.#counts.asText += 1;
   }
 
   /** How many statements `connection` has prepared (for tests). */
   preparedOn(connection: mysql.PoolConnection): number {
     return this.#byConnection.get(connection)?.prepared.size ?? 0;
+  }
+
+  #asText(): ReadRoute {
+    this.#counts.asText += 1;
+    return AS_TEXT;
   }
 
   #statementsOf(connection: mysql.PoolConnection): ConnectionStatements {

@@ -13,6 +13,7 @@ import type { Partition } from '../../../src/engine/mysql/partitions.js';
 import { oneConnectionPartition } from '../../support/oneConnectionPartition.js';
 import {
   MAX_PREPARED_TEXT_LENGTH,
+  addCounts,
   bindsExactly,
   repeatableLimitMs,
 } from '../../../src/engine/mysql/preparedReads.js';
@@ -38,6 +39,18 @@ describe('prepared reads (pure)', () => {
         .to.be.at.least(ms)
         .and.at.most(ms * 1.1);
     }
+  });
+
+  it("adds up several pools' counts (a Galera partition's nodes)", () => {
+    const one = { byHandle: 5, asText: 2, prepared: 1, refused: 0 };
+    const other = { byHandle: 1, asText: 7, prepared: 2, refused: 3 };
+    expect(addCounts([one, other])).to.deep.equal({
+      byHandle: 6,
+      asText: 9,
+      prepared: 3,
+      refused: 3,
+    });
+    expect(addCounts([])).to.deep.equal({ byHandle: 0, asText: 0, prepared: 0, refused: 0 });
   });
 
   it('binds strings, null and exact integers; leaves other values to the text', () => {
@@ -102,6 +115,12 @@ describe('prepared reads on the real MariaDB', function () {
       const after = await commands(partition);
       expect(after.com_stmt_prepare! - before.com_stmt_prepare!).to.equal(1);
       expect(after.com_stmt_execute! - before.com_stmt_execute!).to.equal(3);
+      expect(partition.poolUsage().preparedReads).to.deep.equal({
+        byHandle: 3,
+        asText: 1,
+        prepared: 1,
+        refused: 0,
+      });
       // Not marked preparable, or not alone: always text.
       await read(partition, statement('SELECT ? + 1 AS `next`', [1]));
       await read(partition, statement('SELECT ? + 1 AS `next`', [1]));
@@ -174,6 +193,12 @@ describe('prepared reads on the real MariaDB', function () {
       const after = await commands(partition);
       expect(after.com_stmt_prepare! - before.com_stmt_prepare!).to.equal(1);
       expect(after.com_stmt_execute! - before.com_stmt_execute!).to.equal(0);
+      expect(partition.poolUsage().preparedReads).to.deep.equal({
+        byHandle: 0,
+        asText: 4,
+        prepared: 0,
+        refused: 1,
+      });
     });
   });
 
