@@ -29,9 +29,9 @@ export type ReadRoute =
   | { readonly via: 'text' };
 
 /**
- * Longer texts always go as text: a lone GetCells of a thousand cells is one union of a
- * thousand dives, a text of some 300 KB that a connection would keep twice over (as a
- * sighting, then with its statement) for a read that seldom repeats.
+ * Longer texts always go as text: a lone GetCells of cells in hundreds of tables is one union
+ * of as many dives, a text of a hundred KB or more that a connection would keep twice over (as
+ * a sighting, then with its statement) for a read that seldom repeats.
  */
 export const MAX_PREPARED_TEXT_LENGTH = 4096;
 
