@@ -540,6 +540,8 @@ function runPreparable(
   };
   if (route.via === 'handle') return execute(route.statement);
   connection.prepare(sql, (error, statement) => {
+    // The connection failed: the read fails as its text would have.
+    if (error?.fatal) return settle(error, undefined);
     if (error) {
       prepared.refused(connection, sql);
       return asText();
