@@ -256,7 +256,7 @@ export const SETTINGS = {
     flag: '--prepared-reads <n>',
     env: 'SHAMELESS_PREPARED_READS',
     description:
-      "statements each MySQL connection keeps prepared for point reads whose text repeats (a lone GetCell's, a point Where's): MySQL parses each once, and later reads send only its handle and values; the least recently used is closed past it. 0 sends every read as text. They count against MySQL's max_prepared_stmt_count (16,382 by default, server-wide): partitions × --pool-size × this, for each server of the store",
+      "statements each MySQL connection keeps prepared for point reads whose text repeats (a lone GetCell's, a point Where's): MySQL parses each once, and later reads send only its handle and values; those not used lately are closed past it (an odd number is taken as the next even one). 0 sends every read as text. They count against MySQL's max_prepared_stmt_count (16,382 by default, server-wide): partitions × --pool-size × this, for each server of the store",
     defaultValue: DEFAULT_PREPARED_READS_PER_CONNECTION,
     parse: integer(0, 1000),
   },

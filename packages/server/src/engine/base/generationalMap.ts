@@ -18,6 +18,8 @@ export class GenerationalMap<V> {
   constructor(
     readonly capacity: number,
     private readonly weigh: (value: V) => number = () => 1,
+    /** Told of each entry an old generation drops (not of one deleted or replaced). */
+    private readonly dropped?: (key: string, value: V) => void,
   ) {
     if (!Number.isInteger(capacity) || capacity < 0) {
       throw new RangeError(`capacity must be a whole number ≥ 0, got ${capacity}`);
@@ -79,6 +81,7 @@ export class GenerationalMap<V> {
     if (previous !== undefined) {
       this.youngWeight -= this.weigh(previous);
     } else if (this.young.size > 0 && this.youngWeight + weight > this.generationWeight) {
+      if (this.dropped) for (const [oldKey, oldValue] of this.old) this.dropped(oldKey, oldValue);
       this.old = this.young;
       this.oldWeight = this.youngWeight;
       this.young = new Map();

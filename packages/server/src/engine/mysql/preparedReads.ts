@@ -6,12 +6,13 @@
 // Only a statement its SQL module marks (Statement.preparable) and sends alone is prepared, and
 // only once the connection has sent its text before: a text seen once (a batch's union of
 // whatever cells its turn asked for) goes as text, with no round trip spent preparing what would
-// never run again. Each connection keeps at most `perConnection` statements, the least recently
-// used closed first, so that a store with a thousand tables cannot exhaust MariaDB's
+// never run again. Each connection keeps about `perConnection` statements, those not used lately
+// closed, so that a store with a thousand tables cannot exhaust MariaDB's
 // max_prepared_stmt_count. A statement that cannot be prepared (that count reached, a construct
 // the binary protocol refuses) or whose handle the server forgot runs as text: preparing never
 // fails a read.
 import type mysql from 'mysql2';
+import { GenerationalMap } from '../base/generationalMap.js';
 
 /**
  * Statements a connection keeps prepared unless told otherwise: a partition's pool of 16
@@ -87,18 +88,29 @@ export function addCounts(counts: readonly PreparedReadCounts[]): PreparedReadCo
   return sum;
 }
 
-/** One connection's prepared statements and the texts it sent once, least recently used first. */
+/**
+ * One connection's prepared statements and the texts it sent once, each bounded as the engine's
+ * caches are (generationalMap.ts: what is in use stays, the rest goes a generation at a time).
+ */
 class ConnectionStatements {
-  readonly prepared = new Map<string, PreparedStatement>();
+  /** Dropped ones are closed, and forgotten by mysql2's own cache, which would hand them out. */
+  readonly prepared: GenerationalMap<PreparedStatement>;
   /** Texts sent as text, and whether preparing them failed (then they always go as text). */
-  readonly sightings = new Map<string, 'once' | 'refused'>();
+  readonly sightings: GenerationalMap<'once' | 'refused'>;
+
+  constructor(connection: mysql.PoolConnection, perConnection: number) {
+    this.prepared = new GenerationalMap<PreparedStatement>(perConnection, undefined, (text) =>
+      connection.unprepare(text),
+    );
+    this.sightings = new GenerationalMap(perConnection);
+  }
 }
 
 export class PreparedReads {
   readonly #byConnection = new WeakMap<mysql.PoolConnection, ConnectionStatements>();
   readonly #counts = { byHandle: 0, asText: 0, prepared: 0, refused: 0 };
 
-  /** At most `perConnection` statements prepared on each connection (at least 1). */
+  /** At most `perConnection` statements prepared on each connection (an odd one rounded up). */
   constructor(readonly perConnection: number) {}
 
   /** How `text` goes on `connection` now; its sighting is counted. */
@@ -107,7 +119,6 @@ export class PreparedReads {
     const own = this.#statementsOf(connection);
     const statement = own.prepared.get(text);
     if (statement !== undefined) {
-      touch(own.prepared, text, statement);
       this.#counts.byHandle += 1;
       return { via: 'handle', statement };
     }
@@ -116,8 +127,7 @@ export class PreparedReads {
       own.sightings.delete(text);
       return PREPARE;
     }
-    touch(own.sightings, text, sighting ?? 'once');
-    if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
+    if (sighting === undefined) own.sightings.set(text, 'once');
     return this.#asText();
   }
 
@@ -126,40 +136,26 @@ export class PreparedReads {
     return { ...this.#counts };
   }
 
-  /** `statement` was prepared for `text` on `connection`: kept, the least recently used closed. */
+  /** `statement` was prepared for `text` on `connection`: kept while in use. */
   prepared(connection: mysql.PoolConnection, text: string, statement: PreparedStatement): void {
-    const own = this.#statementsOf(connection);
-    own.prepared.set(text, statement);
+    this.#statementsOf(connection).prepared.set(text, statement);
     this.#counts.prepared += 1;
     this.#counts.byHandle += 1;
-    if (own.prepared.size <= this.perConnection) return;
-    const evicted = oldest(own.prepared);
-    own.prepared.delete(evicted);
-    // Forgotten by mysql2's own cache too, which would otherwise hand the closed one out again.
-    connection.unprepare(evicted);
   }
 
   /** Preparing `text` failed on `connection`: it goes as text from now on. */
   refused(connection: mysql.PoolConnection, text: string): void {
-    const own = this.#statementsOf(connection);
+    this.#statementsOf(connection).sightings.set(text, 'refused');
     this.#counts.refused += 1;
     this.#counts.asText += 1;
-    touch(own.sightings, text, 'refused');
-    if (own.sightings.size > this.perConnection) own.sightings.delete(oldest(own.sightings));
   }
 
   /** The server no longer knows the statement of `text` (see isForgottenStatement). */
   forgotten(connection: mysql.PoolConnection, text: string): void {
-    const own = this.#statementsOf(connection);
-    if (own.prepared.delete(text)) connection.unprepare(text);
+    if (this.#statementsOf(connection).prepared.delete(text)) connection.unprepare(text);
     // Counted as run by its handle when it was sent; it goes as text instead.
     this.#counts.byHandle -= 1;
     this.#counts.asText += 1;
-  }
-
-  /** How many statements `connection` has prepared (for tests). */
-  preparedOn(connection: mysql.PoolConnection): number {
-    return this.#byConnection.get(connection)?.prepared.size ?? 0;
   }
 
   #asText(): ReadRoute {
@@ -170,22 +166,11 @@ export class PreparedReads {
   #statementsOf(connection: mysql.PoolConnection): ConnectionStatements {
     let own = this.#byConnection.get(connection);
     if (own === undefined) {
-      own = new ConnectionStatements();
+      own = new ConnectionStatements(connection, this.perConnection);
       this.#byConnection.set(connection, own);
     }
     return own;
   }
-}
-
-/** Moves `key` to the end of `map`'s order (most recently used). */
-function touch<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-}
-
-/** The least recently used key of a non-empty map. */
-function oldest(map: Map<string, unknown>): string {
-  return map.keys().next().value as string;
 }
 
 /**

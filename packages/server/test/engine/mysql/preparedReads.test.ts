@@ -121,14 +121,23 @@ describe('prepared reads on the real MariaDB', function () {
         prepared: 1,
         refused: 0,
       });
-      // Not marked preparable, or not alone: always text.
+      // Not marked preparable, or not alone in its round trip: always text.
       await read(partition, statement('SELECT ? + 1 AS `next`', [1]));
       await read(partition, statement('SELECT ? + 1 AS `next`', [1]));
-      expect((await commands(partition)).com_stmt_execute).to.equal(after.com_stmt_execute);
+      const twoOfThem = [
+        preparableStatement('SELECT ? + 1 AS `next`', [1]),
+        preparableStatement('SELECT ? + 2 AS `next`', [1]),
+      ];
+      for (let i = 0; i < 3; i++) {
+        await partition.read(UNBOUNDED, (reader) => reader.read(twoOfThem));
+      }
+      const textOnly = await commands(partition);
+      expect(textOnly.com_stmt_execute).to.equal(after.com_stmt_execute);
+      expect(textOnly.com_stmt_prepare).to.equal(after.com_stmt_prepare);
     });
   });
 
-  it('keeps at most its bound of statements on a connection, closing the least recently used', async () => {
+  it('keeps at most its bound of statements on a connection, closing those not used lately', async () => {
     await onOnePartition(2, async (partition, before) => {
       for (const text of ['SELECT ? AS `a`', 'SELECT ? AS `b`', 'SELECT ? AS `c`']) {
         for (let i = 0; i < 3; i++) await read(partition, preparableStatement(text, ['x']));
