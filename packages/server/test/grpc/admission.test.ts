@@ -13,10 +13,11 @@ import {
   WriteMode,
 } from '@shameless/proto';
 import { Admission } from '../../src/grpc/middleware/admission.js';
-import type { ServerMiddleware } from '../../src/grpc/call/middleware.js';
+import { middlewareLayer } from '../../src/grpc/call/middleware.js';
 import { messageBytes } from '../../src/grpc/call/messageSize.js';
 import { type StoreApi, rejection } from '../support/grpcCalls.js';
 import { int } from '../support/indexValues.js';
+import { hookedLayer } from '../support/hookedLayer.js';
 import { RawPipeline, responseOf } from '../support/pipelineClient.js';
 import { sendUnread } from '../support/unreadCall.js';
 import {
@@ -75,10 +76,11 @@ describe('admission control', function () {
   const admission = admissionOf(2, 1792 * 1024);
   // FindShard calls wait here, behind admission, while `held` is pending: calls in progress.
   let held: Promise<void> | undefined;
-  const holdFindShard: ServerMiddleware = async function* (request, context, next) {
-    if (context.method === 'FindShard') await held;
-    yield* next(request, context);
-  };
+  const holdFindShard = hookedLayer({
+    before: async (context) => {
+      if (context.method === 'FindShard') await held;
+    },
+  });
   let uuid: string;
   /** A content shard without the big cell: a follower of it holds only heartbeats. */
   let emptyShard: number;
@@ -241,12 +243,15 @@ describe('admission of an Each stream whose client does not read', function () {
   const admission = admissionOf(8, 1792 * 1024);
   // Behind admission: the bytes of the Each messages the server has made.
   let produced = 0;
-  const countEach: ServerMiddleware = async function* (request, context, next) {
-    for await (const message of next(request, context)) {
-      if (context.method === 'Each') produced += messageBytes(message);
-      yield message;
-    }
-  };
+  const countEach = middlewareLayer(
+    async function* (request, context, next) {
+      for await (const message of next(request, context)) {
+        if (context.method === 'Each') produced += messageBytes(message);
+        yield message;
+      }
+    },
+    (request, context, next, deliver) => next(request, context, deliver),
+  );
   const CELLS = 24;
   const CELL_BYTES = 64 * 1024;
   let shard: number;
@@ -311,22 +316,22 @@ describe('admission control on a cold start', function () {
   const coldAdmission = () => admissionOf(64, 4 * 1024 * 1024);
   /** A new Admission per test: no method has answered through it yet. */
   let admission = coldAdmission();
-  const layer: ServerMiddleware = (request, context, next) =>
-    admission.layer(request, context, next);
+  const layer = middlewareLayer(
+    (request, context, next) => admission.layer(request, context, next),
+    (request, context, next, deliver) => admission.layer.unary!(request, context, next, deliver),
+  );
   // Behind admission: how many admitted calls run at once, each held `holdMs` first.
   let holdMs = 0;
   let running = 0;
   let mostRunning = 0;
-  const counter: ServerMiddleware = async function* (request, context, next) {
-    running += 1;
-    mostRunning = Math.max(mostRunning, running);
-    try {
+  const counter = hookedLayer({
+    before: async () => {
+      running += 1;
+      mostRunning = Math.max(mostRunning, running);
       await new Promise((resolve) => setTimeout(resolve, holdMs));
-      yield* next(request, context);
-    } finally {
-      running -= 1;
-    }
-  };
+    },
+    ended: () => (running -= 1),
+  });
   const BIG_CELL_BYTES = 600 * 1024;
   const uuids: string[] = [];
 

@@ -15,10 +15,10 @@ import {
 } from '@shameless/proto';
 import { credentials } from '@grpc/grpc-js';
 import { Admission } from '../../src/grpc/middleware/admission.js';
-import type { ServerMiddleware } from '../../src/grpc/call/middleware.js';
 import { MAX_ANSWER_HEADER, MAX_MESSAGE_HEADER } from '../../src/grpc/service/pipeline.js';
 import { contentTableName } from '../../src/engine/model/tableNames.js';
 import { rejection } from '../support/grpcCalls.js';
+import { hookedLayer } from '../support/hookedLayer.js';
 import { RawPipeline, errorOf, responseOf } from '../support/pipelineClient.js';
 import {
   RATE_MODEL,
@@ -90,16 +90,14 @@ describe('Pipeline', function () {
   const seen: string[] = [];
   let running = 0;
   let mostRunning = 0;
-  const watching: ServerMiddleware = async function* (request, context, next) {
-    seen.push(`${context.method}/${context.kind}`);
-    running += 1;
-    mostRunning = Math.max(mostRunning, running);
-    try {
-      yield* next(request, context);
-    } finally {
-      running -= 1;
-    }
-  };
+  const watching = hookedLayer({
+    before: (context) => {
+      seen.push(`${context.method}/${context.kind}`);
+      running += 1;
+      mostRunning = Math.max(mostRunning, running);
+    },
+    ended: () => (running -= 1),
+  });
   const pipelines: RawPipeline[] = [];
   const open = (metadata?: Record<string, string>) => {
     const pipeline = new RawPipeline(store.api.client, metadata);

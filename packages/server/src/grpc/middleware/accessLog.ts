@@ -2,17 +2,16 @@
 // Metadata is never logged: it may carry credentials.
 import { status } from '@grpc/grpc-js';
 import type { Logger } from '../../engine/base/logger.js';
-import { withOutcome } from './callOutcome.js';
+import { outcomeLayer } from './callOutcome.js';
 import type { ServerMiddleware } from '../call/middleware.js';
 
 export function accessLogLayer(logger: Logger): ServerMiddleware {
-  return (request, context, next) =>
-    withOutcome(request, context, next, (code, milliseconds) =>
-      logger.debug('call', {
-        method: context.method,
-        code: status[code],
-        ms: Math.round(milliseconds * 10) / 10,
-        peer: context.peer,
-      }),
-    );
+  return outcomeLayer((code, milliseconds, context) =>
+    logger.debug('call', {
+      method: context.method,
+      code: status[code],
+      ms: Math.round(milliseconds * 10) / 10,
+      peer: context.peer,
+    }),
+  );
 }

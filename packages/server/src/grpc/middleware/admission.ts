@@ -24,7 +24,7 @@
 // open, since a client that stops reading can make it hold all of it at any moment.
 import { Metadata, status } from '@grpc/grpc-js';
 import type { CallContext } from '../call/callContext.js';
-import type { NextHandler, ServerMiddleware } from '../call/middleware.js';
+import { type NextHandler, type ServerMiddleware, middlewareLayer } from '../call/middleware.js';
 import { messageBytes } from '../call/messageSize.js';
 import { requestWireBytes } from '../call/requestDecoding.js';
 import { ResponseSizes } from '../call/responseSizes.js';
@@ -53,6 +53,12 @@ export type MessageSizer = (message: unknown) => number;
  */
 const COPIES_HELD = 2;
 
+/** A call counted in: each message it produces, then its end. */
+interface HeldCall {
+  produced(message: unknown): void;
+  release(): void;
+}
+
 export class Admission {
   private calls = 0;
   private streams = 0;
@@ -69,28 +75,60 @@ export class Admission {
     return { calls: this.calls, streams: this.streams, bytes: this.bytes };
   }
 
-  readonly layer: ServerMiddleware = <Req, Res>(
-    request: Req,
-    context: CallContext,
-    next: NextHandler<Req, Res>,
-  ): AsyncIterable<Res> => this.admit(request, context, next);
+  /** The layer: each call admitted or refused, and counted until it ends. */
+  readonly layer: ServerMiddleware = middlewareLayer(
+    (request, context, next) => this.admitStream(request, context, next),
+    async (request, context, next, deliver) => {
+      const held = await this.admit(request, context);
+      try {
+        return await next(request, context, (response) => {
+          held.produced(response);
+          return deliver(response);
+        });
+      } finally {
+        held.release();
+      }
+    },
+  );
 
-  private async *admit<Req, Res>(
+  private async *admitStream<Req, Res>(
     request: Req,
     context: CallContext,
     next: NextHandler<Req, Res>,
   ): AsyncGenerator<Res> {
+    const held = await this.admit(request, context);
+    try {
+      for await (const message of next(request, context)) {
+        held.produced(message);
+        yield message;
+      }
+    } finally {
+      held.release();
+    }
+  }
+
+  /**
+   * Counts the call in, or refuses it (RESOURCE_EXHAUSTED): its request from the start, and
+   * what its answer is likely to hold, until `release`.
+   */
+  private async admit(request: unknown, context: CallContext): Promise<HeldCall> {
     const { longLived, bufferBytes } = context;
     if (longLived) this.refuseBeyondStreams();
     else this.refuseBeyondCalls();
     // The request is held from the start, waiting included.
-    let held = requestWireBytes(request);
-    const requestBytes = held;
+    const requestBytes = requestWireBytes(request);
+    let held = requestBytes;
     if (longLived) this.streams += 1;
     else this.calls += 1;
     this.bytes += held;
     let pilot = false;
     let largest: number | undefined;
+    const release = () => {
+      if (longLived) this.streams -= 1;
+      else this.calls -= 1;
+      this.bytes -= held;
+      this.sizes.record(context.method, largest, pilot);
+    };
     try {
       const measure =
         context.kind === 'unary'
@@ -105,20 +143,21 @@ export class Admission {
       this.refuseBeyondBytes(context.method, requestBytes, reserved);
       this.bytes += reserved;
       held += reserved;
-      for await (const message of next(request, context)) {
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return {
+      // The reservation becomes what the message holds, the request and buffers besides.
+      produced: (message) => {
         const size = COPIES_HELD * this.sizeOf(message);
         largest = Math.max(largest ?? 0, size);
         const holding = requestBytes + bufferBytes + size;
         this.bytes += holding - held;
         held = holding;
-        yield message;
-      }
-    } finally {
-      if (longLived) this.streams -= 1;
-      else this.calls -= 1;
-      this.bytes -= held;
-      this.sizes.record(context.method, largest, pilot);
-    }
+      },
+      release,
+    };
   }
 
   private refuseBeyondCalls(): void {

@@ -2,7 +2,8 @@
 // covers the RPC. Its messages name the token's name and the roles, never the token.
 import { status } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
-import type { ServerMiddleware } from '../call/middleware.js';
+import type { CallContext } from '../call/callContext.js';
+import { type ServerMiddleware, middlewareLayer } from '../call/middleware.js';
 import { roleIncludes, roleNeeded } from './methodRoles.js';
 import { StatusError } from '../call/statusError.js';
 import type { TokenHolder, TokenSet } from './tokens.js';
@@ -10,7 +11,7 @@ import type { TokenHolder, TokenSet } from './tokens.js';
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
 export function authorization(tokens: TokenSet): ServerMiddleware {
-  return async function* (request, context, next) {
+  const admit = (context: CallContext) => {
     const holder = authenticate(tokens, context.metadata);
     const needed = roleNeeded(context.method);
     if (!roleIncludes(holder.role, needed)) {
@@ -19,8 +20,17 @@ export function authorization(tokens: TokenSet): ServerMiddleware {
         `${context.method} needs the ${needed} role; the token "${holder.name}" has the ${holder.role} role`,
       );
     }
-    yield* next(request, context);
   };
+  return middlewareLayer(
+    async function* (request, context, next) {
+      admit(context);
+      yield* next(request, context);
+    },
+    async (request, context, next, deliver) => {
+      admit(context);
+      return next(request, context, deliver);
+    },
+  );
 }
 
 function authenticate(tokens: TokenSet, metadata: Metadata): TokenHolder {

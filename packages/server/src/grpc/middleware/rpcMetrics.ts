@@ -2,7 +2,7 @@
 // calls in flight and open server streams, in a prom-client registry.
 import { status } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { withOutcome } from './callOutcome.js';
+import { outcomeLayer } from './callOutcome.js';
 import type { ServerMiddleware } from '../call/middleware.js';
 
 /** Seconds: from a coalesced point read (~1 ms) to a long stream. */
@@ -38,16 +38,18 @@ export function rpcMetricsLayer(registry: Registry): ServerMiddleware {
     registers,
   });
 
-  return (request, context, next) => {
-    const labels = { method: context.method };
-    const stream = context.kind !== 'unary';
-    inFlight.inc(labels);
-    if (stream) openStreams.inc(labels);
-    return withOutcome(request, context, next, (code, milliseconds) => {
+  return outcomeLayer(
+    (code, milliseconds, context) => {
+      const labels = { method: context.method };
       inFlight.dec(labels);
-      if (stream) openStreams.dec(labels);
+      if (context.kind !== 'unary') openStreams.dec(labels);
       handled.inc({ method: context.method, code: status[code] });
       latency.observe(labels, milliseconds / 1000);
-    });
-  };
+    },
+    (context) => {
+      const labels = { method: context.method };
+      inFlight.inc(labels);
+      if (context.kind !== 'unary') openStreams.inc(labels);
+    },
+  );
 }

@@ -23,7 +23,7 @@ import {
 } from '../../engine/base/consistency.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import type { CallContext } from '../call/callContext.js';
-import type { NextHandler, ServerMiddleware } from '../call/middleware.js';
+import { type NextHandler, type ServerMiddleware, middlewareLayer } from '../call/middleware.js';
 
 export const CONSISTENCY_KEY = 'shameless-consistency';
 export const SESSION_TOKEN_KEY = 'shameless-session-token';
@@ -73,29 +73,55 @@ const METHOD_CONSISTENCY: Readonly<Record<StoreMethod, 'reads' | 'writes' | 'nei
  * checked (a client's mistake is refused alike with replicas or without).
  */
 export function sessionConsistencyLayer(replicas: boolean): ServerMiddleware {
-  return <Req, Res>(
-    request: Req,
-    context: CallContext,
-    next: NextHandler<Req, Res>,
-  ): AsyncIterable<Res> => {
-    const kind = Object.hasOwn(METHOD_CONSISTENCY, context.method)
-      ? METHOD_CONSISTENCY[context.method as StoreMethod]
-      : 'neither';
-    if (kind === 'neither') return next(request, context);
-    let consistency: ReadConsistency | undefined;
-    try {
-      if (kind === 'reads') consistency = consistencyOf(context);
-      else if (!replicas) tokenOf(context);
-    } catch (error) {
-      return refused(error);
-    }
-    if (!replicas) return next(request, context);
-    if (kind === 'writes') return writeWithToken(request, context, next);
-    // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
-    if (consistency === STRONG) return next(request, context);
-    const inner: CallContext = { ...context, consistency };
-    return next(request, inner);
-  };
+  return middlewareLayer(
+    (request, context, next) => {
+      let passed: Passed;
+      try {
+        passed = passCall(context, replicas);
+      } catch (error) {
+        return refused(error);
+      }
+      if (passed.commits === undefined) return next(request, passed.context);
+      return writeWithToken(request, passed, next);
+    },
+    async (request, context, next, deliver) => {
+      const passed = passCall(context, replicas);
+      if (passed.commits === undefined) return next(request, passed.context, deliver);
+      return next(request, passed.context, (response) => {
+        // Before the answer: a unary call's trailers go out with it.
+        addSessionToken(passed);
+        return deliver(response);
+      });
+    },
+  );
+}
+
+/** A call let through, with the context it goes on with. */
+type Passed = { readonly context: CallContext; readonly commits?: undefined } | PassedWrite;
+
+/** A write whose commits are tracked: the token it was sent, and its commits as they come. */
+interface PassedWrite {
+  readonly context: CallContext;
+  readonly sent: SessionPositions | undefined;
+  readonly commits: CommitPositions;
+}
+
+/** What the call's metadata asks, checked (a mistake throws InvalidArgumentError). */
+function passCall(context: CallContext, replicas: boolean): Passed {
+  const kind = Object.hasOwn(METHOD_CONSISTENCY, context.method)
+    ? METHOD_CONSISTENCY[context.method as StoreMethod]
+    : 'neither';
+  if (kind === 'neither') return { context };
+  if (kind === 'writes') {
+    const sent = tokenOf(context);
+    if (!replicas) return { context };
+    const commits = new CommitPositions();
+    return { context: { ...context, commits }, sent, commits };
+  }
+  const consistency = consistencyOf(context);
+  // Nothing asked: the primary, as every call before replicas (and no layer to pass through).
+  if (!replicas || consistency === STRONG) return { context };
+  return { context: { ...context, consistency } };
 }
 
 // eslint-disable-next-line require-yield
@@ -105,18 +131,20 @@ async function* refused(error: unknown): AsyncIterable<never> {
 
 async function* writeWithToken<Req, Res>(
   request: Req,
-  context: CallContext,
+  write: PassedWrite,
   next: NextHandler<Req, Res>,
 ): AsyncIterable<Res> {
-  const sent = tokenOf(context);
-  const commits = new CommitPositions();
-  const inner: CallContext = { ...context, commits };
-  for await (const message of next(request, inner)) {
+  for await (const message of next(request, write.context)) {
     // Before the message: a unary call's answer goes out with it.
-    const positions = mergeSessions(sent ?? new Map(), commits.all);
-    if (positions.size > 0) context.trailer.set(SESSION_TOKEN_KEY, formatToken(positions));
+    addSessionToken(write);
     yield message;
   }
+}
+
+/** A write's token, its commits added, as a trailer of the call's answer. */
+function addSessionToken(write: PassedWrite): void {
+  const positions = mergeSessions(write.sent ?? new Map(), write.commits.all);
+  if (positions.size > 0) write.context.trailer.set(SESSION_TOKEN_KEY, formatToken(positions));
 }
 
 function consistencyOf(context: CallContext): ReadConsistency {

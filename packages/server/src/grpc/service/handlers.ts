@@ -11,7 +11,7 @@ import {
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext, CallKind } from '../call/callContext.js';
 import { CallCancellation } from '../call/cancellation.js';
-import type { ServerMiddleware } from '../call/middleware.js';
+import type { Deliver, MiddlewareChain } from '../call/middleware.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import { messageBytes } from '../call/messageSize.js';
 import { malformation } from '../call/requestDecoding.js';
@@ -56,15 +56,16 @@ export interface HandlerFactory {
   /**
    * Runs one call of a unary method through the middleware chain, under its deadline: its
    * response, or the error it failed with (unmapped). A unary RPC and a call over a Pipeline
-   * both run this way. `deliver`, when given, is awaited with the response inside the chain, so
-   * that its layers count the call (admission its bytes) until the response is sent.
+   * both run this way. `deliver` sends the response from inside the chain, so that its layers
+   * count the call (admission its bytes) until the response is sent. By promises when every
+   * layer has a unary form (middleware.ts), else as a stream of one message.
    */
   run<Req, Res>(
     method: string,
     handle: UnaryHandle<Req, Res>,
     request: Req,
     context: CallContext,
-    deliver?: (response: Res) => Promise<void>,
+    deliver: Deliver<Res>,
   ): Promise<Res>;
   unary<Req, Res>(
     method: string,
@@ -89,7 +90,7 @@ export interface HandlerFactory {
 export function createHandlerFactory(
   logger: Logger,
   streams: OpenStreams,
-  middleware: ServerMiddleware,
+  middleware: MiddlewareChain,
   /** Told of every call as it starts (the partition probe rests while there are none). */
   onCall: () => void = () => undefined,
 ): HandlerFactory {
@@ -98,14 +99,27 @@ export function createHandlerFactory(
     handle: UnaryHandle<Req, Res>,
     request: Req,
     context: CallContext,
-    deliver?: (response: Res) => Promise<void>,
+    deliver: Deliver<Res>,
   ): Promise<Res> => {
     onCall();
+    if (middleware.unary) {
+      const handleAndDeliver = async (
+        wellFormed: Req,
+        innerContext: CallContext,
+        innerDeliver: Deliver<Res>,
+      ) => {
+        requireWellFormed(wellFormed, method);
+        const response = await handle(wellFormed, innerContext);
+        await innerDeliver(response);
+        return response;
+      };
+      return middleware.unary(request, context, handleAndDeliver, deliver);
+    }
     const asStream = async function* (wellFormed: Req, innerContext: CallContext) {
       requireWellFormed(wellFormed, method);
       yield await handle(wellFormed, innerContext);
     };
-    return single(middleware(request, context, asStream), deliver);
+    return single(middleware.stream(request, context, asStream), deliver);
   };
   return {
     run,
@@ -197,7 +211,7 @@ export function createHandlerFactory(
           if (controller.signal.aborted) return;
           throw new InvalidArgumentError('request', 'the stream ended before its first message');
         }
-        for await (const message of middleware(first, context, produce)) {
+        for await (const message of middleware.stream(first, context, produce)) {
           if (controller.signal.aborted) break;
           await buffer.write(message, controller.signal);
         }
@@ -258,15 +272,12 @@ function callContext(
  * The one message of a unary call's chain, handed to `deliver` while the chain still holds it;
  * a chain that yields none or more is a bug.
  */
-async function single<Res>(
-  messages: AsyncIterable<Res>,
-  deliver?: (response: Res) => Promise<void>,
-): Promise<Res> {
+async function single<Res>(messages: AsyncIterable<Res>, deliver: Deliver<Res>): Promise<Res> {
   let response: { value: Res } | undefined;
   for await (const message of messages) {
     if (response) throw new Error('a unary handler answered more than once');
     response = { value: message };
-    await deliver?.(message);
+    await deliver(message);
   }
   if (!response) throw new Error('a unary handler answered nothing');
   return response.value;
