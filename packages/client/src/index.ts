@@ -20,6 +20,7 @@ export {
   ShamelessError,
   UnauthenticatedError,
   UnavailableError,
+  clientLayer,
   coalesceCalls,
   createTransport,
   isTransientStatus,
@@ -55,6 +56,7 @@ export {
   type Transport,
   type TransportOptions,
   type TransportStats,
+  type UnaryNext,
   type UnaryCallOptions,
   type UnaryMethodName,
 } from './transport/index.js';

@@ -82,9 +82,12 @@ export type {
 export { AttemptLog, type AttemptInfo, type AttemptKind } from './call/attempts.js';
 export type { Cancellation } from './call/cancellation.js';
 export {
+  clientLayer,
   composeMiddleware,
+  composeUnary,
   onlyMessage,
   type CallNext,
+  type UnaryNext,
   type ClientCallOptions,
   type CallShape,
   type ClientCall,

@@ -200,7 +200,9 @@ export function createTransport(options: TransportOptions): Transport {
   const answer = <T>(call: ClientCall, callOptions: UnaryCallOptions): Promise<T> =>
     pool.closed
       ? Promise.reject(closedError(call.method))
-      : onlyMessage<T>(call, chain(call, callOptions));
+      : chain.unary
+        ? (chain.unary(call, callOptions) as Promise<T>)
+        : onlyMessage<T>(call, chain(call, callOptions));
 
   return {
     endpoints: pool.addresses,

@@ -16,10 +16,12 @@ import { splitIntoBatches } from './batchSplit.js';
 import { systemClock, type Clock, type TimerHandle } from '../call/clock.js';
 import type { RequestOf, ResponseOf, StreamMethodName, UnaryMethodName } from '../call/methods.js';
 import {
+  clientLayer,
   onlyMessage,
   type CallNext,
   type ClientCall,
   type ClientMiddleware,
+  type UnaryNext,
 } from '../call/compose.js';
 import { PendingCall } from './pendingCall.js';
 import type { Consistency } from '../call/consistency.js';
@@ -120,14 +122,24 @@ export function coalescingLayer(settings: CoalescingSettings): ClientMiddleware 
   // Checked now, so that a wrong setting fails `connect`, not the first call.
   checkedBatchesInFlight(settings.maxBatchesInFlight ?? 1);
   checkedHoldMs(settings.maxHoldMs ?? DEFAULT_MAX_HOLD_MS);
+  // One per form of the rest of the chain: a transport's one-message calls all take the same.
   let coalescer: Coalescer | undefined;
-  return (call, options, next) => {
-    const form = formOf(call);
-    // What the layer does not coalesce goes on as it came, with no wrapper of this layer's.
-    if (form === undefined) return next(call, options);
-    coalescer ??= new Coalescer(senderOver(next), settings);
-    return answerOf(coalescer.call(form, call.request, options));
-  };
+  let unaryCoalescer: Coalescer | undefined;
+  return clientLayer(
+    (call, options, next) => {
+      const form = formOf(call);
+      // What the layer does not coalesce goes on as it came, with no wrapper of this layer's.
+      if (form === undefined) return next(call, options);
+      coalescer ??= new Coalescer(senderOver(next), settings);
+      return answerOf(coalescer.call(form, call.request, options));
+    },
+    (call, options, next) => {
+      const form = formOf(call);
+      if (form === undefined) return next(call, options);
+      unaryCoalescer ??= new Coalescer(unarySenderOver(next), settings);
+      return unaryCoalescer.call(form, call.request, options);
+    },
+  );
 }
 
 async function* answerOf(answer: Promise<unknown>): AsyncGenerator<unknown> {
@@ -136,15 +148,23 @@ async function* answerOf(answer: Promise<unknown>): AsyncGenerator<unknown> {
 
 /** The rest of a chain as a {@link CallSender}. */
 function senderOver(next: CallNext): CallSender {
+  return unarySenderOver((call, options) => onlyMessage(call, next(call, options)));
+}
+
+/** The rest of a chain, in its one-message form, as a {@link CallSender}. */
+function unarySenderOver(next: UnaryNext): CallSender {
+  // The chain's messages are untyped; each answers the request's method (as onlyMessage's).
   return {
-    unary: (method, request, options) => {
-      const call: ClientCall = { method, request, shape: 'unary' };
-      return onlyMessage(call, next(call, options));
-    },
-    collect: (method, request, options) => {
-      const call: ClientCall = { method, request, shape: 'collect' };
-      return onlyMessage(call, next(call, options));
-    },
+    unary: <M extends UnaryMethodName>(
+      method: M,
+      request: RequestOf<M>,
+      options: UnaryCallOptions,
+    ) => next({ method, request, shape: 'unary' }, options) as Promise<ResponseOf<M>>,
+    collect: <M extends StreamMethodName>(
+      method: M,
+      request: RequestOf<M>,
+      options: UnaryCallOptions,
+    ) => next({ method, request, shape: 'collect' }, options) as Promise<ResponseOf<M>[]>,
   };
 }
 

@@ -86,10 +86,18 @@ export interface ClientCallOptions {
 /** The rest of the chain. A layer is given the same `next` for every call. */
 export type CallNext = (call: ClientCall, options: ClientCallOptions) => AsyncIterable<unknown>;
 
+/** The rest of the chain for a one-message call (unary, collect), by promises: its message. */
+export type UnaryNext = (call: ClientCall, options: ClientCallOptions) => Promise<unknown>;
+
 /**
  * A client middleware (an interceptor): an async generator function that calls `next` and
  * yields the messages it wants the caller to see. Errors are thrown; above the error layer they
  * are ShamelessErrors.
+ *
+ * A layer may also say what it does to a one-message call (unary, collect) by promises
+ * (`unary`): the same work without an async generator per call. When every layer of the chain
+ * has that form, one-message calls run by it; a layer without it (an interceptor written as
+ * below) makes them run through the generators, as streams of one message.
  *
  * @example
  * const logAttempts: ClientMiddleware = async function* (call, options, next) {
@@ -97,11 +105,40 @@ export type CallNext = (call: ClientCall, options: ClientCallOptions) => AsyncIt
  *   yield* next(call, { ...options, metadata: { ...options.metadata, 'x-trace-id': id() } });
  * };
  */
-export type ClientMiddleware = (
-  call: ClientCall,
-  options: ClientCallOptions,
-  next: CallNext,
-) => AsyncIterable<unknown>;
+export interface ClientMiddleware {
+  (call: ClientCall, options: ClientCallOptions, next: CallNext): AsyncIterable<unknown>;
+  /** The layer's work on a one-message call, by promises. */
+  readonly unary?: (
+    call: ClientCall,
+    options: ClientCallOptions,
+    next: UnaryNext,
+  ) => Promise<unknown>;
+}
+
+/** A layer given as both forms. */
+export function clientLayer(
+  stream: (call: ClientCall, options: ClientCallOptions, next: CallNext) => AsyncIterable<unknown>,
+  unary: NonNullable<ClientMiddleware['unary']>,
+): ClientMiddleware {
+  return Object.assign(stream, { unary });
+}
+
+/**
+ * A layer that only passes the call on, changed by `pass` (its call or its options): the same
+ * function serves both forms, since it returns whatever `next` does.
+ */
+export function passingLayer(
+  pass: <Answer>(
+    call: ClientCall,
+    options: ClientCallOptions,
+    next: (call: ClientCall, options: ClientCallOptions) => Answer,
+  ) => Answer,
+): ClientMiddleware {
+  return clientLayer(
+    (call, options, next) => pass(call, options, next),
+    (call, options, next) => pass(call, options, next),
+  );
+}
 
 /** Chains `layers` (outermost first) over `terminal`, the layer that sends the call. */
 export function composeMiddleware(
@@ -112,6 +149,24 @@ export function composeMiddleware(
     (next, layer) => (call, options) => layer(call, options, next),
     terminal,
   );
+}
+
+/**
+ * Chains the unary forms of `layers` over `terminal`, for one-message calls; undefined when a
+ * layer has none (such calls then go through {@link composeMiddleware}'s chain).
+ */
+export function composeUnary(
+  layers: readonly ClientMiddleware[],
+  terminal: UnaryNext,
+): UnaryNext | undefined {
+  let next = terminal;
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const unary = layers[i]!.unary;
+    if (unary === undefined) return undefined;
+    const inner = next;
+    next = (call, options) => unary(call, options, inner);
+  }
+  return next;
 }
 
 /** Runs a one-message call (unary, collect) through a chain: resolves with its message. */

@@ -8,20 +8,47 @@
 // interceptors still see what is sent.
 
 import { CancelledError } from '../call/errors.js';
-import type { ClientMiddleware } from '../call/compose.js';
+import {
+  type ClientCall,
+  type ClientCallOptions,
+  type ClientMiddleware,
+  clientLayer,
+} from '../call/compose.js';
 
-export const attemptRequestLayer: ClientMiddleware = (call, options, next) => {
+export const attemptRequestLayer: ClientMiddleware = clientLayer(
+  (call, options, next) => {
+    const request = attemptRequest(call, options);
+    return request === NOBODY_WAITS ? nobodyWaits(call.method) : next(request, options);
+  },
+  (call, options, next) => {
+    const request = attemptRequest(call, options);
+    return request === NOBODY_WAITS
+      ? Promise.reject(nobodyWaitsError(call.method))
+      : next(request, options);
+  },
+);
+
+const NOBODY_WAITS = Symbol('nobody waits');
+
+/** The call this attempt sends, or NOBODY_WAITS when every caller of it has been answered. */
+function attemptRequest(
+  call: ClientCall,
+  options: ClientCallOptions,
+): ClientCall | typeof NOBODY_WAITS {
   const build = options.requestForAttempt;
   if (build === undefined || options.attempt === undefined || options.attempt.kind === 'initial') {
-    return next(call, options);
+    return call;
   }
   const request = build();
-  if (request === undefined) return nobodyWaits(call.method);
-  return next({ ...call, request }, options);
-};
+  return request === undefined ? NOBODY_WAITS : { ...call, request };
+}
 
 /** The attempt of a call whose callers have all been answered: it is cancelled, unsent. */
 // eslint-disable-next-line require-yield -- it only fails, as an attempt that is never sent
 async function* nobodyWaits(method: string): AsyncGenerator<never> {
-  throw new CancelledError(`${method}: every caller of the call was answered before this attempt`);
+  throw nobodyWaitsError(method);
+}
+
+function nobodyWaitsError(method: string): CancelledError {
+  return new CancelledError(`${method}: every caller of the call was answered before this attempt`);
 }

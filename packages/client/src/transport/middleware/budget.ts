@@ -7,26 +7,28 @@
 import type { TokenBudget } from '../policy/budget.js';
 import { toShamelessError } from '../call/errors.js';
 import type { ClientMiddleware } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
 export function budgetLayer(
   budget: Pick<TokenBudget, 'recordSuccess' | 'recordFailure'>,
 ): ClientMiddleware {
-  return async function* accountAttempt(call, options, next) {
+  return hookedLayer((_call, options) => {
     let answered = false;
-    try {
-      for await (const message of next(call, options)) {
-        if (!answered) {
-          answered = true;
-          budget.recordSuccess();
+    const answer = (): void => {
+      if (answered) return;
+      answered = true;
+      budget.recordSuccess();
+    };
+    return {
+      options,
+      message: answer,
+      completed: answer,
+      failed: (raw) => {
+        if (!options.cancellation?.aborted && !options.attempt?.unreachable) {
+          if (toShamelessError(raw).retryable) budget.recordFailure();
         }
-        yield message;
-      }
-      if (!answered) budget.recordSuccess();
-    } catch (raw) {
-      if (!options.cancellation?.aborted && !options.attempt?.unreachable) {
-        if (toShamelessError(raw).retryable) budget.recordFailure();
-      }
-      throw raw;
-    }
-  };
+        return raw;
+      },
+    };
+  });
 }

@@ -19,7 +19,14 @@ import type { Clock } from '../call/clock.js';
 import type { LatencyTracker } from '../policy/latency.js';
 import { attemptRequestLayer } from './attemptRequest.js';
 import { budgetLayer } from './budget.js';
-import { composeMiddleware, type CallNext, type ClientMiddleware } from '../call/compose.js';
+import {
+  composeMiddleware,
+  composeUnary,
+  onlyMessage,
+  type CallNext,
+  type ClientMiddleware,
+  type UnaryNext,
+} from '../call/compose.js';
 import { countingLayer } from './counting.js';
 import { tokenLayer, type TokenSource } from './credentials.js';
 import { deadlineLayer } from './deadline.js';
@@ -56,45 +63,59 @@ export interface ChainParts {
   readonly interceptors?: readonly ClientMiddleware[];
 }
 
-/** The transport's chain over `terminal` (the gRPC call, or a scripted one in tests). */
-export function transportChain(parts: ChainParts, terminal: CallNext): CallNext {
+/**
+ * The transport's chain over `terminal` (the gRPC call, or a scripted one in tests), and its
+ * one-message form (`unary`) when every layer has one: not with hedging, nor with an
+ * interceptor that has none (compose.ts).
+ */
+export function transportChain(
+  parts: ChainParts,
+  terminal: CallNext & { readonly unary?: UnaryNext },
+): CallNext & { readonly unary: UnaryNext | undefined } {
+  const layers = chainLayers(parts);
+  const unaryTerminal: UnaryNext =
+    terminal.unary ?? ((call, options) => onlyMessage(call, terminal(call, options)));
+  return Object.assign(composeMiddleware(layers, terminal), {
+    unary: composeUnary(layers, unaryTerminal),
+  });
+}
+
+/** The layers, outermost first. */
+function chainLayers(parts: ChainParts): ClientMiddleware[] {
   const { clock, budget, counters } = parts;
-  return composeMiddleware(
-    [
-      ...(parts.callLayers ?? []),
-      deadlineLayer({ clock, defaultDeadlineMs: parts.defaultDeadlineMs }),
-      // Under the deadline layer: it watches the call's own signal, not the caller's (which
-      // many calls may share).
-      countingLayer(counters),
-      retryLayer({ retry: parts.retry, budget, clock, counters }),
-      // Only where a hedge can go (a policy, and another endpoint to send it to): elsewhere the
-      // layer would only time each call for a delay nothing uses, two async generators a call.
-      ...(parts.hedge === null || parts.endpoints.addresses.length < 2
-        ? []
-        : [
-            hedgeLayer({
-              hedge: parts.hedge,
-              budget,
-              latency: parts.latency,
-              clock,
-              counters,
-              endpointCount: parts.endpoints.addresses.length,
-            }),
-          ]),
-      budgetLayer(budget),
-      endpointLayer({
-        endpoints: parts.endpoints,
-        counters,
-        waitForConnection: parts.waitForConnection,
-      }),
-      ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
-      ...(parts.session === undefined ? [] : [sessionLayer(parts.session)]),
-      attemptRequestLayer,
-      ...(parts.interceptors === undefined || parts.interceptors.length === 0
-        ? []
-        : [attemptSignalLayer, ...parts.interceptors, interceptorSignalLayer]),
-      errorLayer,
-    ],
-    terminal,
-  );
+  return [
+    ...(parts.callLayers ?? []),
+    deadlineLayer({ clock, defaultDeadlineMs: parts.defaultDeadlineMs }),
+    // Under the deadline layer: it watches the call's own signal, not the caller's (which
+    // many calls may share).
+    countingLayer(counters),
+    retryLayer({ retry: parts.retry, budget, clock, counters }),
+    // Only where a hedge can go (a policy, and another endpoint to send it to): elsewhere the
+    // layer would only time each call for a delay nothing uses, two async generators a call.
+    ...(parts.hedge === null || parts.endpoints.addresses.length < 2
+      ? []
+      : [
+          hedgeLayer({
+            hedge: parts.hedge,
+            budget,
+            latency: parts.latency,
+            clock,
+            counters,
+            endpointCount: parts.endpoints.addresses.length,
+          }),
+        ]),
+    budgetLayer(budget),
+    endpointLayer({
+      endpoints: parts.endpoints,
+      counters,
+      waitForConnection: parts.waitForConnection,
+    }),
+    ...(parts.token === undefined ? [] : [tokenLayer(parts.token)]),
+    ...(parts.session === undefined ? [] : [sessionLayer(parts.session)]),
+    attemptRequestLayer,
+    ...(parts.interceptors === undefined || parts.interceptors.length === 0
+      ? []
+      : [attemptSignalLayer, ...parts.interceptors, interceptorSignalLayer]),
+    errorLayer,
+  ];
 }

@@ -6,9 +6,10 @@
 import type { TransportCounters } from '../call/stats.js';
 import { watchAbort } from '../call/cancellation.js';
 import type { ClientMiddleware } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
 export function countingLayer(counters: TransportCounters): ClientMiddleware {
-  return async function* countCall(call, options, next) {
+  return hookedLayer((_call, options) => {
     counters.calls++;
     let failed = false;
     const fail = (): void => {
@@ -16,13 +17,13 @@ export function countingLayer(counters: TransportCounters): ClientMiddleware {
       failed = true;
     };
     const stopWatching = watchAbort(options.cancellation, fail);
-    try {
-      yield* next(call, options);
-    } catch (error) {
-      fail();
-      throw error;
-    } finally {
-      stopWatching();
-    }
-  };
+    return {
+      options,
+      failed: (error) => {
+        fail();
+        return error;
+      },
+      ended: stopWatching,
+    };
+  });
 }

@@ -3,7 +3,8 @@
 // picked up by the next attempt. The token never appears in an error message.
 
 import { UnauthenticatedError } from '../call/errors.js';
-import type { ClientMiddleware } from '../call/compose.js';
+import type { ClientCall, ClientCallOptions, ClientMiddleware } from '../call/compose.js';
+import { type LayerCall, hookedLayer } from '../call/hookedLayer.js';
 import { untilAborted } from '../call/signals.js';
 
 /** A bearer token, or a function that returns the current one (for rotation). */
@@ -15,30 +16,39 @@ export function tokenLayer(token: TokenSource): ClientMiddleware {
   if (typeof token === 'string' && !TOKEN_PATTERN.test(token)) {
     throw new TypeError('token must be a non-empty string of printable ASCII without spaces');
   }
-  return async function* sendToken(call, options, next) {
-    let value: string;
-    if (typeof token === 'string') {
-      value = token;
-    } else {
-      try {
-        // A token function that hangs must not hold the call past its deadline or an abort.
-        value = await untilAborted(Promise.resolve().then(token), options.cancellation);
-      } catch (error) {
-        if (options.cancellation?.aborted) throw options.cancellation.reason as Error;
-        throw new UnauthenticatedError(`${call.method}: the token function failed`, {
-          cause: error,
-          retryable: false,
-        });
-      }
-      if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
-        throw new UnauthenticatedError(
-          `${call.method}: the token function gave no token (a non-empty string of printable ` +
-            'ASCII without spaces)',
-          { retryable: false },
-        );
-      }
-    }
-    const metadata = { ...options.metadata, authorization: `Bearer ${value}` };
-    yield* next(call, { ...options, metadata });
-  };
+  const sending = (options: ClientCallOptions, value: string): LayerCall => ({
+    options: { ...options, metadata: { ...options.metadata, authorization: `Bearer ${value}` } },
+  });
+  return hookedLayer((call, options) =>
+    typeof token === 'string'
+      ? sending(options, token)
+      : tokenFrom(token, call, options).then((value) => sending(options, value)),
+  );
+}
+
+/** What the token function gives now, checked. */
+async function tokenFrom(
+  token: () => string | Promise<string>,
+  call: ClientCall,
+  options: ClientCallOptions,
+): Promise<string> {
+  let value: string;
+  try {
+    // A token function that hangs must not hold the call past its deadline or an abort.
+    value = await untilAborted(Promise.resolve().then(token), options.cancellation);
+  } catch (error) {
+    if (options.cancellation?.aborted) throw options.cancellation.reason as Error;
+    throw new UnauthenticatedError(`${call.method}: the token function failed`, {
+      cause: error,
+      retryable: false,
+    });
+  }
+  if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
+    throw new UnauthenticatedError(
+      `${call.method}: the token function gave no token (a non-empty string of printable ` +
+        'ASCII without spaces)',
+      { retryable: false },
+    );
+  }
+  return value;
 }

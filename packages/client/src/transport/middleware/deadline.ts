@@ -10,6 +10,7 @@ import { CancelledError, DeadlineExceededError } from '../call/errors.js';
 import { AttemptLog } from '../call/attempts.js';
 import { type Cancellation, CallCancellation, watchAbort } from '../call/cancellation.js';
 import type { ClientMiddleware } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
 /** What the deadline layer needs. */
 export interface DeadlineSettings {
@@ -19,7 +20,7 @@ export interface DeadlineSettings {
 }
 
 export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): ClientMiddleware {
-  return async function* applyDeadline(call, options, next) {
+  return hookedLayer((call, options) => {
     const deadlineMs = options.deadlineMs ?? defaultDeadlineMs;
     if (!(deadlineMs > 0)) {
       throw new DeadlineExceededError(`${call.method}: invalid deadline: ${deadlineMs} ms`);
@@ -49,22 +50,28 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
         ),
       );
     const timer = Number.isFinite(deadlineMs) ? clock.setTimeout(expire, deadlineMs) : undefined;
-    try {
-      yield* next(call, { ...options, signal: undefined, cancellation, deadlineAt, attempts });
-    } catch (error) {
-      if (!cancellation.aborted && error instanceof DeadlineExceededError && timer !== undefined) {
-        // Each attempt is sent with this deadline, and grpc-js (or the server) times it too,
-        // by its own clock: whichever timer fires first, the caller gets this layer's answer,
-        // which says how many attempts the deadline covered.
-        if (clock.now() >= deadlineAt) expire();
-        else await aborted(cancellation);
-      }
-      throw cancellation.aborted ? (cancellation.reason as Error) : error;
-    } finally {
-      if (timer !== undefined) clock.clearTimeout(timer);
-      stopFollowing();
-    }
-  };
+    return {
+      options: { ...options, signal: undefined, cancellation, deadlineAt, attempts },
+      failed: async (error) => {
+        if (
+          !cancellation.aborted &&
+          error instanceof DeadlineExceededError &&
+          timer !== undefined
+        ) {
+          // Each attempt is sent with this deadline, and grpc-js (or the server) times it too,
+          // by its own clock: whichever timer fires first, the caller gets this layer's answer,
+          // which says how many attempts the deadline covered.
+          if (clock.now() >= deadlineAt) expire();
+          else await aborted(cancellation);
+        }
+        return cancellation.aborted ? (cancellation.reason as Error) : error;
+      },
+      ended: () => {
+        if (timer !== undefined) clock.clearTimeout(timer);
+        stopFollowing();
+      },
+    };
+  });
 }
 
 /** Resolves when `cancellation` is cancelled. */

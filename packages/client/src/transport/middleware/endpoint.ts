@@ -10,6 +10,7 @@ import type { EndpointPicker } from '../policy/endpoints.js';
 import type { TransportCounters } from '../call/stats.js';
 import { AttemptLog } from '../call/attempts.js';
 import type { ClientMiddleware } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
 /** What the endpoint layer asks of the endpoint set, besides picking. */
 export interface ConnectionWatch {
@@ -30,7 +31,7 @@ export interface EndpointSettings {
 export function endpointLayer(settings: EndpointSettings): ClientMiddleware {
   const { endpoints, counters } = settings;
   const watchConnections = settings.waitForConnection !== false;
-  return async function* chooseEndpoint(call, options, next) {
+  return hookedLayer((_call, options) => {
     const attempts = options.attempts ?? new AttemptLog();
     const attempt = options.attempt ?? attempts.start('initial');
     const everyTried = attempts.tried.size >= endpoints.addresses.length;
@@ -46,23 +47,23 @@ export function endpointLayer(settings: EndpointSettings): ClientMiddleware {
       endpoints.reconnecting?.(address) === true;
     attempts.enter(address);
     let answered = false;
-    try {
-      for await (const message of next(call, { ...options, endpoint, waitForReady })) {
-        if (!answered) {
-          answered = true;
-          endpoints.markUp(address);
+    const answer = (): void => {
+      if (answered) return;
+      answered = true;
+      endpoints.markUp(address);
+    };
+    return {
+      options: { ...options, endpoint, waitForReady },
+      message: answer,
+      completed: answer,
+      failed: (raw) => {
+        if (!options.cancellation?.aborted && toShamelessError(raw) instanceof UnavailableError) {
+          endpoints.markDown(address);
+          attempt.unreachable = watchConnections && endpoints.reconnecting?.(address) === true;
         }
-        yield message;
-      }
-      if (!answered) endpoints.markUp(address);
-    } catch (raw) {
-      if (!options.cancellation?.aborted && toShamelessError(raw) instanceof UnavailableError) {
-        endpoints.markDown(address);
-        attempt.unreachable = watchConnections && endpoints.reconnecting?.(address) === true;
-      }
-      throw raw;
-    } finally {
-      attempts.leave(address);
-    }
-  };
+        return raw;
+      },
+      ended: () => attempts.leave(address),
+    };
+  });
 }

@@ -5,13 +5,13 @@
 
 import { asConnectionLoss, toShamelessError } from '../call/errors.js';
 import type { ClientMiddleware } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
-export const errorLayer: ClientMiddleware = async function* mapErrors(call, options, next) {
-  try {
-    yield* next(call, options);
-  } catch (raw) {
+export const errorLayer: ClientMiddleware = hookedLayer((_call, options) => ({
+  options,
+  failed: (raw) => {
     const { cancellation } = options;
-    if (cancellation?.aborted) throw toShamelessError(cancellation.reason);
-    throw asConnectionLoss(raw);
-  }
-};
+    if (cancellation?.aborted) return toShamelessError(cancellation.reason);
+    return asConnectionLoss(raw);
+  },
+}));

@@ -6,27 +6,18 @@
 // attempt too.
 
 import { linkedCancellation } from '../call/cancellation.js';
-import type { ClientMiddleware } from '../call/compose.js';
+import { type ClientMiddleware, passingLayer } from '../call/compose.js';
+import { hookedLayer } from '../call/hookedLayer.js';
 
 /** Above the interceptors: `signal` is the attempt's (its cancellation's). */
-export const attemptSignalLayer: ClientMiddleware = (call, options, next) =>
-  next(call, { ...options, signal: options.cancellation?.signal });
+export const attemptSignalLayer: ClientMiddleware = passingLayer((call, options, next) =>
+  next(call, { ...options, signal: options.cancellation?.signal }),
+);
 
 /** Below the interceptors: a signal they put in the attempt's place cancels it as well. */
-export const interceptorSignalLayer: ClientMiddleware = async function* followInterceptorSignal(
-  call,
-  options,
-  next,
-) {
+export const interceptorSignalLayer: ClientMiddleware = hookedLayer((_call, options) => {
   const { signal, cancellation } = options;
-  if (signal === undefined || signal === cancellation?.signal) {
-    yield* next(call, options);
-    return;
-  }
+  if (signal === undefined || signal === cancellation?.signal) return { options };
   const link = linkedCancellation(cancellation, signal);
-  try {
-    yield* next(call, { ...options, cancellation: link.cancellation });
-  } finally {
-    link.unlink();
-  }
-};
+  return { options: { ...options, cancellation: link.cancellation }, ended: link.unlink };
+});

@@ -7,7 +7,13 @@
 import type { Clock } from '../call/clock.js';
 import type { Endpoint } from '../policy/endpoints.js';
 import type { UnaryMethodName } from '../call/methods.js';
-import type { CallNext, ClientCall } from '../call/compose.js';
+import {
+  type CallNext,
+  type ClientCall,
+  type ClientCallOptions,
+  type UnaryNext,
+  onlyMessage,
+} from '../call/compose.js';
 import { type PipelinedMethod, SEND_ALONE } from './pipelineStream.js';
 import type { Pipelines } from './pipelines.js';
 import type { TransportCounters } from '../call/stats.js';
@@ -26,23 +32,25 @@ export interface PipelineCallSettings {
 /** The longest timeout a PipelineRequest carries (uint32 ms). */
 const MAX_TIMEOUT_MS = 0xffff_ffff;
 
-export function pipelineCall(settings: PipelineCallSettings): CallNext {
+/**
+ * The terminal, in both forms of the chain (compose.ts): the stream's, and the promise of a
+ * one-message call's answer.
+ */
+export function pipelineCall(settings: PipelineCallSettings): CallNext & { unary: UnaryNext } {
   const { clock, pipelines, counters, alone } = settings;
-  return async function* sendAttempt(call, options) {
+  const aloneUnary: UnaryNext = (call, options) => onlyMessage(call, alone(call, options));
+  /** The attempt's answer over its endpoint's stream, or SEND_ALONE when it goes on its own. */
+  const overStream = async (call: ClientCall, options: ClientCallOptions): Promise<unknown> => {
     const method = pipelinedMethodOf(call);
     const endpoint = options.endpoint as Endpoint | undefined;
     if (method === undefined || endpoint?.client === undefined || options.waitForReady === true) {
-      yield* alone(call, options);
-      return;
+      return SEND_ALONE;
     }
     const metadata = { ...settings.metadata, ...options.metadata };
     // The stream carries the token of the attempt that opens it; calls send their own only
     // when it differs (a token that rotated).
     const stream = pipelines.streamOf(endpoint, () => streamMetadata(settings.metadata, metadata));
-    if (stream === undefined) {
-      yield* alone(call, options);
-      return;
-    }
+    if (stream === undefined) return SEND_ALONE;
     const left = (options.deadlineAt ?? Number.POSITIVE_INFINITY) - clock.now();
     let answer: unknown;
     try {
@@ -60,14 +68,28 @@ export function pipelineCall(settings: PipelineCallSettings): CallNext {
       counters.pipelinedAttempts++;
       throw error;
     }
-    if (answer === SEND_ALONE) {
-      yield* alone(call, options);
-      return;
-    }
+    if (answer === SEND_ALONE) return SEND_ALONE;
     counters.pipelinedAttempts++;
     // A Where page comes whole, as one message of the stream it would otherwise be.
-    yield call.shape === 'collect' ? [answer] : answer;
+    return call.shape === 'collect' ? [answer] : answer;
   };
+  return Object.assign(
+    async function* sendAttempt(call: ClientCall, options: ClientCallOptions) {
+      if (pipelinedMethodOf(call) === undefined) {
+        yield* alone(call, options);
+        return;
+      }
+      const answer = await overStream(call, options);
+      if (answer === SEND_ALONE) yield* alone(call, options);
+      else yield answer;
+    },
+    {
+      unary: async (call: ClientCall, options: ClientCallOptions) => {
+        const answer = await overStream(call, options);
+        return answer === SEND_ALONE ? aloneUnary(call, options) : answer;
+      },
+    },
+  );
 }
 
 /** The Pipeline call that carries `call`, if one does. */

@@ -8,9 +8,9 @@ import {
 import { AttemptLog } from '../../../src/transport/call/attempts.js';
 import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { budgetLayer } from '../../../src/transport/middleware/budget.js';
-import { READ, failing, failure, messages, run, scriptedNext } from './support.js';
+import { READ, failing, failure, messages, run, scriptedNext, describeForms } from './support.js';
 
-describe('budget layer', () => {
+describeForms('budget layer', () => {
   const fresh = () => new TokenBudget({ maxTokens: 10, tokenRatio: 0.1 });
 
   it('a success earns tokenRatio, a transient failure costs a token, a definite one nothing', async () => {

@@ -3,9 +3,9 @@ import { UnavailableError } from '../../../src/transport/call/errors.js';
 import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { countingLayer } from '../../../src/transport/middleware/counting.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
-import { failing, failure, messages, run, scriptedNext } from './support.js';
+import { failing, failure, messages, run, scriptedNext, describeForms } from './support.js';
 
-describe('counting layer', () => {
+describeForms('counting layer', () => {
   it('counts each call once and each failed call once', async () => {
     const counters = newCounters();
     const layer = countingLayer(counters);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { UnauthenticatedError } from '../../../src/transport/call/errors.js';
 import { tokenLayer } from '../../../src/transport/middleware/credentials.js';
-import { failure, messages, run, scriptedNext } from './support.js';
+import { failure, messages, run, scriptedNext, describeForms } from './support.js';
 
-describe('token layer', () => {
+describeForms('token layer', () => {
   it('adds authorization: Bearer <token> to the metadata of the attempt', async () => {
     const next = scriptedNext(() => messages(1));
     await run(tokenLayer('s3cret'), next, {

@@ -3,7 +3,7 @@ import type { Cancellation } from '../../../src/transport/call/cancellation.js';
 import { ManualClock } from '../../../src/transport/call/clock.js';
 import { CancelledError, DeadlineExceededError } from '../../../src/transport/call/errors.js';
 import { deadlineLayer } from '../../../src/transport/middleware/deadline.js';
-import { failing, failure, messages, run, scriptedNext } from './support.js';
+import { failing, failure, messages, run, scriptedNext, describeForms } from './support.js';
 
 /** An answer that never comes unless its attempt is cancelled (then it fails, as grpc-js would). */
 function hanging(cancellation: Cancellation | undefined): AsyncGenerator<unknown> {
@@ -13,7 +13,7 @@ function hanging(cancellation: Cancellation | undefined): AsyncGenerator<unknown
   })();
 }
 
-describe('deadline layer', () => {
+describeForms('deadline layer', () => {
   it("gives the layers below the deadline and the call's cancellation, not the caller's signal", async () => {
     const clock = new ManualClock(1000);
     const next = scriptedNext(() => messages('ok'));

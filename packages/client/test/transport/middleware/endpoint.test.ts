@@ -5,7 +5,7 @@ import { NotFoundError, UnavailableError } from '../../../src/transport/call/err
 import { AttemptLog } from '../../../src/transport/call/attempts.js';
 import { endpointLayer } from '../../../src/transport/middleware/endpoint.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
-import { READ, failing, failure, messages, run, scriptedNext } from './support.js';
+import { READ, failing, failure, messages, run, scriptedNext, describeForms } from './support.js';
 
 /** Endpoints over a selector, with the servers that "answered before" named by the test. */
 function endpointsOf(addresses: string[], restarting: Set<string>) {
@@ -13,7 +13,7 @@ function endpointsOf(addresses: string[], restarting: Set<string>) {
   return Object.assign(selector, { reconnecting: (address: string) => restarting.has(address) });
 }
 
-describe('endpoint layer', () => {
+describeForms('endpoint layer', () => {
   it('sends each attempt of a call to an endpoint it has not used yet', async () => {
     const counters = newCounters();
     const layer = endpointLayer({ endpoints: endpointsOf(['a:1', 'b:1'], new Set()), counters });

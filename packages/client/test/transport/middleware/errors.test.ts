@@ -9,12 +9,12 @@ import {
 } from '../../../src/transport/call/errors.js';
 import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { errorLayer } from '../../../src/transport/middleware/errors.js';
-import { READ, failing, failure, run, scriptedNext } from './support.js';
+import { READ, failing, failure, run, scriptedNext, describeForms } from './support.js';
 
 const serviceError = (code: number, details: string) =>
   Object.assign(new Error(`${code} ${details}`), { code, details });
 
-describe('error layer', () => {
+describeForms('error layer', () => {
   it('maps a gRPC status to its typed error; credentials failures are not retryable', async () => {
     const cases = [
       [status.UNAVAILABLE, UnavailableError, true],

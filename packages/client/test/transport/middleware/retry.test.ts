@@ -10,7 +10,16 @@ import {
 import { retryLayer, retryPushbackMs } from '../../../src/transport/middleware/retry.js';
 import { resolveRetryPolicy } from '../../../src/transport/policy/policy.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
-import { EACH, READ, failing, failure, messages, run, scriptedNext } from './support.js';
+import {
+  EACH,
+  READ,
+  failing,
+  failure,
+  messages,
+  run,
+  scriptedNext,
+  describeForms,
+} from './support.js';
 
 function setup(budget = new TokenBudget({ maxTokens: 10, tokenRatio: 0.1 })) {
   const clock = new ManualClock();
@@ -26,7 +35,7 @@ function pushedBack(ms: string): ResourceExhaustedError {
   return new ResourceExhaustedError('server is over its in-flight limit', { metadata });
 }
 
-describe('retry layer', () => {
+describeForms('retry layer', () => {
   it('sends a transient failure again after the backoff, as a retry of the same call', async () => {
     const { clock, counters, layer } = setup();
     const next = scriptedNext((n) =>

@@ -1,11 +1,12 @@
 // Running one layer on its own: a call, and a `next` that answers as the test says, recording
 // the options each attempt reached it with.
 
-import type {
-  CallNext,
-  ClientCall,
-  ClientCallOptions,
-  ClientMiddleware,
+import {
+  type CallNext,
+  type ClientCall,
+  type ClientCallOptions,
+  type ClientMiddleware,
+  onlyMessage,
 } from '../../../src/transport/call/compose.js';
 
 export const GET_CELL: ClientCall = { method: 'getCell', request: {}, shape: 'unary' };
@@ -35,6 +36,22 @@ export async function* failing(error: unknown, ...before: unknown[]): AsyncGener
   throw error;
 }
 
+/** How `run` drives a one-message call (unary, collect) through a layer that has both forms. */
+let oneMessageCalls: 'by promises' | 'as streams' = 'by promises';
+
+/**
+ * `body`'s tests twice: one-message calls run by the layer's unary form (as the transport runs
+ * them), then through its generator (as a chain holding an interceptor without one runs them).
+ */
+export function describeForms(title: string, body: () => void): void {
+  for (const form of ['by promises', 'as streams'] as const) {
+    describe(`${title}, one-message calls ${form}`, function () {
+      before(() => (oneMessageCalls = form));
+      body();
+    });
+  }
+}
+
 /** Runs `layer` over `next`; resolves with every message, or rejects with the error. */
 export async function run(
   layer: ClientMiddleware,
@@ -42,6 +59,14 @@ export async function run(
   options: ClientCallOptions = READ,
   call: ClientCall = GET_CELL,
 ): Promise<unknown[]> {
+  const oneMessage = call.shape === 'unary' || call.shape === 'collect';
+  if (oneMessageCalls === 'by promises' && oneMessage && layer.unary !== undefined) {
+    return [
+      await layer.unary(call, options, (each, eachOptions) =>
+        onlyMessage(each, next(each, eachOptions)),
+      ),
+    ];
+  }
   const received: unknown[] = [];
   for await (const message of layer(call, options, next)) received.push(message);
   return received;
