@@ -83,6 +83,20 @@ export interface ClientCallOptions {
   readonly requestForAttempt?: () => unknown;
 }
 
+/**
+ * `options` with `changes` over them: what `{ ...options, ...changes }` says, which is how a
+ * layer passes on what it adds. Not written so in the layers: on Node 20's V8 an object spread
+ * followed by properties of its own costs about a microsecond a property, against a tenth of
+ * that for Object.assign (a lone call's layers paid some 10% of the SDK's CPU so; the journal's
+ * "Spreads"). The keys are the options' own, never a caller's.
+ */
+export function withOptions(
+  options: ClientCallOptions,
+  changes: Partial<ClientCallOptions>,
+): ClientCallOptions {
+  return Object.assign({}, options, changes);
+}
+
 /** The rest of the chain. A layer is given the same `next` for every call. */
 export type CallNext = (call: ClientCall, options: ClientCallOptions) => AsyncIterable<unknown>;
 

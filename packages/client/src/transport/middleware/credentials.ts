@@ -3,7 +3,12 @@
 // picked up by the next attempt. The token never appears in an error message.
 
 import { UnauthenticatedError } from '../call/errors.js';
-import type { ClientCall, ClientCallOptions, ClientMiddleware } from '../call/compose.js';
+import {
+  type ClientCall,
+  type ClientCallOptions,
+  type ClientMiddleware,
+  withOptions,
+} from '../call/compose.js';
 import { type LayerCall, hookedLayer } from '../call/hookedLayer.js';
 import { untilAborted } from '../call/signals.js';
 
@@ -17,7 +22,9 @@ export function tokenLayer(token: TokenSource): ClientMiddleware {
     throw new TypeError('token must be a non-empty string of printable ASCII without spaces');
   }
   const sending = (options: ClientCallOptions, value: string): LayerCall => ({
-    options: { ...options, metadata: { ...options.metadata, authorization: `Bearer ${value}` } },
+    options: withOptions(options, {
+      metadata: { ...options.metadata, authorization: `Bearer ${value}` },
+    }),
   });
   return hookedLayer((call, options) =>
     typeof token === 'string'

@@ -9,7 +9,7 @@ import type { Clock } from '../call/clock.js';
 import { CancelledError, DeadlineExceededError } from '../call/errors.js';
 import { AttemptLog } from '../call/attempts.js';
 import { type Cancellation, CallCancellation, watchAbort } from '../call/cancellation.js';
-import type { ClientMiddleware } from '../call/compose.js';
+import { type ClientMiddleware, withOptions } from '../call/compose.js';
 import { hookedLayer } from '../call/hookedLayer.js';
 
 /** What the deadline layer needs. */
@@ -51,7 +51,7 @@ export function deadlineLayer({ clock, defaultDeadlineMs }: DeadlineSettings): C
       );
     const timer = Number.isFinite(deadlineMs) ? clock.setTimeout(expire, deadlineMs) : undefined;
     return {
-      options: { ...options, signal: undefined, cancellation, deadlineAt, attempts },
+      options: withOptions(options, { signal: undefined, cancellation, deadlineAt, attempts }),
       failed: async (error) => {
         if (
           !cancellation.aborted &&

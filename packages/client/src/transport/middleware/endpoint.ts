@@ -9,7 +9,7 @@ import { UnavailableError, toShamelessError } from '../call/errors.js';
 import type { EndpointPicker } from '../policy/endpoints.js';
 import type { TransportCounters } from '../call/stats.js';
 import { AttemptLog } from '../call/attempts.js';
-import type { ClientMiddleware } from '../call/compose.js';
+import { type ClientMiddleware, withOptions } from '../call/compose.js';
 import { hookedLayer } from '../call/hookedLayer.js';
 
 /** What the endpoint layer asks of the endpoint set, besides picking. */
@@ -53,7 +53,7 @@ export function endpointLayer(settings: EndpointSettings): ClientMiddleware {
       endpoints.markUp(address);
     };
     return {
-      options: { ...options, endpoint, waitForReady },
+      options: withOptions(options, { endpoint, waitForReady }),
       message: answer,
       completed: answer,
       failed: (raw) => {

@@ -6,12 +6,12 @@
 // attempt too.
 
 import { linkedCancellation } from '../call/cancellation.js';
-import { type ClientMiddleware, passingLayer } from '../call/compose.js';
+import { type ClientMiddleware, passingLayer, withOptions } from '../call/compose.js';
 import { hookedLayer } from '../call/hookedLayer.js';
 
 /** Above the interceptors: `signal` is the attempt's (its cancellation's). */
 export const attemptSignalLayer: ClientMiddleware = passingLayer((call, options, next) =>
-  next(call, { ...options, signal: options.cancellation?.signal }),
+  next(call, withOptions(options, { signal: options.cancellation?.signal })),
 );
 
 /** Below the interceptors: a signal they put in the attempt's place cancels it as well. */
@@ -19,5 +19,5 @@ export const interceptorSignalLayer: ClientMiddleware = hookedLayer((_call, opti
   const { signal, cancellation } = options;
   if (signal === undefined || signal === cancellation?.signal) return { options };
   const link = linkedCancellation(cancellation, signal);
-  return { options: { ...options, cancellation: link.cancellation }, ended: link.unlink };
+  return { options: withOptions(options, { cancellation: link.cancellation }), ended: link.unlink };
 });

@@ -14,6 +14,7 @@ import {
   type ClientCallOptions,
   type ClientMiddleware,
   clientLayer,
+  withOptions,
 } from '../call/compose.js';
 
 /** What the retry layer needs. */
@@ -81,7 +82,7 @@ class Retrying {
   /** The next attempt's options (the attempt started). */
   attemptOptions(): ClientCallOptions {
     this.attempt = this.attempts.start(this.kind);
-    return { ...this.options, attempts: this.attempts, attempt: this.attempt };
+    return withOptions(this.options, { attempts: this.attempts, attempt: this.attempt });
   }
 
   /**

@@ -3,7 +3,7 @@
 // a write's answer brings back a token, merged into the session before the caller sees the
 // answer, so that the caller's next read, through whichever server, sees the write.
 
-import { type ClientMiddleware, passingLayer } from '../call/compose.js';
+import { type ClientMiddleware, passingLayer, withOptions } from '../call/compose.js';
 import {
   type Consistency,
   SESSION_TOKEN_KEY,
@@ -36,9 +36,14 @@ export function sessionLayer({ session, consistency }: SessionSettings): ClientM
     if (token !== undefined) session.observe(token);
   };
   return passingLayer((call, options, next) => {
-    if (WRITES.has(call.method)) return next(call, { ...options, onTrailers: observe });
+    if (WRITES.has(call.method)) return next(call, withOptions(options, { onTrailers: observe }));
     if (!READS.has(call.method)) return next(call, options);
     const metadata = consistencyMetadata(options.consistency ?? consistency, session.current);
-    return next(call, { ...options, metadata: { ...options.metadata, ...metadata } });
+    return next(
+      call,
+      withOptions(options, {
+        metadata: options.metadata === undefined ? metadata : { ...options.metadata, ...metadata },
+      }),
+    );
   });
 }

@@ -39,6 +39,7 @@ const MAX_TIMEOUT_MS = 0xffff_ffff;
 export function pipelineCall(settings: PipelineCallSettings): CallNext & { unary: UnaryNext } {
   const { clock, pipelines, counters, alone } = settings;
   const aloneUnary: UnaryNext = (call, options) => onlyMessage(call, alone(call, options));
+  const noSharedMetadata = Object.keys(settings.metadata).length === 0;
   /** The attempt's answer over its endpoint's stream, or SEND_ALONE when it goes on its own. */
   const overStream = async (call: ClientCall, options: ClientCallOptions): Promise<unknown> => {
     const method = pipelinedMethodOf(call);
@@ -46,7 +47,14 @@ export function pipelineCall(settings: PipelineCallSettings): CallNext & { unary
     if (method === undefined || endpoint?.client === undefined || options.waitForReady === true) {
       return SEND_ALONE;
     }
-    const metadata = { ...settings.metadata, ...options.metadata };
+    // Most calls have no shared metadata, or none of their own: no merge then (a spread of
+    // two objects costs a few microseconds on Node 20; compose.ts's withOptions).
+    const metadata =
+      options.metadata === undefined
+        ? settings.metadata
+        : noSharedMetadata
+          ? options.metadata
+          : { ...settings.metadata, ...options.metadata };
     // The stream carries the token of the attempt that opens it; calls send their own only
     // when it differs (a token that rotated).
     const stream = pipelines.streamOf(endpoint, () => streamMetadata(settings.metadata, metadata));
