@@ -65,8 +65,8 @@ export interface ChainParts {
 
 /**
  * The transport's chain over `terminal` (the gRPC call, or a scripted one in tests), and its
- * one-message form (`unary`) when every layer has one: not with hedging, nor with an
- * interceptor that has none (compose.ts).
+ * one-message form (`unary`) when every layer has one: not with an interceptor that has
+ * none (compose.ts).
  */
 export function transportChain(
   parts: ChainParts,
@@ -91,7 +91,7 @@ function chainLayers(parts: ChainParts): ClientMiddleware[] {
     countingLayer(counters),
     retryLayer({ retry: parts.retry, budget, clock, counters }),
     // Only where a hedge can go (a policy, and another endpoint to send it to): elsewhere the
-    // layer would only time each call for a delay nothing uses, two async generators a call.
+    // layer would only time each call for a delay nothing uses, an async function a call.
     ...(parts.hedge === null || parts.endpoints.addresses.length < 2
       ? []
       : [

@@ -12,7 +12,13 @@ import type { LatencyTracker } from '../policy/latency.js';
 import type { HedgePolicy } from '../policy/policy.js';
 import type { TransportCounters } from '../call/stats.js';
 import { AttemptLog, type AttemptInfo } from '../call/attempts.js';
-import type { CallNext, ClientCallOptions, ClientCall, ClientMiddleware } from '../call/compose.js';
+import {
+  type ClientCall,
+  type ClientCallOptions,
+  type ClientMiddleware,
+  clientLayer,
+  withOptions,
+} from '../call/compose.js';
 import { linkedCancellation, type LinkedCancellation } from '../call/cancellation.js';
 
 /** What the hedge layer needs. */
@@ -29,27 +35,51 @@ export interface HedgeSettings {
 }
 
 export function hedgeLayer(settings: HedgeSettings): ClientMiddleware {
-  return async function* hedgeSlowAttempts(call, options, next) {
-    // With one endpoint a hedge could only go to the server the call already waits on, which
-    // #roomForHedge never allows: such a call is not raced at all, and pays for no round.
-    const policy =
-      options.hedgeable && answersOnce(call) && settings.endpointCount > 1 ? settings.hedge : null;
-    if (policy === null) {
-      yield* timed(settings, call, next(call, options));
-      return;
-    }
-    const round = new HedgedRound(settings, policy, call, options, next);
-    try {
-      const { winner, first } = await round.run();
-      yield first;
-      for (let result = await winner.next(); result.done !== true; result = await winner.next()) {
-        yield result.value;
+  // With one endpoint a hedge could only go to the server the call already waits on, which
+  // #roomForHedge never allows: such a call is not raced at all, and pays for no round.
+  const policyFor = (call: ClientCall, options: ClientCallOptions) =>
+    options.hedgeable && answersOnce(call) && settings.endpointCount > 1 ? settings.hedge : null;
+  return clientLayer(
+    async function* hedgeSlowAttempts(call, options, next) {
+      const policy = policyFor(call, options);
+      if (policy === null) {
+        yield* timed(settings, call, next(call, options));
+        return;
       }
-    } finally {
-      round.end();
-      round.release();
-    }
-  };
+      const round = new HedgedRound(settings, policy, call, options, (attemptOptions) => {
+        const messages = next(call, attemptOptions)[Symbol.asyncIterator]();
+        return messages.next().then(({ done, value }) => ({ done, value, rest: messages }));
+      });
+      try {
+        const { first, rest } = await round.run();
+        yield first;
+        for (let result = await rest!.next(); result.done !== true; result = await rest!.next()) {
+          yield result.value;
+        }
+      } finally {
+        round.end();
+        round.release();
+      }
+    },
+    async (call, options, next) => {
+      const policy = policyFor(call, options);
+      if (policy === null) {
+        const startedAt = settings.clock.now();
+        const answer = await next(call, options);
+        settings.latency.record(call.method, settings.clock.now() - startedAt);
+        return answer;
+      }
+      const round = new HedgedRound(settings, policy, call, options, (attemptOptions) =>
+        next(call, attemptOptions).then((value) => ({ done: false, value })),
+      );
+      try {
+        return (await round.run()).first;
+      } finally {
+        round.end();
+        round.release();
+      }
+    },
+  );
 }
 
 /** Whether the call's answer comes as one message (unary, collect): one a hedge can race. */
@@ -72,10 +102,22 @@ async function* timed(
   }
 }
 
+/**
+ * An attempt's first message (or its end, `done`), and, for the generator form, the rest of
+ * its messages.
+ */
+interface FirstAnswer {
+  readonly done?: boolean | undefined;
+  readonly value: unknown;
+  readonly rest?: AsyncIterator<unknown>;
+}
+
+/** Sends one attempt of the round with these options. */
+type SendAttempt = (options: ClientCallOptions) => Promise<FirstAnswer>;
+
 interface Racer {
   readonly attempt: AttemptInfo;
   readonly link: LinkedCancellation;
-  readonly messages: AsyncIterator<unknown>;
   readonly startedAt: number;
 }
 
@@ -85,13 +127,13 @@ class HedgedRound {
   readonly #policy: HedgePolicy;
   readonly #call: ClientCall;
   readonly #options: ClientCallOptions;
-  readonly #next: CallNext;
+  readonly #send: SendAttempt;
   readonly #attempts: AttemptLog;
   readonly #racing = new Set<Racer>();
   readonly #links: LinkedCancellation[] = [];
   #timer: TimerHandle | undefined;
   #settled = false;
-  #resolve: (won: { winner: AsyncIterator<unknown>; first: unknown }) => void = () => {};
+  #resolve: (won: { first: unknown; rest: AsyncIterator<unknown> | undefined }) => void = () => {};
   #reject: (error: unknown) => void = () => {};
 
   constructor(
@@ -99,18 +141,18 @@ class HedgedRound {
     policy: HedgePolicy,
     call: ClientCall,
     options: ClientCallOptions,
-    next: CallNext,
+    send: SendAttempt,
   ) {
     this.#settings = settings;
     this.#policy = policy;
     this.#call = call;
     this.#options = options;
-    this.#next = next;
+    this.#send = send;
     this.#attempts = options.attempts ?? new AttemptLog();
   }
 
-  /** Resolves with the first attempt to answer (and its first message). */
-  run(): Promise<{ winner: AsyncIterator<unknown>; first: unknown }> {
+  /** Resolves with the first message of the first attempt to answer (and the rest of them). */
+  run(): Promise<{ first: unknown; rest: AsyncIterator<unknown> | undefined }> {
     return new Promise((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -134,25 +176,16 @@ class HedgedRound {
   #launch(attempt: AttemptInfo): void {
     const link = linkedCancellation(this.#options.cancellation);
     this.#links.push(link);
-    const racer: Racer = {
-      attempt,
-      link,
-      startedAt: this.#settings.clock.now(),
-      messages: this.#next(this.#call, {
-        ...this.#options,
-        cancellation: link.cancellation,
-        attempt,
-      })[Symbol.asyncIterator](),
-    };
+    const racer: Racer = { attempt, link, startedAt: this.#settings.clock.now() };
     this.#racing.add(racer);
-    racer.messages.next().then(
-      (result) => this.#onAnswer(racer, result),
+    this.#send(withOptions(this.#options, { cancellation: link.cancellation, attempt })).then(
+      (answer) => this.#onAnswer(racer, answer),
       (error: unknown) => this.#onError(racer, error),
     );
     if (attempt.kind !== 'hedge') this.#arm();
   }
 
-  #onAnswer(racer: Racer, result: IteratorResult<unknown>): void {
+  #onAnswer(racer: Racer, result: FirstAnswer): void {
     if (!this.#racing.delete(racer) || this.#settled) return;
     const { clock, latency, counters } = this.#settings;
     latency.record(this.#call.method, clock.now() - racer.startedAt);
@@ -162,7 +195,7 @@ class HedgedRound {
       this.#reject(new TypeError(`${this.#call.method}: the call ended without an answer`));
       return;
     }
-    this.#resolve({ winner: racer.messages, first: result.value });
+    this.#resolve({ first: result.value, rest: result.rest });
   }
 
   #onError(racer: Racer, error: unknown): void {

@@ -11,7 +11,7 @@ import { CallCancellation } from '../../../src/transport/call/cancellation.js';
 import { hedgeLayer } from '../../../src/transport/middleware/hedge.js';
 import { resolveHedgePolicy } from '../../../src/transport/policy/policy.js';
 import { newCounters } from '../../../src/transport/call/stats.js';
-import { EACH, READ, messages, run, scriptedNext } from './support.js';
+import { EACH, READ, describeForms, messages, run, scriptedNext } from './support.js';
 
 function setup(endpointCount = 2) {
   const clock = new ManualClock();
@@ -42,7 +42,7 @@ function heldAnswers() {
   return { next, release: (n: number) => releases[n]?.() };
 }
 
-describe('hedge layer', () => {
+describeForms('hedge layer', () => {
   it('races a slow read with a hedge after the delay; the first answer is the one', async () => {
     const { clock, counters, layer } = setup();
     const { next, release } = heldAnswers();
