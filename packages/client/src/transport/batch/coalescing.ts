@@ -431,10 +431,12 @@ class Coalescer {
     // From here the inner transport watches the caller's signal and deadline, as for any call.
     call.releaseAbort();
     form
-      .sendOne(this.#inner, call.request, {
-        ...call.options,
-        deadlineMs: call.deadlineAt - this.#clock.now(),
-      })
+      // Object.assign, not a spread literal: compose.ts's withOptions says why.
+      .sendOne(
+        this.#inner,
+        call.request,
+        Object.assign({}, call.options, { deadlineMs: call.deadlineAt - this.#clock.now() }),
+      )
       .then(
         (answer) => {
           ended();

@@ -14,7 +14,7 @@ export interface LayerCall {
   message?(message: unknown): void;
   /** The call ended without an error, every message passed on. */
   completed?(): void;
-  /** What the layer throws for `error` (itself, or what it maps it to). */
+  /** What the layer throws for `error`: itself, or what it maps it to (or a promise of that). */
   failed?(error: unknown): unknown;
   /** The call is over here, however it ended; last. */
   ended?(): void;
