@@ -1,10 +1,12 @@
 // Reads that arrive for a partition in the same turn of the event loop travel together: one
 // round trip carries every caller's statements (as Vitess's query consolidator and DataLoader
 // share work), so that concurrent GetCells, Put lookups and Where pages cost one exchange with
-// MySQL instead of one each. A lone read waits for nothing but the end of the current turn.
+// MySQL instead of one each. A read made while no round trip is out goes once the current task
+// has run; one made while a round trip is out, at the end of the turn (batchTiming.ts).
 // The parts of a turn split for the database's cores (readSplit.ts) go apart: each in a round
 // trip of its own, on its own connection. A read whose caller has gone before its turn ends is
 // not sent; a round trip shared by several callers goes as long as one of them is there.
+import { scheduleFlush } from '../base/batchTiming.js';
 import { type CallScope, isAbandoned, sharedScope } from '../base/callScope.js';
 import { type MysqlPool, unsendable } from './mysqlPool.js';
 import { isConnectionError, isServerStatementTimeout } from './sqlErrors.js';
@@ -30,6 +32,8 @@ interface PendingRead {
 export class ReadCoalescer {
   private pending: PendingRead[] = [];
   private scheduled = false;
+  /** Round trips sent and not yet answered. */
+  private out = 0;
 
   constructor(
     /** Where the reads go: a trip's on behalf of its callers (`for(scope).reads`). */
@@ -57,7 +61,7 @@ export class ReadCoalescer {
       this.pending.push({ statements, bytes: sizeOf(statements), apart, scope, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        scheduleFlush(() => this.flush(), this.out === 0);
       }
     });
   }
@@ -72,7 +76,10 @@ export class ReadCoalescer {
       }
       pending = pending.filter((read) => !callerGone(read));
     }
-    for (const trip of shareAmongTrips(pending, this.limits)) void this.send(trip);
+    for (const trip of shareAmongTrips(pending, this.limits)) {
+      this.out += 1;
+      void this.send(trip).finally(() => (this.out -= 1));
+    }
   }
 
   private async send(trip: readonly PendingRead[]): Promise<void> {

@@ -1,11 +1,13 @@
 // Keyed lookups that callers ask for in the same turn of the event loop are made together, with
 // one call of a batch function (as DataLoader does): concurrent GetCells, Where pages and Put
-// lookups on a partition share one SELECT instead of one each. A lone lookup waits for nothing
-// but the end of the current turn. A batch runs until the last of its callers gives up.
+// lookups on a partition share one SELECT instead of one each. A lookup made while no batch is
+// out goes once the current task has run; one made while a batch is out, at the end of the turn
+// (batchTiming.ts). A batch runs until the last of its callers gives up.
 //
 // Answers are positional, each caller's aligned with the keys it gave: a GetCells of 1,000 cells
 // is looked up without a string built or a map filled per cell to find its answer again. The one
 // string per key is the id that finds keys asked for twice in a turn, which are looked up once.
+import { scheduleFlush } from '../base/batchTiming.js';
 import { type CallScope, sharedScope } from '../base/callScope.js';
 import { type ReadParts, splitKeys } from '../mysql/readSplit.js';
 
@@ -23,6 +25,8 @@ interface PendingLoad<K, V> {
 export class BatchLoader<K, V> {
   private pending: PendingLoad<K, V>[] = [];
   private scheduled = false;
+  /** Batches sent and not yet answered. */
+  private out = 0;
 
   /**
    * `loadAll` looks up distinct keys and answers what it found of each, at its position; a
@@ -47,7 +51,7 @@ export class BatchLoader<K, V> {
       this.pending.push({ keys, scope, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => void this.flush());
+        scheduleFlush(() => void this.flush(), this.out === 0);
       }
     });
   }
@@ -73,6 +77,7 @@ export class BatchLoader<K, V> {
     );
     const chunks = splitKeys(distinct, this.parts);
     let found: Found<V>;
+    this.out += 1;
     try {
       // The batch is everyone's: it runs until the last of its callers gives up.
       const scope = sharedScope(pending.map((load) => load.scope));
@@ -85,6 +90,8 @@ export class BatchLoader<K, V> {
     } catch (error) {
       for (const load of pending) load.reject(error);
       return;
+    } finally {
+      this.out -= 1;
     }
     // A lone caller whose keys were all distinct asked for them in this order.
     if (pending.length === 1 && distinct.length === pending[0]!.keys.length) {
