@@ -21,6 +21,7 @@ import { InvalidArgumentError } from '../../engine/base/errors.js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext } from '../call/callContext.js';
 import { CallCancellation } from '../call/cancellation.js';
+import { DeadlineWatch, type WatchedDeadline } from '../call/deadlineWatch.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
 import { malformation, recordWireBytes, requestWireBytes } from '../call/requestDecoding.js';
 import { toServiceError } from '../call/statusMapping.js';
@@ -80,15 +81,17 @@ export function withEncodedPipelineAnswers<T extends { pipeline: object }>(defin
 
 type Result = NonNullable<PipelineResponse['result']>;
 
-/** A call being run: what cancels it, and the timer of its deadline. */
+/** A call being run: what cancels it, and its deadline, watched. */
 interface RunningCall {
   readonly cancellation: CallCancellation;
-  timer?: NodeJS.Timeout;
+  readonly deadline: WatchedDeadline;
 }
 
 class PipelineStream {
   /** Calls not yet answered, by id. A call is answered once: by its outcome, a cancel or its deadline. */
   private readonly unanswered = new Map<number, RunningCall>();
+  /** The deadlines of the calls not yet answered. */
+  private readonly deadlines = new DeadlineWatch();
   /** Calls whose work has not ended, answered or not: what bounds the stream's reading. */
   private working = 0;
   private unsentBytes = 0;
@@ -202,11 +205,10 @@ class PipelineStream {
       this.streamDeadline,
       message.timeoutMs > 0 ? now + message.timeoutMs : Infinity,
     );
-    const running: RunningCall = { cancellation: new CallCancellation() };
-    // setTimeout fires at once for a delay past 2^31 - 1 ms (about 25 days): no timer then.
-    if (deadline - now <= 2 ** 31 - 1) {
-      running.timer = setTimeout(() => this.expire(message.callId, running), deadline - now);
-    }
+    const running: RunningCall = {
+      cancellation: new CallCancellation(),
+      deadline: this.deadlines.watch(deadline, () => this.expire(message.callId, running)),
+    };
     this.unanswered.set(message.callId, running);
     this.working += 1;
     this.readMore();
@@ -309,7 +311,7 @@ class PipelineStream {
   ): Promise<void> {
     if (this.unanswered.get(callId) !== running) return Promise.resolve();
     this.unanswered.delete(callId);
-    clearTimeout(running.timer);
+    this.deadlines.unwatch(running.deadline);
     const sent = this.answerAt(callId, result, trailers);
     this.endWhenAnswered();
     return sent;
@@ -395,16 +397,14 @@ class PipelineStream {
   /** The stream is over: calls still running are cancelled and will not be answered. */
   private abandon(): void {
     if (this.ended) return;
-    for (const running of this.unanswered.values()) {
-      clearTimeout(running.timer);
-      running.cancellation.abort();
-    }
+    for (const running of this.unanswered.values()) running.cancellation.abort();
     this.unanswered.clear();
     this.close();
   }
 
   private close(): void {
     this.ended = true;
+    this.deadlines.close();
     this.settings.streams.close(this.shutdown);
     this.over();
   }
