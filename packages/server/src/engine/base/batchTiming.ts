@@ -1,7 +1,7 @@
 // When a batch of callers' work goes. Batching pays under load, where calls that arrive in the
 // same turn of the event loop share one statement; for a lone call, waiting for the end of the
-// turn costs a turn of the loop (a poll of every socket and timer) for nothing: some 20 µs of
-// the server's CPU on a lone GetCell (docs/performance.md, "Lone reads go at once").
+// turn costs a turn of the loop (a poll of every socket and timer) for nothing, and a lone
+// GetCell waited for two (docs/performance.md, "Lone reads go at once").
 //
 // So a batcher with nothing of its own out lets its batch go as soon as the current task's
 // JavaScript has run, promise callbacks included (DataLoader's timing): the callers that one
