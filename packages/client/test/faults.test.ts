@@ -340,8 +340,13 @@ describe('faults', function () {
           p95: percentile(latencies, 0.95),
           p99: percentile(latencies, 0.99),
           max: percentile(latencies, 1),
-          /** Reads that took at least as long as a slow answer. */
-          slowCalls: latencies.filter((ms) => ms >= SLOW_MS).length,
+          /**
+           * Reads about as slow as a slow answer: SLOW_MS less a tenth, since the server's timer
+           * counts whole milliseconds of the event loop's clock, read when its turn began, and
+           * may end a little short of its delay as this process's clock counts it (once seen:
+           * one read of 48 delayed under 200 ms, on a build whose path took some 0.5 ms).
+           */
+          slowCalls: latencies.filter((ms) => ms >= SLOW_MS * 0.9).length,
           calls: stats.calls - before.calls,
           hedges: stats.hedges - before.hedges,
           hedgesWon: stats.hedgesWon - before.hedgesWon,
