@@ -3,6 +3,7 @@
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import { type CallScope, UNBOUNDED, isAbandoned } from '../base/callScope.js';
+import { DeadlineWatch } from '../base/deadlineWatch.js';
 import { type GtidPosition, parsePosition } from '../base/gtidPosition.js';
 import { type MysqlTls, TLS_PARAMETERS, sslOptionsOf, tlsOfParameters } from './mysqlTls.js';
 import { formatQuery } from './queryText.js';
@@ -486,9 +487,12 @@ function runText(
   );
 }
 
+/** The limits of every pool's prepared statements, watched with one timer. */
+const statementDeadlines = new DeadlineWatch();
+
 /**
  * Runs a read by its prepared statement, prepared first on the text's second sighting, or as
- * text (preparedReads.ts): the same answers and errors as runText, under the same timer.
+ * text (preparedReads.ts): the same answers and errors as runText, under the same time limit.
  */
 function runPreparable(
   connection: mysql.PoolConnection,
@@ -500,33 +504,32 @@ function runPreparable(
 ): void {
   const route = prepared.route(connection, sql);
   if (route.via === 'text') return runText(connection, sql, values, timeoutMs, answer);
-  // mysql2 times a query, not a prepared statement's execution: the same timer here, whose
-  // error runQuery answers as mysql2's own (the connection destroyed).
+  // mysql2 times a query, not a prepared statement's execution: the same limit here, whose
+  // error runQuery answers as mysql2's own (the connection destroyed). Watched, not a timer of
+  // its own: a lone read paid for a timer list made and dropped (deadlineWatch.ts).
   let settled = false;
-  const timer =
+  const watched =
     timeoutMs === undefined
       ? undefined
-      : setTimeout(
-          () =>
-            settle(
-              Object.assign(new Error('Query inactivity timeout'), {
-                code: 'PROTOCOL_SEQUENCE_TIMEOUT',
-                fatal: true,
-              }) as mysql.QueryError,
-              undefined,
-            ),
-          timeoutMs,
+      : statementDeadlines.watch(Date.now() + timeoutMs, () =>
+          settle(
+            Object.assign(new Error('Query inactivity timeout'), {
+              code: 'PROTOCOL_SEQUENCE_TIMEOUT',
+              fatal: true,
+            }) as mysql.QueryError,
+            undefined,
+          ),
         );
   const settle = (error: mysql.QueryError | null, rows: unknown): void => {
     if (settled) return;
     settled = true;
-    clearTimeout(timer);
+    if (watched) statementDeadlines.unwatch(watched);
     answer(error, rows);
   };
   const asText = (): void => {
     if (settled) return;
     settled = true;
-    clearTimeout(timer);
+    if (watched) statementDeadlines.unwatch(watched);
     runText(connection, sql, values, timeoutMs, answer);
   };
   const execute = (statement: PreparedStatement): void => {

@@ -1,12 +1,12 @@
-// The Pipeline's deadlines watched with one timer (call/deadlineWatch.ts), on real timers: each
+// Deadlines watched with one timer (engine/base/deadlineWatch.ts), on real timers: each
 // deadline is told once and never before its time, an unwatched one never, and one timer serves
 // deadlines that come later than the armed one.
 import { expect } from 'chai';
-import { DeadlineWatch } from '../../src/grpc/call/deadlineWatch.js';
+import { DeadlineWatch } from '../../../src/engine/base/deadlineWatch.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('deadline watch (Pipeline calls)', () => {
+describe('deadline watch', () => {
   it('tells each deadline once, never before its time, the earliest first', async () => {
     const watch = new DeadlineWatch();
     const start = Date.now();

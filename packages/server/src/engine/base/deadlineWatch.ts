@@ -1,10 +1,10 @@
-// The deadlines of a Pipeline's calls, watched with one timer: most calls are answered long
-// before theirs. A timer set and cleared for every call cost a lone call's server some 4% of
-// its CPU (docs/performance.md, "A timer a call"): at one call at a time, Node made and dropped
-// a timer list for each. One timer is armed for the earliest deadline watched; a call answered
-// unwatches its own and leaves the timer as it is; when the timer fires it expires what is due
-// and arms itself for the earliest deadline left. A call whose deadline comes after the armed
-// one (most calls of a client with one deadline) sets no timer.
+// Deadlines watched with one timer: most calls and statements end long before theirs. A timer
+// set and cleared for each cost a lone call's server some 4% of its CPU (docs/performance.md, "A
+// timer a call"): at one call at a time, Node made and dropped a timer list for each. One timer
+// is armed for the earliest deadline watched; what ends in time unwatches its own and leaves the
+// timer as it is; when the timer fires it expires what is due and arms itself for the earliest
+// deadline left. A deadline after the armed one (most, where every caller gives the same time)
+// sets no timer. The Pipeline watches its calls' deadlines so, the pool its prepared statements'.
 
 /** A deadline being watched: {@link DeadlineWatch.unwatch} takes it back. */
 export interface WatchedDeadline {
@@ -50,7 +50,8 @@ export class DeadlineWatch {
       () => this.#fire(),
       Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
     );
-    // A call whose deadline is watched keeps the process alive by its stream.
+    // What is watched keeps the process alive by its own socket (a call's stream, a statement's
+    // connection): the watch alone does not.
     this.#timer.unref();
   }
 
