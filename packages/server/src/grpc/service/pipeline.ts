@@ -17,11 +17,11 @@ import {
   PipelineResponse,
   encodeMessage,
 } from '@shameless/proto';
+import { DeadlineWatch, type WatchedDeadline } from '../../engine/base/deadlineWatch.js';
 import { InvalidArgumentError } from '../../engine/base/errors.js';
 import type { Logger } from '../../engine/base/logger.js';
 import type { CallContext } from '../call/callContext.js';
 import { CallCancellation } from '../call/cancellation.js';
-import { DeadlineWatch, type WatchedDeadline } from '../../engine/base/deadlineWatch.js';
 import type { HandlerFactory, OpenStreams } from './handlers.js';
 import { malformation, recordWireBytes, requestWireBytes } from '../call/requestDecoding.js';
 import { toServiceError } from '../call/statusMapping.js';
